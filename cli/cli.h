@@ -1,0 +1,56 @@
+// Shared pieces of the swapplan command-line layer. Each subcommand lives in
+// its own cmd_*.cc and exposes one Setup function that declares its options
+// on a CLI11 subcommand and stores the action to run after parsing. The
+// library does the work; this layer parses flags, renders tables/JSON and
+// maps statuses to exit codes (SPEC §10): 0 success, 1 internal error,
+// 2 bad input or usage, 3 infeasible.
+#ifndef SWAPPLAN_CLI_CLI_H_
+#define SWAPPLAN_CLI_CLI_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace swapplan::cli {
+
+using Action = std::function<absl::Status()>;
+
+// Subcommands. Each adds itself to `root` and sets `*action` when selected.
+void SetupInspect(CLI::App& root, Action* action);
+void SetupCurve(CLI::App& root, Action* action);
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInfeasible = 3;
+
+// Exit status for a library status: InvalidArgument, NotFound, DataLoss,
+// FailedPrecondition, OutOfRange, AlreadyExists -> 2; ResourceExhausted (no
+// policy reaches the budget) -> 3; anything else -> 1.
+int ExitCodeFor(const absl::Status& status);
+
+// Writes `content` to `path` atomically, or to stdout when `path` is empty
+// or "-".
+absl::Status WriteOutput(const std::string& path, absl::string_view content);
+
+// A plain-text table with left-aligned first column and right-aligned others.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Column 0 left-aligned unless `left_columns` says more columns are text.
+  std::string Render(int left_columns = 1) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace swapplan::cli
+
+#endif  // SWAPPLAN_CLI_CLI_H_

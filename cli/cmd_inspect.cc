@@ -1,0 +1,225 @@
+// swapplan inspect TRACE [--json] [-o FILE]
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/trace/io.h"
+#include "swapplan/trace/stats.h"
+#include "swapplan/util/status_macros.h"
+#include "swapplan/util/units.h"
+
+namespace swapplan::cli {
+namespace {
+
+struct InspectArgs {
+  std::string trace;
+  bool json = false;
+  int top_ops = 10;
+  int top_tensors = 10;
+  std::string output;
+};
+
+// "1.86 KiB (1900 B)"; just "100 B" below 1 KiB.
+std::string BytesExact(int64_t b) {
+  return b < 1024 ? FormatBytes(b) : absl::StrCat(FormatBytes(b), " (", b, " B)");
+}
+
+std::string PeakText(const Trace& t, const PeakInfo& p) {
+  return absl::StrCat(BytesExact(p.bytes), " at iteration ", p.iteration,
+                      ", op ", p.local_op,
+                      " (", t.op_name_at(p.op), ", ", PhaseName(p.phase), ")");
+}
+
+std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c,
+                       const InspectArgs& args) {
+  const TraceMetadata& m = t.metadata();
+  std::string out;
+  absl::StrAppend(&out, "trace           ", t.source(), "\n");
+  absl::StrAppend(&out, "device          ", m.device_name.empty() ? "(unknown)" : m.device_name);
+  if (m.device_memory_bytes > 0) absl::StrAppend(&out, ", ", FormatBytes(m.device_memory_bytes));
+  if (m.h2d_bandwidth_bytes_per_s > 0) {
+    absl::StrAppend(&out, ", h2d ", FormatBandwidth(m.h2d_bandwidth_bytes_per_s));
+  }
+  if (m.d2h_bandwidth_bytes_per_s > 0) {
+    absl::StrAppend(&out, ", d2h ", FormatBandwidth(m.d2h_bandwidth_bytes_per_s));
+  }
+  absl::StrAppend(&out, "\n");
+  if (!m.model_name.empty() || m.model_layers > 0) {
+    absl::StrAppend(&out, "model           ", m.model_name.empty() ? "(unnamed)" : m.model_name);
+    if (m.model_layers > 0) absl::StrAppend(&out, " (", m.model_layers, " layers)");
+    absl::StrAppend(&out, "\n");
+  }
+  if (!m.recorder.empty()) {
+    absl::StrAppend(&out, "recorded by     ", m.recorder, " ", m.recorder_version,
+                    m.framework.empty() ? "" : absl::StrCat(" (", m.framework, ")"), "\n");
+  }
+  absl::StrAppend(&out, "iterations      ", t.num_iterations(), "\n");
+  absl::StrAppend(&out, "ops             ", t.num_ops(), " (");
+  for (int p = 0; p < kNumPhases; ++p) {
+    absl::StrAppend(&out, p == 0 ? "" : ", ", PhaseName(static_cast<Phase>(p)), " ",
+                    s.ops_per_phase[p]);
+  }
+  absl::StrAppend(&out, ")\n");
+  absl::StrAppend(&out, "tensors         ", t.num_tensors(), " (", t.num_uses(), " uses, ",
+                  s.memory_events, " memory events, ", s.active_swaps, " active and ",
+                  s.passive_swaps, " passive swap-outs)\n");
+  absl::StrAppend(&out, "iteration time  ");
+  if (t.num_iterations() == 1) {
+    absl::StrAppend(&out, FormatDurationNs(s.total_wall_time_ns));
+  } else {
+    absl::StrAppend(&out, "mean ", FormatDurationNs(s.total_wall_time_ns / t.num_iterations()),
+                    " (min ", FormatDurationNs(s.min_wall_time_ns), ", max ",
+                    FormatDurationNs(s.max_wall_time_ns), ")");
+  }
+  absl::StrAppend(&out, t.has_op_durations()
+                            ? absl::StrCat("; op durations recorded (sum ",
+                                           FormatDurationNs(s.total_op_duration_ns), ")")
+                            : "; no per-op durations",
+                  "\n\n");
+
+  TextTable kinds({"tensor kind", "count", "bytes"});
+  for (int k = 0; k < kNumTensorKinds; ++k) {
+    if (s.tensors_per_kind[k] == 0) continue;
+    kinds.AddRow({std::string(TensorKindName(static_cast<TensorKind>(k))),
+                  absl::StrCat(s.tensors_per_kind[k]), FormatBytes(s.bytes_per_kind[k])});
+  }
+  absl::StrAppend(&out, kinds.Render(), "\n");
+
+  TextTable ops({"op", "count"});
+  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_ops; ++i) {
+    ops.AddRow({t.op_name(s.op_name_counts[i].first), absl::StrCat(s.op_name_counts[i].second)});
+  }
+  absl::StrAppend(&out, ops.Render(), "\n");
+
+  const IterationCurve& peak_it = c.iterations()[c.peak_unswapped().iteration];
+  absl::StrAppend(&out, "peak unswapped  ", PeakText(t, c.peak_unswapped()), "\n");
+  absl::StrAppend(&out, "peak recorded   ", PeakText(t, c.peak_recorded()), "\n");
+  absl::StrAppend(&out, "persistent      ", BytesExact(peak_it.persistent_bytes),
+                  " resident through iteration ", c.peak_unswapped().iteration, "\n");
+  const AllocatorComparison& a = c.allocator();
+  if (a.ops_compared > 0) {
+    absl::StrAppend(&out, "allocator diff  max ", FormatBytes(a.max_abs_diff_bytes), " at ",
+                    t.op_name_at(a.max_diff_op), " (global op ", a.max_diff_op, "), mean ",
+                    FormatBytes(static_cast<int64_t>(a.mean_abs_diff_bytes)), " over ",
+                    a.ops_compared, " ops\n");
+  } else {
+    absl::StrAppend(&out, "allocator diff  (no allocator figures recorded)\n");
+  }
+  if (!peak_it.largest_at_peak.empty()) {
+    absl::StrAppend(&out, "\nlargest tensors live at the unswapped peak:\n");
+    TextTable big({"tensor", "bytes", "kind", "name"});
+    for (TensorId id : peak_it.largest_at_peak) {
+      big.AddRow({absl::StrCat(t.tensor(id).trace_id), FormatBytes(t.tensor(id).size_bytes),
+                  std::string(TensorKindName(t.tensor(id).kind)), std::string(t.tensor_name(id))});
+    }
+    absl::StrAppend(&out, big.Render());
+  }
+  return out;
+}
+
+nlohmann::json PeakJson(const Trace& t, const PeakInfo& p) {
+  return {{"bytes", p.bytes},           {"iteration", p.iteration}, {"op", p.local_op},
+          {"op_name", t.op_name_at(p.op)}, {"phase", std::string(PhaseName(p.phase))}};
+}
+
+std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c,
+                       const InspectArgs& args) {
+  using nlohmann::json;
+  const IterationCurve& peak_it = c.iterations()[c.peak_unswapped().iteration];
+  json j;
+  j["trace"] = t.source();
+  j["device_name"] = t.metadata().device_name;
+  j["device_memory_bytes"] = t.metadata().device_memory_bytes;
+  j["iterations"] = t.num_iterations();
+  j["ops"] = t.num_ops();
+  json phases = json::object();
+  for (int p = 0; p < kNumPhases; ++p) {
+    phases[std::string(PhaseName(static_cast<Phase>(p)))] = s.ops_per_phase[p];
+  }
+  j["ops_per_phase"] = phases;
+  j["tensors"] = t.num_tensors();
+  j["uses"] = t.num_uses();
+  json kinds = json::object();
+  for (int k = 0; k < kNumTensorKinds; ++k) {
+    kinds[std::string(TensorKindName(static_cast<TensorKind>(k)))] = {
+        {"count", s.tensors_per_kind[k]}, {"bytes", s.bytes_per_kind[k]}};
+  }
+  j["tensors_by_kind"] = kinds;
+  json top = json::array();
+  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_ops; ++i) {
+    top.push_back({{"name", t.op_name(s.op_name_counts[i].first)},
+                   {"count", s.op_name_counts[i].second}});
+  }
+  j["top_ops"] = top;
+  j["peak_unswapped_bytes"] = c.peak_unswapped().bytes;
+  j["peak_recorded_bytes"] = c.peak_recorded().bytes;
+  j["peak_unswapped"] = PeakJson(t, c.peak_unswapped());
+  j["peak_recorded"] = PeakJson(t, c.peak_recorded());
+  j["persistent_bytes"] = peak_it.persistent_bytes;
+  j["iteration_time_ns"] = t.num_iterations() > 0 ? s.total_wall_time_ns / t.num_iterations() : 0;
+  j["has_op_durations"] = t.has_op_durations();
+  j["memory_events"] = s.memory_events;
+  j["active_swap_outs"] = s.active_swaps;
+  j["passive_swap_outs"] = s.passive_swaps;
+  if (c.allocator().ops_compared > 0) {
+    j["allocator_diff"] = {{"ops_compared", c.allocator().ops_compared},
+                           {"max_abs_bytes", c.allocator().max_abs_diff_bytes},
+                           {"mean_abs_bytes", c.allocator().mean_abs_diff_bytes}};
+  }
+  json largest = json::array();
+  for (TensorId id : peak_it.largest_at_peak) {
+    largest.push_back({{"id", t.tensor(id).trace_id},
+                       {"bytes", t.tensor(id).size_bytes},
+                       {"kind", std::string(TensorKindName(t.tensor(id).kind))},
+                       {"name", std::string(t.tensor_name(id))}});
+  }
+  j["largest_at_peak"] = largest;
+  json per_iter = json::array();
+  for (int32_t it = 0; it < t.num_iterations(); ++it) {
+    const IterationCurve& ic = c.iterations()[it];
+    per_iter.push_back({{"iteration", it},
+                        {"ops", t.iteration(it).num_ops()},
+                        {"wall_time_ns", t.iteration(it).wall_time_ns},
+                        {"peak_unswapped_bytes", ic.peak_unswapped.bytes},
+                        {"peak_recorded_bytes", ic.peak_recorded.bytes},
+                        {"persistent_bytes", ic.persistent_bytes}});
+  }
+  j["per_iteration"] = per_iter;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+void SetupInspect(CLI::App& root, Action* action) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* sub = root.add_subcommand(
+      "inspect", "Summarize a trace: iterations, ops per phase, op histogram, tensors by kind, "
+                 "peak memory (unswapped and recorded), iteration time.");
+  sub->add_option("trace", args->trace, "Trace file (binary or JSON, optionally gzip)")
+      ->required();
+  sub->add_flag("--json", args->json, "Machine-readable JSON output");
+  sub->add_option("--top-ops", args->top_ops, "Op names to list")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--top-tensors", args->top_tensors, "Largest tensors at the peak to list")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  sub->callback([args, action] {
+    *action = [args]() -> absl::Status {
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args->trace));
+      CurveOptions opts;
+      opts.top_tensors_at_peak = args->top_tensors;
+      SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace, opts));
+      TraceStats stats = ComputeTraceStats(trace);
+      return WriteOutput(args->output, args->json ? RenderJson(trace, stats, curve, *args)
+                                                  : RenderText(trace, stats, curve, *args));
+    };
+  });
+}
+
+}  // namespace swapplan::cli

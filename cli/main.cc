@@ -1,0 +1,35 @@
+// swapplan: command-line entry point. Parses the subcommand with CLI11, runs
+// its action and maps the resulting status to an exit code (cli.h).
+#include <exception>
+#include <iostream>
+
+#include "cli.h"
+
+int main(int argc, char** argv) {
+  namespace cli = swapplan::cli;
+  CLI::App app{
+      "swapplan: plan activation swapping between accelerator and host memory from "
+      "recorded training traces."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "swapplan 0.1.0");
+  cli::Action action;
+  cli::SetupInspect(app, &action);
+  cli::SetupCurve(app, &action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? cli::kExitOk : cli::kExitBadInput;
+  }
+  absl::Status status;
+  try {
+    status = action ? action() : absl::InvalidArgumentError("no subcommand given");
+  } catch (const std::exception& e) {
+    status = absl::InternalError(e.what());
+  }
+  if (!status.ok()) {
+    std::cerr << "swapplan: " << status.message() << "\n";
+    return cli::ExitCodeFor(status);
+  }
+  return cli::kExitOk;
+}

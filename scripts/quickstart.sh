@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# swapplan quick start on a fresh Debian 12 machine.
+#
+#   scripts/quickstart.sh demo   install what is missing, build, run the main job
+#                                on a bundled trace
+#   scripts/quickstart.sh test   install what is missing, build, run every test
+#
+# Installs only Debian packages (apt), builds with meson/ninja into ./build
+# (release), and never touches anything outside the repository but the
+# package database.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-demo}"
+case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+
+pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-dev
+      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
+if [ "$mode" = test ]; then
+  pkgs+=(python3 python3-torch python3-torchvision)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release
+fi
+ninja -C build
+
+if [ "$mode" = demo ]; then
+  echo "== swapplan inspect traces/toy.json"
+  ./build/swapplan inspect traces/toy.json
+  exit 0
+fi
+
+echo "== meson test"
+meson test -C build --print-errorlogs

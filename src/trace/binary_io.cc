@@ -1,0 +1,380 @@
+// Binary trace form: "SWPLTRC1" + length-delimited TraceRecord messages.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/trace/builder.h"
+#include "swapplan/trace/io.h"
+#include "swapplan/util/file.h"
+#include "swapplan/util/status_macros.h"
+#include "util/gunzip_stream.h"
+#include "trace.pb.h"
+
+namespace swapplan {
+
+namespace pbio = google::protobuf::io;
+namespace pb = ::swapplan::proto;
+
+namespace internal {
+
+// Largest record accepted; real writers emit chunks of a few MB at most.
+constexpr uint32_t kMaxRecordBytes = 1u << 30;
+
+template <typename E>
+E EnumFromProto(int v) {
+  return static_cast<E>(std::clamp(v, 0, 255));
+}
+
+void MetadataFromProto(const pb::TraceMetadata& m, TraceMetadata* out) {
+  out->device_name = m.device_name();
+  out->device_memory_bytes = m.device_memory_bytes();
+  out->h2d_bandwidth_bytes_per_s = m.h2d_bandwidth_bytes_per_s();
+  out->d2h_bandwidth_bytes_per_s = m.d2h_bandwidth_bytes_per_s();
+  out->framework = m.framework();
+  out->recorder = m.recorder();
+  out->recorder_version = m.recorder_version();
+  out->model_name = m.model_name();
+  out->model_layers = m.model_layers();
+  out->attributes.assign(m.attributes().begin(), m.attributes().end());
+  std::sort(out->attributes.begin(), out->attributes.end());
+}
+
+void MetadataToProto(const TraceMetadata& m, pb::TraceMetadata* out) {
+  out->set_device_name(m.device_name);
+  out->set_device_memory_bytes(m.device_memory_bytes);
+  out->set_h2d_bandwidth_bytes_per_s(m.h2d_bandwidth_bytes_per_s);
+  out->set_d2h_bandwidth_bytes_per_s(m.d2h_bandwidth_bytes_per_s);
+  out->set_framework(m.framework);
+  out->set_recorder(m.recorder);
+  out->set_recorder_version(m.recorder_version);
+  out->set_model_name(m.model_name);
+  out->set_model_layers(m.model_layers);
+  for (const auto& [k, v] : m.attributes) (*out->mutable_attributes())[k] = v;
+}
+
+// Reads records from a zero-copy stream and feeds a TraceBuilder, checking
+// record order.
+class BinaryReader {
+ public:
+  BinaryReader(pbio::ZeroCopyInputStream* in, std::string source,
+               std::function<absl::Status()> stream_error)
+      : in_(in), builder_(std::move(source)), stream_error_(std::move(stream_error)) {}
+
+  absl::StatusOr<Trace> Read() {
+    SWAPPLAN_RETURN_IF_ERROR(ReadMagic());
+    pb::TraceRecord record;
+    std::string buf;
+    while (true) {
+      bool eof = false;
+      SWAPPLAN_RETURN_IF_ERROR(NextRecord(&buf, &eof));
+      if (eof) break;
+      if (!record.ParseFromString(buf)) {
+        return Err("corrupt-record", "does not parse as a TraceRecord");
+      }
+      SWAPPLAN_RETURN_IF_ERROR(Apply(record));
+      ++record_index_;
+    }
+    if (!seen_end_) {
+      return absl::DataLossError(
+          absl::StrCat(builder_.source(), ": file ends after ", record_index_,
+                       " records without the end record (cut at a record boundary?) "
+                       "[truncated-record]"));
+    }
+    return std::move(builder_).Finish();
+  }
+
+ private:
+  absl::Status Err(absl::string_view rule, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(builder_.source(), ": record ", record_index_,
+                                                   " (byte ", record_offset_, "): ", what, " [",
+                                                   rule, "]"));
+  }
+  absl::Status Truncated(absl::string_view what) {
+    absl::Status st = stream_error_();
+    if (!st.ok()) return st;
+    return absl::DataLossError(absl::StrCat(builder_.source(), ": record ", record_index_,
+                                            " (byte ", record_offset_, "): ", what,
+                                            " [truncated-record]"));
+  }
+
+  absl::Status ReadMagic() {
+    pbio::CodedInputStream coded(in_);
+    std::string magic;
+    if (!coded.ReadString(&magic, static_cast<int>(kTraceMagic.size())) || magic != kTraceMagic) {
+      SWAPPLAN_RETURN_IF_ERROR(stream_error_());
+      return absl::InvalidArgumentError(absl::StrCat(
+          builder_.source(), ": not a swapplan binary trace (missing magic \"SWPLTRC1\") [bad-magic]"));
+    }
+    offset_ = static_cast<int64_t>(kTraceMagic.size());
+    return absl::OkStatus();
+  }
+
+  // Reads the next length-delimited record into `buf`; sets `eof` at a clean
+  // end of data. A fresh CodedInputStream per record avoids its 2 GiB limit.
+  absl::Status NextRecord(std::string* buf, bool* eof) {
+    pbio::CodedInputStream coded(in_);
+    record_offset_ = offset_;
+    const void* data = nullptr;
+    int avail = 0;
+    if (!coded.GetDirectBufferPointer(&data, &avail)) {
+      SWAPPLAN_RETURN_IF_ERROR(stream_error_());
+      *eof = true;
+      return absl::OkStatus();
+    }
+    uint32_t size = 0;
+    if (!coded.ReadVarint32(&size)) return Truncated("file ends inside a record length");
+    if (size > kMaxRecordBytes) {
+      return Err("corrupt-record", absl::StrCat("record length ", size, " exceeds the limit of ",
+                                                kMaxRecordBytes, " bytes"));
+    }
+    if (!coded.ReadString(buf, static_cast<int>(size))) {
+      return Truncated(absl::StrCat("file ends inside a record of ", size, " bytes"));
+    }
+    offset_ += coded.CurrentPosition();
+    return absl::OkStatus();
+  }
+
+  absl::Status Apply(const pb::TraceRecord& r) {
+    if (seen_end_) return Err("bad-record-order", "data after the end record");
+    if (!seen_header_ && r.record_case() != pb::TraceRecord::kHeader) {
+      return Err("bad-record-order", "the first record must be the header");
+    }
+    switch (r.record_case()) {
+      case pb::TraceRecord::kHeader: {
+        if (seen_header_) return Err("bad-record-order", "a second header");
+        seen_header_ = true;
+        if (r.header().format_version() != static_cast<uint32_t>(kTraceFormatVersion)) {
+          return Err("bad-magic", absl::StrCat("format version ", r.header().format_version(),
+                                               " is not supported (expected ",
+                                               kTraceFormatVersion, ")"));
+        }
+        MetadataFromProto(r.header().metadata(), &builder_.metadata());
+        for (const std::string& n : r.header().op_names()) builder_.AddOpName(n);
+        return absl::OkStatus();
+      }
+      case pb::TraceRecord::kOpNames:
+        for (const std::string& n : r.op_names().op_names()) builder_.AddOpName(n);
+        return absl::OkStatus();
+      case pb::TraceRecord::kTensors:
+        for (const pb::Tensor& t : r.tensors().tensors()) AddTensor(t);
+        return absl::OkStatus();
+      case pb::TraceRecord::kIterationBegin:
+        if (builder_.in_iteration()) {
+          return Err("bad-record-order", "iteration_begin inside an open iteration");
+        }
+        if (r.iteration_begin().index() != static_cast<uint32_t>(builder_.num_iterations())) {
+          return Err("bad-record-order",
+                     absl::StrCat("iteration_begin has index ", r.iteration_begin().index(),
+                                  ", expected ", builder_.num_iterations()));
+        }
+        builder_.BeginIteration();
+        return absl::OkStatus();
+      case pb::TraceRecord::kOps:
+        if (!builder_.in_iteration()) return Err("bad-record-order", "ops outside an iteration");
+        for (const pb::Op& op : r.ops().ops()) AddOp(op);
+        return absl::OkStatus();
+      case pb::TraceRecord::kMemoryEvents:
+        if (!builder_.in_iteration()) {
+          return Err("bad-record-order", "memory events outside an iteration");
+        }
+        for (const pb::MemoryEvent& e : r.memory_events().events()) {
+          builder_.AddMemoryEvent(e.op_index(), EnumFromProto<MemoryEventKind>(e.kind()),
+                                  e.tensor_id(), e.passive());
+        }
+        return absl::OkStatus();
+      case pb::TraceRecord::kIterationEnd:
+        if (!builder_.in_iteration()) {
+          return Err("bad-record-order", "iteration_end without iteration_begin");
+        }
+        builder_.EndIteration(r.iteration_end().wall_time_ns());
+        return absl::OkStatus();
+      case pb::TraceRecord::kEnd:
+        if (builder_.in_iteration()) return Err("bad-record-order", "end inside an iteration");
+        seen_end_ = true;
+        if (r.end().num_iterations() != static_cast<uint64_t>(builder_.num_iterations())) {
+          return Err("truncated-record",
+                     absl::StrCat("the end record counts ", r.end().num_iterations(),
+                                  " iterations but the file holds ", builder_.num_iterations()));
+        }
+        return absl::OkStatus();
+      case pb::TraceRecord::RECORD_NOT_SET:
+        return Err("corrupt-record", "empty record");
+    }
+    return absl::OkStatus();
+  }
+
+  void AddTensor(const pb::Tensor& t) {
+    TensorSpec s;
+    s.id = t.id();
+    s.size_bytes = t.size_bytes();
+    s.dtype = EnumFromProto<DType>(t.dtype());
+    s.shape = absl::MakeConstSpan(t.shape().data(), t.shape().size());
+    s.kind = EnumFromProto<TensorKind>(t.kind());
+    s.storage_id = t.has_storage_id() ? t.storage_id() : -1;
+    s.device_address = t.has_device_address() ? t.device_address() : 0;
+    s.persistent = t.has_persistent() ? (t.persistent() ? 1 : 0) : -1;
+    s.name = t.name();
+    builder_.AddTensor(s);
+  }
+
+  void AddOp(const pb::Op& op) {
+    OpSpec s;
+    s.name = static_cast<NameId>(std::min<uint32_t>(op.name_id(), INT32_MAX));
+    s.phase = EnumFromProto<Phase>(op.phase());
+    s.inputs = absl::MakeConstSpan(op.inputs().data(), op.inputs().size());
+    s.outputs = absl::MakeConstSpan(op.outputs().data(), op.outputs().size());
+    if (op.has_duration_ns()) s.duration_ns = op.duration_ns();
+    if (op.has_allocator_bytes_in_use()) s.allocator_bytes_in_use = op.allocator_bytes_in_use();
+    if (op.has_stack_id()) s.stack_id = op.stack_id();
+    if (op.has_micro_batch()) s.micro_batch = op.micro_batch();
+    if (op.has_layer()) s.layer = op.layer();
+    builder_.AddOp(s);
+  }
+
+  pbio::ZeroCopyInputStream* in_;
+  TraceBuilder builder_;
+  std::function<absl::Status()> stream_error_;
+  int64_t offset_ = 0;
+  int64_t record_offset_ = 0;
+  int64_t record_index_ = 0;
+  bool seen_header_ = false;
+  bool seen_end_ = false;
+};
+
+// Writes records to a zero-copy stream.
+class BinaryWriter {
+ public:
+  BinaryWriter(pbio::ZeroCopyOutputStream* out, const TraceWriteOptions& opts)
+      : coded_(out), opts_(opts) {}
+
+  bool Write(const Trace& t) {
+    coded_.WriteRaw(kTraceMagic.data(), static_cast<int>(kTraceMagic.size()));
+    pb::TraceRecord r;
+    pb::TraceHeader* h = r.mutable_header();
+    h->set_format_version(kTraceFormatVersion);
+    MetadataToProto(t.metadata(), h->mutable_metadata());
+    for (const std::string& n : t.op_names()) h->add_op_names(n);
+    Emit(&r);
+
+    for (TensorId b = 0; b < t.num_tensors(); b += opts_.tensors_per_chunk) {
+      pb::TensorChunk* c = r.mutable_tensors();
+      TensorId e = std::min<TensorId>(t.num_tensors(), b + opts_.tensors_per_chunk);
+      for (TensorId i = b; i < e; ++i) TensorToProto(t, i, c->add_tensors());
+      Emit(&r);
+    }
+    for (int32_t it = 0; it < t.num_iterations(); ++it) {
+      const IterationInfo& iter = t.iteration(it);
+      r.mutable_iteration_begin()->set_index(it);
+      Emit(&r);
+      for (OpIndex b = iter.op_begin; b < iter.op_end; b += opts_.ops_per_chunk) {
+        pb::OpChunk* c = r.mutable_ops();
+        OpIndex e = std::min<OpIndex>(iter.op_end, b + opts_.ops_per_chunk);
+        for (OpIndex i = b; i < e; ++i) OpToProto(t, i, c->add_ops());
+        Emit(&r);
+      }
+      absl::Span<const MemoryEvent> events = t.iteration_events(it);
+      for (size_t b = 0; b < events.size(); b += opts_.events_per_chunk) {
+        pb::MemoryEventChunk* c = r.mutable_memory_events();
+        size_t e = std::min(events.size(), b + opts_.events_per_chunk);
+        for (size_t i = b; i < e; ++i) {
+          pb::MemoryEvent* pe = c->add_events();
+          pe->set_op_index(static_cast<uint32_t>(events[i].op - iter.op_begin));
+          pe->set_kind(static_cast<pb::MemoryEventKind>(events[i].kind));
+          pe->set_tensor_id(t.tensor(events[i].tensor).trace_id);
+          pe->set_passive(events[i].passive);
+        }
+        Emit(&r);
+      }
+      r.mutable_iteration_end()->set_wall_time_ns(iter.wall_time_ns);
+      Emit(&r);
+    }
+    pb::TraceEnd* end = r.mutable_end();
+    end->set_num_tensors(t.num_tensors());
+    end->set_num_iterations(t.num_iterations());
+    end->set_num_ops(t.num_ops());
+    end->set_num_memory_events(t.events().size());
+    Emit(&r);
+    coded_.Trim();
+    return !coded_.HadError();
+  }
+
+ private:
+  void Emit(pb::TraceRecord* r) {
+    coded_.WriteVarint32(static_cast<uint32_t>(r->ByteSizeLong()));
+    r->SerializeWithCachedSizes(&coded_);
+    r->Clear();
+  }
+
+  static void TensorToProto(const Trace& t, TensorId i, pb::Tensor* p) {
+    const TensorInfo& info = t.tensor(i);
+    p->set_id(info.trace_id);
+    p->set_size_bytes(info.size_bytes);
+    p->set_dtype(static_cast<pb::DType>(info.dtype));
+    for (int64_t d : t.shape(i)) p->add_shape(d);
+    p->set_kind(static_cast<pb::TensorKind>(info.kind));
+    if (info.storage_id >= 0) p->set_storage_id(info.storage_id);
+    if (info.device_address != 0) p->set_device_address(info.device_address);
+    if (info.persistent != KindIsPersistentByDefault(info.kind)) {
+      p->set_persistent(info.persistent);
+    }
+    absl::string_view name = t.tensor_name(i);
+    if (!name.empty()) p->set_name(std::string(name));
+  }
+
+  static void OpToProto(const Trace& t, OpIndex i, pb::Op* p) {
+    const OpInfo& op = t.op(i);
+    p->set_name_id(static_cast<uint32_t>(op.name));
+    p->set_phase(static_cast<pb::Phase>(op.phase));
+    for (TensorId in : t.inputs(i)) p->add_inputs(t.tensor(in).trace_id);
+    for (TensorId out : t.outputs(i)) p->add_outputs(t.tensor(out).trace_id);
+    if (op.duration_ns >= 0) p->set_duration_ns(op.duration_ns);
+    if (op.allocator_bytes_in_use >= 0) p->set_allocator_bytes_in_use(op.allocator_bytes_in_use);
+    if (op.stack_id >= 0) p->set_stack_id(op.stack_id);
+    if (op.micro_batch >= 0) p->set_micro_batch(op.micro_batch);
+    if (op.layer >= 0) p->set_layer(op.layer);
+  }
+
+  pbio::CodedOutputStream coded_;
+  const TraceWriteOptions& opts_;
+};
+
+absl::StatusOr<Trace> ReadBinaryFromStream(pbio::ZeroCopyInputStream* in, const std::string& source,
+                                           std::function<absl::Status()> stream_error) {
+  return BinaryReader(in, source, std::move(stream_error)).Read();
+}
+
+bool WriteBinaryToStream(const Trace& trace, pbio::ZeroCopyOutputStream* out,
+                         const TraceWriteOptions& options) {
+  return BinaryWriter(out, options).Write(trace);
+}
+
+}  // namespace internal
+
+absl::StatusOr<Trace> ParseTraceBinary(absl::string_view bytes, const std::string& source) {
+  pbio::ArrayInputStream array(bytes.data(), static_cast<int>(bytes.size()));
+  std::unique_ptr<internal::GunzipStream> gz;
+  pbio::ZeroCopyInputStream* in = &array;
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+      static_cast<unsigned char>(bytes[1]) == 0x8b) {
+    gz = std::make_unique<internal::GunzipStream>(&array, source);
+    in = gz.get();
+  }
+  return internal::ReadBinaryFromStream(
+      in, source, [&]() -> absl::Status { return gz ? gz->status() : absl::OkStatus(); });
+}
+
+std::string TraceToBinary(const Trace& trace, const TraceWriteOptions& options) {
+  std::string out;
+  {
+    pbio::StringOutputStream s(&out);
+    internal::WriteBinaryToStream(trace, &s, options);
+  }
+  return out;
+}
+
+}  // namespace swapplan

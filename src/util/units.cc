@@ -1,0 +1,157 @@
+#include "swapplan/util/units.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace swapplan {
+namespace {
+
+struct Suffix {
+  const char* name;
+  double factor;
+};
+
+// Splits "1.5GiB" into 1.5 and "GiB". InvalidArgument when there is no
+// leading number.
+absl::Status SplitNumber(absl::string_view text, absl::string_view what, double* value,
+                         std::string* suffix) {
+  std::string s(absl::StripAsciiWhitespace(text));
+  if (s.empty()) return absl::InvalidArgumentError(absl::StrCat("empty ", what));
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  double v = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", text, "'"));
+  }
+  *value = v;
+  *suffix = std::string(absl::StripAsciiWhitespace(absl::string_view(end)));
+  return absl::OkStatus();
+}
+
+bool LookupSuffix(const std::string& suffix, const Suffix* table, size_t n, double* factor) {
+  for (size_t i = 0; i < n; ++i) {
+    if (absl::EqualsIgnoreCase(suffix, table[i].name)) {
+      // Units match case-insensitively ("gib" == "GiB"); binary and decimal
+      // prefixes differ by the 'i', never by case.
+      *factor = table[i].factor;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr Suffix kByteSuffixes[] = {
+    {"", 1.0},          {"B", 1.0},
+    {"k", 1e3},         {"kB", 1e3},          {"K", 1e3},
+    {"M", 1e6},         {"MB", 1e6},          {"G", 1e9},  {"GB", 1e9},
+    {"T", 1e12},        {"TB", 1e12},
+    {"KiB", 1024.0},    {"Ki", 1024.0},
+    {"MiB", 1048576.0}, {"Mi", 1048576.0},
+    {"GiB", 1073741824.0}, {"Gi", 1073741824.0},
+    {"TiB", 1099511627776.0}, {"Ti", 1099511627776.0},
+};
+
+constexpr Suffix kDurationSuffixes[] = {
+    {"", 1.0},   {"ns", 1.0},   {"us", 1e3},    {"ms", 1e6},
+    {"s", 1e9},  {"min", 60e9}, {"h", 3600e9},
+};
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseBytes(absl::string_view text) {
+  double v = 0;
+  std::string suffix;
+  absl::Status st = SplitNumber(text, "size", &v, &suffix);
+  if (!st.ok()) return st;
+  double factor = 0;
+  if (!LookupSuffix(suffix, kByteSuffixes, sizeof(kByteSuffixes) / sizeof(Suffix), &factor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid size '", text, "': unknown unit '", suffix,
+        "' (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"));
+  }
+  double bytes = std::round(v * factor);
+  if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("size '", text, "' is negative"));
+  if (bytes > static_cast<double>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat("size '", text, "' is too large"));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
+  std::string t(absl::StripAsciiWhitespace(text));
+  if (absl::EndsWith(t, "/s")) t.resize(t.size() - 2);
+  absl::StatusOr<int64_t> bytes = ParseBytes(t);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid bandwidth '", text, "' (e.g. 25GB/s, 12GiB/s)"));
+  }
+  if (*bytes <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("bandwidth '", text, "' must be > 0"));
+  }
+  return static_cast<double>(*bytes);
+}
+
+absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text) {
+  double v = 0;
+  std::string suffix;
+  absl::Status st = SplitNumber(text, "duration", &v, &suffix);
+  if (!st.ok()) return st;
+  double factor = 0;
+  bool found = false;
+  for (const Suffix& s : kDurationSuffixes) {
+    if (suffix == s.name) {
+      factor = s.factor;
+      found = true;
+    }
+  }
+  if (!found) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid duration '", text,
+                                                   "': unknown unit '", suffix,
+                                                   "' (use ns, us, ms, s, min or h)"));
+  }
+  double ns = std::round(v * factor);
+  if (ns < 0) return absl::InvalidArgumentError(absl::StrCat("duration '", text, "' is negative"));
+  if (ns > static_cast<double>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat("duration '", text, "' is too large"));
+  }
+  return static_cast<int64_t>(ns);
+}
+
+std::string FormatBytes(int64_t bytes) {
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  double mag = std::fabs(v);
+  if (mag < 1024.0) return absl::StrCat(bytes, " B");
+  int u = -1;
+  while (mag >= 1024.0 && u < 3) {
+    v /= 1024.0;
+    mag /= 1024.0;
+    ++u;
+  }
+  return absl::StrFormat("%.2f %s", v, units[u]);
+}
+
+std::string FormatBandwidth(double bytes_per_s) {
+  if (bytes_per_s >= 1e9) return absl::StrFormat("%.1f GB/s", bytes_per_s / 1e9);
+  if (bytes_per_s >= 1e6) return absl::StrFormat("%.1f MB/s", bytes_per_s / 1e6);
+  return absl::StrFormat("%.0f B/s", bytes_per_s);
+}
+
+std::string FormatDurationNs(int64_t ns) {
+  double v = static_cast<double>(ns);
+  double mag = std::fabs(v);
+  if (mag >= 1e9) return absl::StrFormat("%.3f s", v / 1e9);
+  if (mag >= 1e6) return absl::StrFormat("%.1f ms", v / 1e6);
+  if (mag >= 1e3) return absl::StrFormat("%.1f us", v / 1e3);
+  return absl::StrCat(ns, " ns");
+}
+
+}  // namespace swapplan

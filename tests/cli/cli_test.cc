@@ -1,0 +1,109 @@
+// Golden tests of the swapplan binary: exact stdout for each output format,
+// exit statuses per SPEC §10, no partial output on failure.
+//
+// Goldens live in tests/golden/. After an intended output change, regenerate
+// them with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "support/test_traces.h"
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs `swapplan <args>` with tests/data as the working directory.
+Run Swapplan(const std::string& args) {
+  std::string dir = swapplan::testing::TempDir();
+  std::string out = dir + "/cli.out", err = dir + "/cli.err";
+  std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR + "' && '" + SWAPPLAN_BINARY +
+                    "' " + args + " > '" + out + "' 2> '" + err + "'";
+  int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+}
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(SWAPPLAN_GOLDEN_DIR) + "/" + name;
+  if (std::getenv("SWAPPLAN_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path, std::ios::binary) << actual;
+  }
+  INFO("golden " << path);
+  CHECK(actual == Slurp(path));
+}
+
+TEST_CASE("inspect: text and JSON goldens", "[cli]") {
+  Run r = Swapplan("inspect traces/toy_valid.json");
+  CHECK(r.exit_code == 0);
+  CheckGolden("inspect_toy.txt", r.out);
+  Run j = Swapplan("inspect traces/toy_valid.json --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("inspect_toy.json", j.out);
+}
+
+TEST_CASE("curve: CSV and JSON goldens", "[cli]") {
+  Run r = Swapplan("curve traces/toy_valid.json");
+  CHECK(r.exit_code == 0);
+  CheckGolden("curve_toy.csv", r.out);
+  Run j = Swapplan("curve traces/toy_valid.json --format json --iteration 0");
+  CHECK(j.exit_code == 0);
+  CheckGolden("curve_toy.json", j.out);
+}
+
+TEST_CASE("curve -o writes the file", "[cli]") {
+  std::string path = swapplan::testing::TempDir() + "/curve.csv";
+  Run r = Swapplan("curve traces/toy_valid.json -o '" + path + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(Slurp(path) == Swapplan("curve traces/toy_valid.json").out);
+}
+
+TEST_CASE("bad input exits 2 with the validation message and writes nothing", "[cli]") {
+  std::string path = swapplan::testing::TempDir() + "/never.csv";
+  Run r = Swapplan("curve malformed/double_free.json -o '" + path + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "swapplan: malformed/double_free.json: iteration 0, op 2 (loss_backward): FREE of tensor "
+        "4: it was already freed after iteration 0, op 2 (loss_backward) [double-free]\n");
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("usage errors exit 2; --help exits 0", "[cli]") {
+  CHECK(Swapplan("inspect").exit_code == 2);
+  CHECK(Swapplan("nonsense").exit_code == 2);
+  CHECK(Swapplan("curve traces/toy_valid.json --format xml").exit_code == 2);
+  Run r = Swapplan("curve traces/toy_valid.json --iteration 3");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --iteration 3 is out of range: traces/toy_valid.json has 1 iterations\n");
+  Run h = Swapplan("--help");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("inspect") != std::string::npos);
+  for (const char* sub : {"inspect", "curve"}) {
+    Run s = Swapplan(std::string(sub) + " --help");
+    CHECK(s.exit_code == 0);
+    CHECK(s.out.find("Usage") != std::string::npos);
+  }
+}
+
+TEST_CASE("missing trace exits 2", "[cli]") {
+  Run r = Swapplan("inspect nope.trace");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: nope.trace: no such file\n");
+}
+
+}  // namespace

@@ -1,0 +1,151 @@
+#include "support/test_traces.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "swapplan/trace/io.h"
+
+namespace swapplan::testing {
+
+Trace TraceFromJson(const std::string& json, const std::string& source) {
+  absl::StatusOr<Trace> t = ParseTraceJson(json, source);
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  return std::move(t).value();
+}
+
+std::string DataPath(const std::string& relative) {
+  return std::string(SWAPPLAN_TEST_DATA_DIR) + "/" + relative;
+}
+
+std::string ExternalTracePath(const std::string& name) {
+  return std::string(SWAPPLAN_EXTERNAL_TRACES_DIR) + "/" + name;
+}
+
+std::string TempDir() {
+  static const std::string dir = [] {
+    std::string d = (std::filesystem::temp_directory_path() /
+                     ("swapplan_test_" + std::to_string(::getpid())))
+                        .string();
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& o) {
+  using nlohmann::json;
+  std::mt19937_64 rng(seed);
+  auto uni = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto coin = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+
+  json tensors = json::array();
+  uint64_t next_id = 0;
+  auto new_tensor = [&](const char* kind) {
+    uint64_t id = next_id++;
+    tensors.push_back({{"id", id}, {"size_bytes", uni(1, o.max_tensor_bytes)}, {"kind", kind},
+                       {"dtype", "float32"}});
+    return id;
+  };
+  std::vector<uint64_t> params;
+  for (int i = 0; i < o.persistent_tensors; ++i) params.push_back(new_tensor("PARAMETER"));
+
+  json iterations = json::array();
+  for (int it = 0; it < o.iterations; ++it) {
+    struct Op {
+      const char* phase;
+      std::vector<uint64_t> in, out;
+    };
+    std::vector<Op> ops;
+    const int n = std::max(3, o.ops_per_iteration);
+    const int nf = n * 2 / 5, nb = n * 2 / 5;
+    std::vector<uint64_t> saved;  // activations saved for backward
+    uint64_t prev = params.empty() ? new_tensor("INPUT") : params[0];
+    for (int i = 0; i < nf; ++i) {
+      Op op{"FORWARD", {prev}, {}};
+      if (!params.empty() && coin(0.5)) op.in.push_back(params[uni(0, params.size() - 1)]);
+      uint64_t out = new_tensor(coin(0.3) ? "TEMPORARY" : "ACTIVATION");
+      op.out.push_back(out);
+      if (tensors[out]["kind"] == "ACTIVATION" && coin(0.6)) saved.push_back(out);
+      prev = out;
+      ops.push_back(op);
+    }
+    uint64_t grad = new_tensor("GRADIENT");
+    ops.push_back({"BACKWARD", {prev}, {grad}});
+    for (int i = 0; i < nb && !saved.empty(); ++i) {
+      Op op{"BACKWARD", {grad}, {}};
+      if (coin(0.7)) {
+        op.in.push_back(saved.back());
+        saved.pop_back();
+      }
+      grad = new_tensor("GRADIENT");
+      op.out.push_back(grad);
+      ops.push_back(op);
+    }
+    for (uint64_t s : saved) ops.push_back({"BACKWARD", {s, grad}, {}});
+    for (uint64_t p : params) ops.push_back({"OPTIMIZER", {p, grad}, {}});
+    if (params.empty()) ops.push_back({"OPTIMIZER", {grad}, {}});
+
+    // Uses per tensor, then events.
+    std::map<uint64_t, std::vector<int>> uses;
+    for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+      for (uint64_t t : ops[i].in) uses[t].push_back(i);
+      for (uint64_t t : ops[i].out) uses[t].push_back(i);
+    }
+    json events = json::array();
+    for (auto& [t, u] : uses) {
+      u.erase(std::unique(u.begin(), u.end()), u.end());
+      bool is_param = t < params.size();
+      if (is_param) continue;
+      if (coin(o.explicit_events)) {
+        // ALLOC at first use (or earlier), FREE at last use (or later).
+        int a = static_cast<int>(uni(std::max(0, u.front() - 2), u.front()));
+        int f = static_cast<int>(
+            uni(u.back(), std::min<int>(static_cast<int>(ops.size()) - 1, u.back() + 2)));
+        events.push_back({{"op", a}, {"kind", "ALLOC"}, {"tensor", t}});
+        events.push_back({{"op", f}, {"kind", "FREE"}, {"tensor", t}});
+      }
+      for (size_t k = 0; k + 1 < u.size(); ++k) {
+        if (u[k + 1] - u[k] >= 2 && coin(o.swap_probability)) {
+          int out_at = static_cast<int>(uni(u[k], u[k + 1] - 2));
+          int in_at = static_cast<int>(uni(out_at + 1, u[k + 1]));
+          bool passive = coin(0.5);
+          events.push_back({{"op", out_at}, {"kind", "SWAP_OUT"}, {"tensor", t},
+                            {"passive", passive}});
+          events.push_back({{"op", in_at}, {"kind", "SWAP_IN"}, {"tensor", t},
+                            {"passive", passive}});
+        }
+      }
+    }
+    json jops = json::array();
+    for (const Op& op : ops) {
+      jops.push_back({{"name", std::string("op_") + op.phase[0] + std::to_string(op.in.size())},
+                      {"phase", op.phase},
+                      {"inputs", op.in},
+                      {"outputs", op.out},
+                      {"duration_ns", uni(1, 100)}});
+    }
+    iterations.push_back({{"wall_time_ns", uni(1000, 2000)}, {"ops", jops}, {"memory_events", events}});
+  }
+  json root = {{"format", "swapplan-trace"},
+               {"metadata", {{"device_name", "random"}, {"device_memory_bytes", 1 << 20}}},
+               {"tensors", tensors},
+               {"iterations", iterations}};
+  return root.dump();
+}
+
+Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options) {
+  return TraceFromJson(RandomTraceJson(seed, options), "random-" + std::to_string(seed) + ".json");
+}
+
+}  // namespace swapplan::testing

@@ -1,0 +1,44 @@
+// Helpers shared by the test suites: building traces from JSON literals,
+// random valid traces for property tests, and paths of test data.
+#ifndef SWAPPLAN_TESTS_SUPPORT_TEST_TRACES_H_
+#define SWAPPLAN_TESTS_SUPPORT_TEST_TRACES_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "swapplan/trace/trace.h"
+
+namespace swapplan::testing {
+
+// Parses a JSON trace literal; fails the current test (REQUIRE) on error.
+Trace TraceFromJson(const std::string& json, const std::string& source = "test.json");
+
+// Path of a file under tests/data.
+std::string DataPath(const std::string& relative);
+// Path of a file under ../shared/external-traces.
+std::string ExternalTracePath(const std::string& name);
+// A fresh temporary directory for the current test process.
+std::string TempDir();
+
+struct RandomTraceOptions {
+  int32_t iterations = 1;
+  int32_t ops_per_iteration = 60;
+  int32_t persistent_tensors = 4;
+  // Probability that an op emits explicit ALLOC/FREE events for its outputs.
+  double explicit_events = 0.5;
+  // Probability that an idle activation is swapped out and back in.
+  double swap_probability = 0.2;
+  int64_t max_tensor_bytes = 1000;
+};
+
+// A random *valid* trace in the JSON form: forward/backward/optimizer phases,
+// activations saved for backward, temporaries, explicit and implicit
+// lifetimes, recorded active and passive swaps. Same seed, same text.
+std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& options = {});
+// The same, parsed.
+Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});
+
+}  // namespace swapplan::testing
+
+#endif  // SWAPPLAN_TESTS_SUPPORT_TEST_TRACES_H_

@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include "swapplan/util/units.h"
+
+namespace swapplan {
+namespace {
+
+TEST_CASE("sizes: decimal and binary prefixes", "[util][units]") {
+  CHECK(*ParseBytes("64GiB") == 68719476736LL);       // 64 * 2^30
+  CHECK(*ParseBytes("512MiB") == 536870912LL);        // 512 * 2^20
+  CHECK(*ParseBytes("1.5GB") == 1500000000LL);        // 1.5 * 10^9
+  CHECK(*ParseBytes("100") == 100);
+  CHECK(*ParseBytes(" 2 KiB ") == 2048);
+  CHECK(*ParseBytes("3kB") == 3000);
+  CHECK(*ParseBytes("1TiB") == 1099511627776LL);
+  CHECK(*ParseBytes("0.5gib") == 536870912LL);        // units are case-insensitive
+}
+
+TEST_CASE("sizes: errors", "[util][units]") {
+  absl::StatusOr<int64_t> r = ParseBytes("64 GiBs");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()) ==
+        "invalid size '64 GiBs': unknown unit 'GiBs' (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)");
+  CHECK(std::string(ParseBytes("-5MB").status().message()) == "size '-5MB' is negative");
+  CHECK(std::string(ParseBytes("abc").status().message()) == "invalid size 'abc'");
+  CHECK(std::string(ParseBytes("").status().message()) == "empty size");
+  CHECK(std::string(ParseBytes("1e30TB").status().message()) == "size '1e30TB' is too large");
+}
+
+TEST_CASE("bandwidths", "[util][units]") {
+  CHECK(*ParseBandwidth("25GB/s") == 25e9);
+  CHECK(*ParseBandwidth("25GB") == 25e9);
+  CHECK(*ParseBandwidth("1GiB/s") == 1073741824.0);
+  CHECK(std::string(ParseBandwidth("0GB/s").status().message()) == "bandwidth '0GB/s' must be > 0");
+  CHECK(std::string(ParseBandwidth("fast").status().message()) ==
+        "invalid bandwidth 'fast' (e.g. 25GB/s, 12GiB/s)");
+}
+
+TEST_CASE("durations", "[util][units]") {
+  CHECK(*ParseDurationNs("60s") == 60000000000LL);
+  CHECK(*ParseDurationNs("1.5ms") == 1500000);
+  CHECK(*ParseDurationNs("250") == 250);
+  CHECK(*ParseDurationNs("2min") == 120000000000LL);
+  CHECK(std::string(ParseDurationNs("3 days").status().message()) ==
+        "invalid duration '3 days': unknown unit 'days' (use ns, us, ms, s, min or h)");
+}
+
+TEST_CASE("formatting", "[util][units]") {
+  CHECK(FormatBytes(100) == "100 B");
+  CHECK(FormatBytes(1536) == "1.50 KiB");
+  CHECK(FormatBytes(68719476736LL) == "64.00 GiB");
+  CHECK(FormatBandwidth(25e9) == "25.0 GB/s");
+  CHECK(FormatDurationNs(1234567890) == "1.235 s");
+  CHECK(FormatDurationNs(56700000) == "56.7 ms");
+  CHECK(FormatDurationNs(890) == "890 ns");
+}
+
+}  // namespace
+}  // namespace swapplan
