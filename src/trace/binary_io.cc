@@ -40,7 +40,7 @@ void MetadataFromProto(const pb::TraceMetadata& m, TraceMetadata* out) {
   out->recorder_version = m.recorder_version();
   out->model_name = m.model_name();
   out->model_layers = m.model_layers();
-  out->attributes.assign(m.attributes().begin(), m.attributes().end());
+  for (const pb::Attribute& a : m.attributes()) out->attributes.emplace_back(a.key(), a.value());
   std::sort(out->attributes.begin(), out->attributes.end());
 }
 
@@ -54,7 +54,11 @@ void MetadataToProto(const TraceMetadata& m, pb::TraceMetadata* out) {
   out->set_recorder_version(m.recorder_version);
   out->set_model_name(m.model_name);
   out->set_model_layers(m.model_layers);
-  for (const auto& [k, v] : m.attributes) (*out->mutable_attributes())[k] = v;
+  for (const auto& [k, v] : m.attributes) {
+    pb::Attribute* a = out->add_attributes();
+    a->set_key(k);
+    a->set_value(v);
+  }
 }
 
 // Reads records from a zero-copy stream and feeds a TraceBuilder, checking

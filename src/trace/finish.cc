@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/trace/builder.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 
@@ -100,6 +101,18 @@ class TraceFinisher {
                      "bad-metadata");
       }
     }
+    for (auto [name, v] : {std::pair<const char*, const std::string*>{"device_name", &m.device_name},
+                           {"framework", &m.framework},
+                           {"recorder", &m.recorder},
+                           {"recorder_version", &m.recorder_version},
+                           {"model_name", &m.model_name}}) {
+      if (!IsValidUtf8(*v)) return Error(where, absl::StrCat(name, " is not valid UTF-8"), "bad-text");
+    }
+    for (const auto& [k, v] : m.attributes) {
+      if (!IsValidUtf8(k) || !IsValidUtf8(v)) {
+        return Error(where, "an attribute is not valid UTF-8", "bad-text");
+      }
+    }
     if (m.model_layers < 0) {
       return Error(where, absl::StrCat("model_layers is ", m.model_layers, "; must be >= 0"),
                    "bad-metadata");
@@ -111,6 +124,9 @@ class TraceFinisher {
     absl::flat_hash_map<absl::string_view, NameId> seen;
     seen.reserve(t_.op_names_.size());
     for (NameId i = 0; i < static_cast<NameId>(t_.op_names_.size()); ++i) {
+      if (!IsValidUtf8(t_.op_names_[i])) {
+        return Error(absl::StrCat(t_.source_, ": op name ", i), "is not valid UTF-8", "bad-text");
+      }
       auto [it, inserted] = seen.try_emplace(t_.op_names_[i], i);
       if (!inserted) {
         return Error(absl::StrCat(t_.source_, ": op name ", i),
@@ -144,6 +160,9 @@ class TraceFinisher {
           return Error(TensorWhere(t), absl::StrCat("shape has negative dimension ", d),
                        "bad-shape");
         }
+      }
+      if (!IsValidUtf8(t_.tensor_name(t))) {
+        return Error(TensorWhere(t), "name is not valid UTF-8", "bad-text");
       }
       int8_t p = b_.persistent_[t];
       info.persistent = p < 0 ? KindIsPersistentByDefault(info.kind) : p != 0;

@@ -165,3 +165,19 @@ TEST_CASE("builder with dense ids resolves without a hash map", "[trace][builder
 
 }  // namespace
 }  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+TEST_CASE("text that is not UTF-8 is rejected", "[trace][builder]") {
+  TraceBuilder b("bin.trace");
+  b.BeginIteration();
+  b.AddOp({.name = b.AddOpName("aten::\xff"), .phase = Phase::kForward});
+  b.EndIteration(0);
+  absl::StatusOr<Trace> t = std::move(b).Finish();
+  REQUIRE_FALSE(t.ok());
+  CHECK(std::string(t.status().message()) == "bin.trace: op name 0: is not valid UTF-8 [bad-text]");
+}
+
+}  // namespace
+}  // namespace swapplan

@@ -58,3 +58,23 @@ TEST_CASE("formatting", "[util][units]") {
 
 }  // namespace
 }  // namespace swapplan
+
+#include "swapplan/util/utf8.h"
+
+namespace swapplan {
+namespace {
+
+TEST_CASE("UTF-8 validation", "[util][utf8]") {
+  CHECK(IsValidUtf8("aten::mm"));
+  CHECK(IsValidUtf8("\xc3\xa9"));          // é
+  CHECK(IsValidUtf8("\xe6\x97\xa5"));      // 日
+  CHECK(IsValidUtf8("\xf0\x9f\x98\x80"));  // U+1F600
+  CHECK_FALSE(IsValidUtf8("\xc3"));        // truncated
+  CHECK_FALSE(IsValidUtf8("\xc0\xaf"));    // overlong '/'
+  CHECK_FALSE(IsValidUtf8("\xed\xa0\x80"));  // surrogate U+D800
+  CHECK_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  CHECK_FALSE(IsValidUtf8("\xff"));
+}
+
+}  // namespace
+}  // namespace swapplan

@@ -22,7 +22,7 @@
 // double-alloc, alloc-after-free, use-before-alloc, use-after-free,
 // use-while-swapped-out, free-before-alloc, double-free,
 // swap-in-without-swap-out, swap-out-not-resident, double-swap-out,
-// too-many-uses, unclosed-iteration. Every message names the source, and the
+// too-many-uses, unclosed-iteration, bad-text (text that is not UTF-8). Every message names the source, and the
 // iteration, op (index and name) or tensor (file id) concerned.
 //
 // Complexity of Finish(): O(tensors + ops + uses + events) time and memory,

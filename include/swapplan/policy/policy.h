@@ -1,0 +1,109 @@
+// Policy: the output of every planner and the input of the checker, the
+// evaluation simulator and the runtime shim (SPEC §7). One item per swap
+// window of a tensor:
+//
+//   compute  ... [swap_out_op] ... [release_op] ......... [swap_in_op] ... [first_use_op]
+//   d2h               |=== copy out ===|
+//   h2d                                                       |== copy in ==|
+//   device   |<------- resident ------>|<--- off device --->|<--- resident --->
+//
+//   * the device->host copy is enqueued after swap_out_op (the tensor's last
+//     use before the idle window);
+//   * the device block may be reused once release_op has been dispatched —
+//     the op running when the copy completes (seed 001 §6.2); it is counted
+//     on the device through release_op and off it from release_op + 1;
+//   * the host->device copy is triggered when swap_in_op is dispatched and
+//     the block is allocated then (counted from swap_in_op on);
+//   * first_use_op waits for the copy to finish (a stall if it has not).
+//
+// Op indices are local to the iteration named by `fingerprint.iteration`.
+// Invariants (checked by Policy::Validate, the rest by the checker):
+//   swap_out_op <= release_op < swap_in_op <= first_use_op < iteration_ops.
+//
+//   Policy p;
+//   p.planner = "chameleon";
+//   p.items.push_back({.tensor_id = 42, .swap_out_op = 10, .release_op = 12,
+//                      .swap_in_op = 30, .first_use_op = 33, .size_bytes = 1 << 20});
+//   SWAPPLAN_RETURN_IF_ERROR(WritePolicy(p, "policy.json"));
+#ifndef SWAPPLAN_POLICY_POLICY_H_
+#define SWAPPLAN_POLICY_POLICY_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "swapplan/trace/types.h"
+
+namespace swapplan {
+
+struct PolicyFingerprint {
+  // FNV-1a 64 over the iteration's (op name, phase) sequence.
+  uint64_t op_sequence_hash = 0;
+  int32_t iteration_ops = 0;
+  int32_t iteration = 0;
+
+  bool operator==(const PolicyFingerprint& o) const {
+    return op_sequence_hash == o.op_sequence_hash && iteration_ops == o.iteration_ops;
+  }
+};
+
+// Integer-only tensor features for runtime matching (SPEC §8); see
+// proto/policy.proto for the exact encoding.
+struct RuntimeKey {
+  uint32_t op_count = 0;
+  uint64_t op_mask = 0;
+  uint64_t op_history = 0;
+  DType dtype = DType::kUnknown;
+  int64_t size_bytes = 0;
+  std::vector<int64_t> shape;
+  uint32_t mask_bits = 32;
+
+  // Equality of the matching features (count, mask, history, dtype).
+  bool FeaturesEqual(const RuntimeKey& o) const {
+    return op_count == o.op_count && op_mask == o.op_mask && op_history == o.op_history &&
+           dtype == o.dtype;
+  }
+};
+
+struct PolicyItem {
+  // Exact key: the tensor's id in the trace file.
+  uint64_t tensor_id = 0;
+  RuntimeKey runtime_key;
+  int32_t swap_out_op = 0;
+  int32_t release_op = 0;
+  int32_t swap_in_op = 0;
+  int32_t first_use_op = 0;
+  int64_t size_bytes = 0;
+};
+
+struct Policy {
+  PolicyFingerprint fingerprint;
+  // Budget the policy must stay under (capacity minus reserve).
+  int64_t device_budget_bytes = 0;
+  double h2d_bandwidth_bytes_per_s = 0;
+  double d2h_bandwidth_bytes_per_s = 0;
+  // Planner name and every parameter it ran with, in its order.
+  std::string planner;
+  std::vector<std::pair<std::string, std::string>> parameters;
+  // Peak the planner expects with the policy applied.
+  int64_t expected_peak_bytes = 0;
+  // Stall time the planner's own model had to accept.
+  int64_t expected_overhead_ns = 0;
+  // Iteration time from the evaluation simulator; 0 when not simulated.
+  int64_t simulated_iteration_time_ns = 0;
+  std::vector<PolicyItem> items;
+
+  // Structural checks: op order within each item, indices inside the
+  // fingerprint's iteration, positive sizes and bandwidths, budget >= 0.
+  // InvalidArgument naming the item (index and tensor id) otherwise.
+  absl::Status Validate() const;
+
+  // Total bytes of all items.
+  int64_t TotalItemBytes() const;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_POLICY_POLICY_H_

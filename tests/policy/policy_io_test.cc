@@ -1,0 +1,148 @@
+// Policy model, JSON/binary round trips and trace fingerprints.
+#include <catch2/catch.hpp>
+
+#include "support/test_traces.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/trace/io.h"
+
+namespace swapplan {
+namespace {
+
+Policy SamplePolicy() {
+  Policy p;
+  p.fingerprint = {.op_sequence_hash = 0xfedcba9876543210ULL, .iteration_ops = 40, .iteration = 0};
+  p.device_budget_bytes = 1000;
+  p.h2d_bandwidth_bytes_per_s = 1e9;
+  p.d2h_bandwidth_bytes_per_s = 2e9;
+  p.planner = "chameleon";
+  p.parameters = {{"score_c", "1"}, {"layers", "4"}};
+  p.expected_peak_bytes = 990;
+  p.expected_overhead_ns = 5;
+  PolicyItem it;
+  it.tensor_id = 42;
+  it.runtime_key = {.op_count = 2, .op_mask = 0x5, .op_history = 0x0300, .dtype = DType::kBFloat16,
+                    .size_bytes = 100, .shape = {10, 5}, .mask_bits = 32};
+  it.swap_out_op = 10;
+  it.release_op = 12;
+  it.swap_in_op = 30;
+  it.first_use_op = 33;
+  it.size_bytes = 100;
+  p.items.push_back(it);
+  return p;
+}
+
+void RequireSame(const Policy& a, const Policy& b) {
+  CHECK(a.fingerprint.op_sequence_hash == b.fingerprint.op_sequence_hash);
+  CHECK(a.fingerprint.iteration_ops == b.fingerprint.iteration_ops);
+  CHECK(a.fingerprint.iteration == b.fingerprint.iteration);
+  CHECK(a.device_budget_bytes == b.device_budget_bytes);
+  CHECK(a.h2d_bandwidth_bytes_per_s == b.h2d_bandwidth_bytes_per_s);
+  CHECK(a.d2h_bandwidth_bytes_per_s == b.d2h_bandwidth_bytes_per_s);
+  CHECK(a.planner == b.planner);
+  CHECK(a.parameters == b.parameters);
+  CHECK(a.expected_peak_bytes == b.expected_peak_bytes);
+  CHECK(a.expected_overhead_ns == b.expected_overhead_ns);
+  REQUIRE(a.items.size() == b.items.size());
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    const PolicyItem& x = a.items[i];
+    const PolicyItem& y = b.items[i];
+    CHECK(x.tensor_id == y.tensor_id);
+    CHECK(x.swap_out_op == y.swap_out_op);
+    CHECK(x.release_op == y.release_op);
+    CHECK(x.swap_in_op == y.swap_in_op);
+    CHECK(x.first_use_op == y.first_use_op);
+    CHECK(x.size_bytes == y.size_bytes);
+    CHECK(x.runtime_key.FeaturesEqual(y.runtime_key));
+    CHECK(x.runtime_key.shape == y.runtime_key.shape);
+    CHECK(x.runtime_key.size_bytes == y.runtime_key.size_bytes);
+    CHECK(x.runtime_key.mask_bits == y.runtime_key.mask_bits);
+  }
+}
+
+TEST_CASE("policy round trips through JSON and binary, in files too", "[policy]") {
+  Policy p = SamplePolicy();
+  absl::StatusOr<Policy> j = ParsePolicyJson(PolicyToJson(p), "p.json");
+  INFO(j.status().ToString());
+  REQUIRE(j.ok());
+  RequireSame(p, *j);
+  absl::StatusOr<Policy> b = ParsePolicyBinary(PolicyToBinary(p), "p.pb");
+  REQUIRE(b.ok());
+  RequireSame(p, *b);
+  for (const char* name : {"p.pb", "p.json", "p.json.gz", "p.pb.gz"}) {
+    std::string path = testing::TempDir() + "/" + name;
+    REQUIRE(WritePolicy(p, path).ok());
+    absl::StatusOr<Policy> r = ReadPolicy(path);
+    INFO(name << ": " << r.status().ToString());
+    REQUIRE(r.ok());
+    RequireSame(p, *r);
+  }
+  // 64-bit values are hex strings in JSON.
+  CHECK(PolicyToJson(p).find("\"op_sequence_hash\": \"0xfedcba9876543210\"") != std::string::npos);
+}
+
+TEST_CASE("policy validation names the item", "[policy]") {
+  Policy p = SamplePolicy();
+  p.items[0].release_op = 31;  // after swap_in_op 30
+  absl::Status st = p.Validate();
+  CHECK(st.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(st.message()) ==
+        "policy item 0 (tensor 42): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
+        "first_use_op, got 10, 31, 30, 33");
+  p = SamplePolicy();
+  p.items[0].first_use_op = 40;
+  p.items[0].swap_in_op = 39;
+  CHECK(std::string(p.Validate().message()) ==
+        "policy item 0 (tensor 42): first_use_op 40 is outside the iteration (40 ops)");
+  // Reading a policy applies the same checks.
+  absl::StatusOr<Policy> r = ParsePolicyJson(PolicyToJson(p), "bad.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()) ==
+        "bad.json: policy item 0 (tensor 42): first_use_op 40 is outside the iteration (40 ops)");
+}
+
+TEST_CASE("policy JSON errors name the path", "[policy]") {
+  absl::StatusOr<Policy> r = ParsePolicyJson(
+      R"({"format": "swapplan-policy", "format_version": 1, "items": [{"tensor_id": -1}]})", "x");
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()) ==
+        "x: JSON $.items[0].tensor_id: expected an unsigned integer, got number");
+  r = ParsePolicyJson(R"({"format": "swapplan-trace"})", "y");
+  CHECK(std::string(r.status().message()) == "y: not a swapplan policy (format is 'swapplan-trace')");
+  r = ParsePolicyJson(R"({"bogus": 1})", "z");
+  CHECK(std::string(r.status().message()) == "z: JSON $.bogus: unknown field");
+}
+
+TEST_CASE("fingerprints follow the op sequence", "[policy]") {
+  absl::StatusOr<Trace> t = ReadTrace(testing::DataPath("traces/toy_valid.json"));
+  REQUIRE(t.ok());
+  PolicyFingerprint fp = ComputeFingerprint(*t, 0);
+  CHECK(fp.iteration_ops == 5);
+  // Same ops, different tensor sizes and ids: same fingerprint.
+  Trace same = testing::TraceFromJson(R"({"tensors": [{"id": 9, "size_bytes": 1, "kind": "INPUT"}],
+    "iterations": [{"ops": [
+      {"name": "aten::linear", "phase": "FORWARD", "inputs": [9]},
+      {"name": "aten::relu", "phase": "FORWARD"},
+      {"name": "loss_backward", "phase": "BACKWARD"},
+      {"name": "linear_backward", "phase": "BACKWARD"},
+      {"name": "sgd_step", "phase": "OPTIMIZER"}]}]})");
+  CHECK(ComputeFingerprint(same, 0) == fp);
+  // One op renamed: different.
+  Trace other = testing::TraceFromJson(R"({"iterations": [{"ops": [
+      {"name": "aten::linear", "phase": "FORWARD"},
+      {"name": "aten::gelu", "phase": "FORWARD"},
+      {"name": "loss_backward", "phase": "BACKWARD"},
+      {"name": "linear_backward", "phase": "BACKWARD"},
+      {"name": "sgd_step", "phase": "OPTIMIZER"}]}]})");
+  CHECK_FALSE(ComputeFingerprint(other, 0) == fp);
+
+  Policy p;
+  p.fingerprint = fp;
+  CHECK(CheckFingerprint(p, *t).ok());
+  absl::Status st = CheckFingerprint(p, other);
+  CHECK(st.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(st.message()),
+             Catch::EndsWith("[fingerprint-mismatch]") && Catch::Contains("5 ops) does not match"));
+}
+
+}  // namespace
+}  // namespace swapplan
