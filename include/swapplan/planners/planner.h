@@ -1,0 +1,62 @@
+// Planner: the common interface of everything that turns one trace
+// iteration and a device budget into a swap policy — the Chameleon
+// logical-layer planner, the Advisor genetic search, and the baselines.
+// `compare`, `whatif`, `regress` and `replay` drive planners only through
+// this interface.
+//
+//   PlanningProblem problem{.trace = &trace, .iteration = 0,
+//                           .device_budget_bytes = 60LL << 30,
+//                           .h2d_bandwidth_bytes_per_s = 25e9,
+//                           .d2h_bandwidth_bytes_per_s = 25e9};
+//   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+//   absl::StatusOr<Policy> policy = planner.Plan(problem);
+//   // ResourceExhausted: no policy of this planner reaches the budget; the
+//   // message says how many bytes are missing where.
+#ifndef SWAPPLAN_PLANNERS_PLANNER_H_
+#define SWAPPLAN_PLANNERS_PLANNER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/trace/trace.h"
+
+namespace swapplan {
+
+struct PlanningProblem {
+  // The trace; not owned, must outlive the call.
+  const Trace* trace = nullptr;
+  // Iteration to plan for.
+  int32_t iteration = 0;
+  // Device memory the policy must stay under (capacity minus reserve).
+  int64_t device_budget_bytes = 0;
+  // Copy bandwidth per direction.
+  double h2d_bandwidth_bytes_per_s = 0;
+  double d2h_bandwidth_bytes_per_s = 0;
+  // Optional precomputed curve of `trace` (saves planners recomputing it).
+  const MemoryCurve* curve = nullptr;
+
+  // InvalidArgument when the trace is missing, the iteration out of range,
+  // the budget negative or a bandwidth not positive.
+  absl::Status Validate() const;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  // Short name used in policies, tables and --planners lists.
+  virtual std::string name() const = 0;
+  // Returns a policy for `problem` whose peak stays under the budget.
+  // ResourceExhausted when this planner cannot reach the budget (the message
+  // gives the bytes still missing and the op where); InvalidArgument for a
+  // bad problem.
+  virtual absl::StatusOr<Policy> Plan(const PlanningProblem& problem) = 0;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_PLANNERS_PLANNER_H_
