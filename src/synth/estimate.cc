@@ -197,13 +197,14 @@ absl::StatusOr<MemoryEstimate> EstimateMemory(const SynthOptions& o) {
     c.push_back({N * A_mb + worst + layer_params, "first backward layer"});
   }
   // --- head (last stage; N = 1 there) ---
-  // Saved: x_last, nf (X each), σ, labels 8T, loss. At the fp32 cast of the
-  // logits both copies are live: (p + 4)·T·V. In backward the cast back
+  // Saved: x_last, nf (X each), σ, labels 8T (the loss comes later). At the
+  // fp32 cast of the logits both copies are live: (p + 4)·T·V. In backward
+  // the cast back
   // holds the same two minus the labels; the head GEMMs hold glog (p·T·V),
   // the norm grad X, [ZeRO-3 the gathered head (V·h + norm)·p, ZeRO >= 2 the
   // transient weight gradient V·h·p].
   if (last) {
-    const double head_saved = 2 * X + sigma + 8 * T + 4;
+    const double head_saved = 2 * X + sigma + 8 * T;
     // The head's weight is gathered even when it is the (tied) embedding.
     const double head_params = z3 ? ((ln ? 2 : 1) * h + V * h) * p : 0;
     const double extra = std::max({(p + 4) * T * V, p * T * V + head_params,

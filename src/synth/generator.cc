@@ -204,9 +204,9 @@ void Generator::SetMetadata() {
   std::sort(md.attributes.begin(), md.attributes.end());
 }
 
-void Generator::EnterLayer(int32_t l, absl::string_view scope_suffix) {
+void Generator::EnterLayer(int32_t l) {
   e_.SetLayer(l);
-  if (o_.tensor_names) e_.SetScope(absl::StrCat("L", layer_offset_ + l, ".", scope_suffix));
+  if (o_.tensor_names) e_.SetScope(absl::StrCat("L", layer_offset_ + l, "."));
 }
 
 absl::Status Generator::Run() {

@@ -111,7 +111,8 @@ class Generator {
   void ForwardMicroBatch(int32_t mb, Mode mode);
   void BackwardMicroBatch(int32_t mb, bool last_micro_batch);
   void ValidationPass(int32_t pass);
-  void EnterLayer(int32_t l, absl::string_view scope_suffix = "");
+  // Layer hint and name scope "L<global layer>." for layer `l` of the stage.
+  void EnterLayer(int32_t l);
 
   // layer.cc
   uint64_t LayerForward(int32_t l, uint64_t x, Mode mode, LayerActs& a);

@@ -30,7 +30,7 @@ uint64_t Generator::StageInput(int32_t mb, Mode mode, StageActs& s) {
   const int64_t act[] = {s_, bsz_, h_};
   const int64_t ids[] = {bsz_, s_};
   e_.SetLayer(0);
-  if (o_.tensor_names) e_.SetScope("embed.");
+  if (o_.tensor_names) e_.SetScope("input.");
   (void)mb;
   std::vector<LayerActs> layers = std::move(s.layers);
   s = StageActs{};
@@ -42,6 +42,7 @@ uint64_t Generator::StageInput(int32_t mb, Mode mode, StageActs& s) {
     e_.Comm(Site::kLabelsCopy, {}, out, static_cast<double>(e_.Bytes(s.labels)), 1);
   }
   if (!o_.first_stage()) {
+    if (o_.tensor_names) e_.SetScope("");
     const uint64_t x = e_.New(act_kind, dt_, act, "recv");
     const uint64_t out[] = {x};
     e_.Comm(Site::kRecvForward, {}, out, static_cast<double>(e_.Bytes(x)), 1);
@@ -52,6 +53,7 @@ uint64_t Generator::StageInput(int32_t mb, Mode mode, StageActs& s) {
     const uint64_t out[] = {s.tokens};
     e_.Comm(Site::kTokensCopy, {}, out, static_cast<double>(e_.Bytes(s.tokens)), 1);
   }
+  if (o_.tensor_names) e_.SetScope("embed.");
   Gather(embedding_params_);
   uint64_t x = e_.New(act_kind, dt_, act, "word_embeddings.out");
   {
