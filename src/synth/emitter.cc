@@ -30,6 +30,7 @@ uint64_t Emitter::New(TensorKind kind, DType dtype, Shape shape, absl::string_vi
   const int64_t size = Numel(shape) * DTypeBytes(dtype);
   bytes_.push_back(size);
   state_.push_back(kUnborn);
+  ++counts_.tensors;
   b_->AddTensor({.id = id, .size_bytes = size, .dtype = dtype, .shape = shape, .kind = kind,
                  .persistent = 0, .name = FullName(name, suffix)});
   return id;
@@ -41,6 +42,7 @@ uint64_t Emitter::NewPersistent(TensorKind kind, DType dtype, Shape shape,
   const int64_t size = Numel(shape) * DTypeBytes(dtype);
   bytes_.push_back(size);
   state_.push_back(kPersistent);
+  ++counts_.tensors;
   b_->AddTensor({.id = id, .size_bytes = size, .dtype = dtype, .shape = shape, .kind = kind,
                  .persistent = 1, .name = o_.tensor_names ? name : absl::string_view()});
   return id;
@@ -71,6 +73,7 @@ void Emitter::AddOp(Site site, Ids inputs, Ids outputs, int64_t duration_ns) {
     if (state_[t] == kUnborn) {
       state_[t] = kLive;
       b_->AddMemoryEvent(op_in_iteration_, MemoryEventKind::kAlloc, t);
+      ++counts_.events;
     } else if (state_[t] == kFreed) {
       Bug("is written after it was freed", t);
     }
@@ -84,6 +87,8 @@ void Emitter::AddOp(Site site, Ids inputs, Ids outputs, int64_t duration_ns) {
              .micro_batch = micro_batch_,
              .layer = layer_});
   ++op_in_iteration_;
+  ++counts_.ops;
+  counts_.uses += static_cast<int64_t>(inputs.size() + outputs.size());
   wall_ns_ += duration_ns;
 }
 
@@ -130,6 +135,7 @@ void Emitter::Free(uint64_t t) {
   }
   state_[t] = kFreed;
   b_->AddMemoryEvent(op_in_iteration_ - 1, MemoryEventKind::kFree, t);
+  ++counts_.events;
 }
 
 void Emitter::BeginIteration() {

@@ -79,6 +79,16 @@ class Emitter {
   uint32_t ops_in_iteration() const { return op_in_iteration_; }
   int64_t iteration_time_ns() const { return wall_ns_; }
 
+  struct Counts {
+    int64_t tensors = 0, ops = 0, uses = 0, events = 0;
+  };
+  // Everything emitted so far.
+  const Counts& counts() const { return counts_; }
+  void ReserveTensors(int64_t n) {
+    bytes_.reserve(n);
+    state_.reserve(n);
+  }
+
   // Internal error for the first bookkeeping bug seen, OK otherwise.
   const absl::Status& status() const { return status_; }
 
@@ -105,6 +115,7 @@ class Emitter {
   int64_t wall_ns_ = 0;
   uint64_t iteration_first_tensor_ = 0;
   absl::Status status_;
+  Counts counts_;
 };
 
 inline int64_t Numel(Shape shape) {

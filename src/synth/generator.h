@@ -166,8 +166,8 @@ class Generator {
     return e_.New(Saves(m) && saved ? TensorKind::kActivation : TensorKind::kTemporary, dt, shape,
                   name, suffix);
   }
-  uint64_t Grad(DType dt, Shape shape, absl::string_view name) {
-    return e_.New(TensorKind::kGradient, dt, shape, name);
+  uint64_t Grad(DType dt, Shape shape, absl::string_view name, absl::string_view suffix = {}) {
+    return e_.New(TensorKind::kGradient, dt, shape, name, suffix);
   }
   // Frees `t` unless the mode saves it.
   void Done(Mode m, uint64_t t) {
@@ -187,6 +187,7 @@ class Generator {
 
   std::vector<Param> params_;
   std::vector<LayerParams> layer_params_;
+  std::vector<std::string> layer_scopes_;  // "L<global layer>." per stage layer
   int emb_ = -1, pos_emb_ = -1, final_norm_w_ = -1, final_norm_b_ = -1, head_ = -1;
   std::vector<int> embedding_params_, head_params_;
   // head_params_ without the word embeddings a tied head shares with the

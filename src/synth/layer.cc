@@ -20,7 +20,6 @@
 // last backward consumer, each gradient right after the op that consumes it.
 #include "generator.h"
 
-#include "absl/strings/str_cat.h"
 
 namespace swapplan::synth_internal {
 namespace {
@@ -57,7 +56,7 @@ uint64_t Generator::NormBackward(Site rms, Site ln, uint64_t gy, uint64_t x, uin
   const bool layer_norm = o_.model.norm == NormKind::kLayerNorm;
   const int64_t act[] = {s_, bsz_, h_};
   const int64_t vec[] = {h_};
-  const uint64_t gx = Grad(dt_, act, absl::StrCat(name, ".grad_in"));
+  const uint64_t gx = Grad(dt_, act, name, ".grad_in");
   const uint64_t gw = e_.New(TensorKind::kGradient, dt_, vec, name, ".weight.grad_tmp");
   const uint64_t gb = b >= 0 ? e_.New(TensorKind::kGradient, dt_, vec, name, ".bias.grad_tmp")
                              : kNone;

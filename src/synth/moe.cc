@@ -171,7 +171,7 @@ uint64_t Generator::MoeBackward(int32_t l, LayerActs& a, uint64_t gy, bool free_
     const int p1 = P.expert_fc1[e], p2 = P.expert_fc2[e];
     const double fc2_flops = 2 * nn * static_cast<double>(ffn_ * h_);
     const double fc1_flops = 2 * nn * static_cast<double>(h_ * 2 * ffn_);
-    const uint64_t ghm = Grad(dt_, f_shape, absl::StrCat(name, "mul.grad"));
+    const uint64_t ghm = Grad(dt_, f_shape, name, "mul.grad");
     {
       const uint64_t in[] = {gye, W(p2)};
       const uint64_t out[] = {ghm};
@@ -181,8 +181,8 @@ uint64_t Generator::MoeBackward(int32_t l, LayerActs& a, uint64_t gy, bool free_
       WeightGrad(Site::kExpertFc2Wgrad, win, p2, fc2_flops, /*gemm=*/true);
     }
     e_.Free(x.hm);
-    const uint64_t gsg = Grad(dt_, f_shape, absl::StrCat(name, "silu.grad"));
-    const uint64_t gup = Grad(dt_, f_shape, absl::StrCat(name, "up.grad"));
+    const uint64_t gsg = Grad(dt_, f_shape, name, "silu.grad");
+    const uint64_t gup = Grad(dt_, f_shape, name, "up.grad");
     {
       const uint64_t in_g[] = {ghm, x.g};
       const uint64_t out_g[] = {gsg};
@@ -193,7 +193,7 @@ uint64_t Generator::MoeBackward(int32_t l, LayerActs& a, uint64_t gy, bool free_
     }
     e_.Free(ghm);
     e_.Free(x.sg);
-    const uint64_t ggate = Grad(dt_, f_shape, absl::StrCat(name, "gate.grad"));
+    const uint64_t ggate = Grad(dt_, f_shape, name, "gate.grad");
     {
       const uint64_t in[] = {gsg, x.g};
       const uint64_t out[] = {ggate};
@@ -201,7 +201,7 @@ uint64_t Generator::MoeBackward(int32_t l, LayerActs& a, uint64_t gy, bool free_
     }
     e_.Free(gsg);
     e_.Free(x.g);
-    const uint64_t gg = Grad(dt_, g_shape, absl::StrCat(name, "fc1.grad"));
+    const uint64_t gg = Grad(dt_, g_shape, name, "fc1.grad");
     {
       const uint64_t in[] = {ggate, gup};
       const uint64_t out[] = {gg};
@@ -209,7 +209,7 @@ uint64_t Generator::MoeBackward(int32_t l, LayerActs& a, uint64_t gy, bool free_
     }
     e_.Free(ggate);
     e_.Free(gup);
-    const uint64_t gx = Grad(dt_, y_shape, absl::StrCat(name, "in.grad"));
+    const uint64_t gx = Grad(dt_, y_shape, name, "in.grad");
     {
       const uint64_t in[] = {gg, W(p1)};
       const uint64_t out[] = {gx};
