@@ -163,7 +163,8 @@ std::string Summary(const SynthOptions& o, const SynthArgs& a, const Trace& t,
                   PhaseName(pk.phase), "); ",
                   Pct(static_cast<double>(pk.bytes), static_cast<double>(o.device.memory_bytes)),
                   " of ", FormatBytes(o.device.memory_bytes), "\n");
-  absl::StrAppend(&out, "  estimate     ", FormatBytes(est.peak_bytes), " (closed form, ",
+  absl::StrAppend(&out, "  estimate     ", FormatBytes(est.peak_bytes), " (", est.peak_bytes,
+                  " B, closed form, ",
                   absl::StrFormat("%+.2f%%", 100.0 * static_cast<double>(est.peak_bytes - pk.bytes) /
                                                  static_cast<double>(pk.bytes)),
                   "): persistent + ", est.micro_batches_in_flight, " x ",
