@@ -190,7 +190,9 @@ void SetupSynth(CLI::App& root, Action* action) {
   sub->add_option("--layers", a->layers, "Transformer layers (whole model)");
   sub->add_option("--hidden", a->hidden, "Hidden size");
   sub->add_option("--ffn", a->ffn, "FFN hidden size (per expert)");
-  sub->add_option("--heads", a->heads, "Attention heads");
+  sub->add_option("--heads", a->heads,
+                  "Attention heads (KV heads follow when --kv-heads is absent and the preset's "
+                  "exceed them)");
   sub->add_option("--kv-heads", a->kv_heads, "Key/value heads (GQA)");
   sub->add_option("--vocab", a->vocab, "Vocabulary size (padded to 128·tp)");
   sub->add_option("--experts", a->experts, "MoE experts per layer (0: dense)");

@@ -156,8 +156,9 @@ void Generator::SetMetadata() {
   md.device_memory_bytes = o_.device.memory_bytes;
   md.h2d_bandwidth_bytes_per_s = o_.device.h2d_bytes_per_s;
   md.d2h_bandwidth_bytes_per_s = o_.device.d2h_bytes_per_s;
-  md.framework = o_.device.npu_op_names ? "pytorch+torch_npu (synthesized)"
-                                        : "pytorch (synthesized)";
+  md.framework = std::string(o_.device.npu_op_names ? absl::string_view("pytorch+torch_npu")
+                                                    : absl::string_view("pytorch")) +
+                 " (synthesized)";
   md.recorder = "swapplan-synth";
   md.recorder_version = "1";
   md.model_name = o_.model.name;

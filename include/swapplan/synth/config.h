@@ -15,6 +15,8 @@
 // attention heads, KV heads, the FFN width and the (padded) vocabulary by t;
 // norms, residuals and dropout are replicated (no sequence parallelism).
 // Pipeline parallelism gives stage r the layers [r·L/pp, (r+1)·L/pp).
+//
+// Validate() and the preset lookups are O(1) (O(presets) for lookups).
 #ifndef SWAPPLAN_SYNTH_CONFIG_H_
 #define SWAPPLAN_SYNTH_CONFIG_H_
 
@@ -42,10 +44,12 @@ struct ModelConfig {
   std::string name = "custom";
   // Transformer layers of the whole model (not of one pipeline stage).
   int32_t layers = 32;
+  // Model width h (elements per token of the residual stream).
   int64_t hidden_size = 4096;
   // FFN width (per expert for MoE models). For the gated MLP this is the
   // width of the gate and of the up projection each.
   int64_t ffn_hidden_size = 11008;
+  // Attention (query) heads a; head dimension d = h / a.
   int32_t num_heads = 32;
   // Key/value heads (grouped-query attention when < num_heads).
   int32_t num_kv_heads = 32;
@@ -55,6 +59,7 @@ struct ModelConfig {
   int32_t num_experts = 0;
   // Experts each token is routed to.
   int32_t experts_top_k = 2;
+  // Llama: RMSNorm, gated SiLU MLP, rotary; GPT-2: LayerNorm, GeLU, learned.
   NormKind norm = NormKind::kRmsNorm;
   MlpKind mlp = MlpKind::kGatedSilu;
   PositionKind position = PositionKind::kRotary;
@@ -74,6 +79,7 @@ struct ModelConfig {
 };
 
 struct DeviceSpec {
+  // Preset name; goes to the trace's device_name.
   std::string name = "a100-80g";
   // HBM capacity.
   int64_t memory_bytes = int64_t{80} << 30;
@@ -94,8 +100,11 @@ struct DeviceSpec {
 };
 
 struct ParallelConfig {
+  // Tensor-parallel degree t (Megatron column/row-parallel linears).
   int32_t tensor_parallel = 1;
+  // Data-parallel degree (ranks sharing gradients / ZeRO shards).
   int32_t data_parallel = 1;
+  // Pipeline stages; layers are split evenly.
   int32_t pipeline_parallel = 1;
   // The pipeline stage this trace is for, 0 .. pipeline_parallel-1.
   int32_t pipeline_stage = 0;
@@ -110,6 +119,7 @@ struct SynthOptions {
   ModelConfig model;
   DeviceSpec device;
   ParallelConfig parallel;
+  // Sequence length s.
   int64_t seq_length_tokens = 4096;
   // Sequences per micro-batch (MBS).
   int32_t micro_batch_sequences = 1;
@@ -144,7 +154,8 @@ struct SynthOptions {
   // kernels (1 = pure roofline).
   double flops_efficiency = 1.0;
   double hbm_efficiency = 1.0;
-  // Give tensors readable names ("mb0.L3.attn.qkv"); off saves ~15% time.
+  // Give tensors readable names ("mb0.L3.attn.qkv"); off saves time and
+  // memory on very large traces.
   bool tensor_names = true;
 
   // Validates every part and their combination (heads divisible by tp, layers
