@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cli::Action action;
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
+  cli::SetupSynth(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -107,3 +107,73 @@ TEST_CASE("missing trace exits 2", "[cli]") {
 }
 
 }  // namespace
+
+// --- synth (issue 3) ---
+
+namespace {
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+// A 2-layer GQA llama on an A100 preset: small enough to read, every part of
+// the step present.
+constexpr const char* kTinySynth =
+    "synth --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
+    "--vocab 256 --seq 16 --micro-batches 2 --iterations 2 --loss-scale-skip-every 2 "
+    "--validation-every 2";
+
+TEST_CASE("synth: tiny config, summary and inspect --json goldens", "[cli][synth]") {
+  const std::string dir = swapplan::testing::TempDir();
+  const std::string path = dir + "/synth_tiny.json";
+  Run r = Swapplan(std::string(kTinySynth) + " -o '" + path + "'");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("synth_tiny.txt", ReplaceAll(r.out, dir, "$TMP"));
+  Run j = Swapplan("inspect '" + path + "' --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("synth_tiny_inspect.json", ReplaceAll(j.out, dir, "$TMP"));
+  // The binary form (gzip) holds the same trace.
+  const std::string bin = dir + "/synth_tiny.trace.gz";
+  CHECK(Swapplan(std::string(kTinySynth) + " -q -o '" + bin + "'").exit_code == 0);
+  Run jb = Swapplan("inspect '" + bin + "' --json");
+  CHECK(ReplaceAll(jb.out, bin, path) == j.out);
+}
+
+TEST_CASE("synth: invalid configurations exit 2 and write nothing", "[cli][synth]") {
+  const std::string path = swapplan::testing::TempDir() + "/never.trace";
+  Run r = Swapplan("synth --heads 32 --tp 3 -o '" + path + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "swapplan: synth: --heads 32 is not divisible by --tp 3\n");
+  CHECK_FALSE(std::filesystem::exists(path));
+  Run m = Swapplan("synth --model llama5 -o '" + path + "'");
+  CHECK(m.exit_code == 2);
+  CHECK(m.err ==
+        "swapplan: synth: unknown model preset 'llama5' (known: llama2-7b, llama2-13b, "
+        "llama2-70b, llama3-8b, mixtral-8x7b, gpt2)\n");
+  Run p = Swapplan("synth --pp 4 --pp-stage 4 -o '" + path + "'");
+  CHECK(p.exit_code == 2);
+  CHECK(p.err == "swapplan: synth: --pp-stage is 4; must be in 0..3 (--pp 4)\n");
+  Run d = Swapplan("synth --dtype int8 -o '" + path + "'");
+  CHECK(d.exit_code == 2);
+  CHECK(d.err == "swapplan: synth: --dtype 'int8' is not bf16, fp16 or fp32\n");
+  Run o = Swapplan("synth --model gpt2");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err == "swapplan: synth: -o FILE is required (or --list-presets)\n");
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("synth: --list-presets and --help", "[cli][synth]") {
+  Run r = Swapplan("synth --list-presets");
+  CHECK(r.exit_code == 0);
+  CheckGolden("synth_presets.txt", r.out);
+  Run h = Swapplan("synth --help");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("--loss-scale-skip-every") != std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,289 @@
+// Presets and validation of the synthesizer configuration. Sources of the
+// device figures are in README.md ("Device presets").
+#include "swapplan/synth/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace swapplan {
+namespace {
+
+absl::Status Bad(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("synth: ", what));
+}
+
+ModelConfig Llama(absl::string_view name, int32_t layers, int64_t hidden, int64_t ffn,
+                  int32_t heads, int32_t kv_heads, int64_t vocab) {
+  ModelConfig m;
+  m.name = std::string(name);
+  m.layers = layers;
+  m.hidden_size = hidden;
+  m.ffn_hidden_size = ffn;
+  m.num_heads = heads;
+  m.num_kv_heads = kv_heads;
+  m.vocab_size = vocab;
+  m.norm = NormKind::kRmsNorm;
+  m.mlp = MlpKind::kGatedSilu;
+  m.position = PositionKind::kRotary;
+  m.max_position_embeddings = 4096;
+  return m;
+}
+
+std::vector<ModelConfig> AllModels() {
+  std::vector<ModelConfig> v;
+  // Touvron et al., "Llama 2" (2023), Table 1 / HF config.json.
+  v.push_back(Llama("llama2-7b", 32, 4096, 11008, 32, 32, 32000));
+  v.push_back(Llama("llama2-13b", 40, 5120, 13824, 40, 40, 32000));
+  v.push_back(Llama("llama2-70b", 80, 8192, 28672, 64, 8, 32000));
+  // Llama 3 8B: GQA with 8 KV heads, 128K tokenizer.
+  ModelConfig l3 = Llama("llama3-8b", 32, 4096, 14336, 32, 8, 128256);
+  l3.max_position_embeddings = 8192;
+  v.push_back(l3);
+  // Mixtral 8x7B: Mistral-7B attention, 8 experts, top-2 routing.
+  ModelConfig mx = Llama("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000);
+  mx.num_experts = 8;
+  mx.experts_top_k = 2;
+  mx.max_position_embeddings = 32768;
+  v.push_back(mx);
+  // GPT-2 small (124M): LayerNorm, learned positions, GeLU MLP, biases,
+  // tied embeddings, dropout 0.1.
+  ModelConfig g;
+  g.name = "gpt2";
+  g.layers = 12;
+  g.hidden_size = 768;
+  g.ffn_hidden_size = 3072;
+  g.num_heads = 12;
+  g.num_kv_heads = 12;
+  g.vocab_size = 50257;
+  g.norm = NormKind::kLayerNorm;
+  g.mlp = MlpKind::kGelu;
+  g.position = PositionKind::kLearned;
+  g.bias = true;
+  g.tied_embeddings = true;
+  g.max_position_embeddings = 1024;
+  g.dropout_probability = 0.1;
+  v.push_back(g);
+  return v;
+}
+
+DeviceSpec Device(absl::string_view name, double mem_gib, double hbm, double flops, double h2d,
+                  double d2h, double link, bool npu) {
+  DeviceSpec d;
+  d.name = std::string(name);
+  d.memory_bytes = static_cast<int64_t>(mem_gib * static_cast<double>(int64_t{1} << 30));
+  d.hbm_bytes_per_s = hbm;
+  d.peak_flops_per_s = flops;
+  d.h2d_bytes_per_s = h2d;
+  d.d2h_bytes_per_s = d2h;
+  d.link_bytes_per_s = link;
+  d.npu_op_names = npu;
+  return d;
+}
+
+std::vector<DeviceSpec> AllDevices() {
+  // name, HBM GiB, HBM B/s, dense 16-bit FLOP/s, h2d, d2h (typical measured
+  // pinned copies), device link per direction. See README "Device presets".
+  return {
+      Device("a100-80g", 80, 2.039e12, 312e12, 24.5e9, 26.0e9, 300e9, false),
+      Device("h100-80g", 80, 3.35e12, 989e12, 52e9, 53e9, 450e9, false),
+      Device("h200-141g", 141, 4.8e12, 989e12, 52e9, 53e9, 450e9, false),
+      Device("ascend-910b-64g", 64, 1.6e12, 313e12, 22e9, 24e9, 196e9, true),
+  };
+}
+
+bool Positive(double v) { return v > 0 && std::isfinite(v); }
+
+}  // namespace
+
+absl::Status ModelConfig::Validate() const {
+  if (layers < 1) return Bad(absl::StrCat("--layers is ", layers, "; must be >= 1"));
+  if (hidden_size < 1) return Bad(absl::StrCat("--hidden is ", hidden_size, "; must be >= 1"));
+  if (ffn_hidden_size < 1) return Bad(absl::StrCat("--ffn is ", ffn_hidden_size, "; must be >= 1"));
+  if (num_heads < 1) return Bad(absl::StrCat("--heads is ", num_heads, "; must be >= 1"));
+  if (num_kv_heads < 1) return Bad(absl::StrCat("--kv-heads is ", num_kv_heads, "; must be >= 1"));
+  if (vocab_size < 1) return Bad(absl::StrCat("--vocab is ", vocab_size, "; must be >= 1"));
+  if (hidden_size % num_heads != 0) {
+    return Bad(absl::StrCat("--hidden ", hidden_size, " is not divisible by --heads ", num_heads));
+  }
+  if (num_heads % num_kv_heads != 0) {
+    return Bad(absl::StrCat("--heads ", num_heads, " is not divisible by --kv-heads ",
+                            num_kv_heads));
+  }
+  if (position == PositionKind::kRotary && head_dim() % 2 != 0) {
+    return Bad(absl::StrCat("rotary embeddings need an even head dimension; hidden/heads is ",
+                            head_dim()));
+  }
+  if (num_experts < 0) return Bad(absl::StrCat("--experts is ", num_experts, "; must be >= 0"));
+  if (num_experts > 0 && (experts_top_k < 1 || experts_top_k > num_experts)) {
+    return Bad(absl::StrCat("--top-k is ", experts_top_k, "; must be in 1..", num_experts,
+                            " (the number of experts)"));
+  }
+  if (num_experts > 0 && mlp != MlpKind::kGatedSilu) {
+    return Bad("MoE layers use the gated SiLU MLP");
+  }
+  if (max_position_embeddings < 1) {
+    return Bad(absl::StrCat("max_position_embeddings is ", max_position_embeddings,
+                            "; must be >= 1"));
+  }
+  if (!(dropout_probability >= 0 && dropout_probability < 1)) {
+    return Bad(absl::StrCat("--dropout is ", dropout_probability, "; must be in [0, 1)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceSpec::Validate() const {
+  if (memory_bytes <= 0) return Bad(absl::StrCat("device memory is ", memory_bytes, "; must be > 0"));
+  struct Field {
+    const char* flag;
+    double v;
+  };
+  for (const Field& f : {Field{"--hbm-bandwidth", hbm_bytes_per_s},
+                         Field{"--peak-flops", peak_flops_per_s}, Field{"--h2d", h2d_bytes_per_s},
+                         Field{"--d2h", d2h_bytes_per_s}, Field{"--link-bandwidth", link_bytes_per_s}}) {
+    if (!Positive(f.v)) return Bad(absl::StrCat(f.flag, " is ", f.v, "; must be > 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParallelConfig::Validate() const {
+  if (tensor_parallel < 1) return Bad(absl::StrCat("--tp is ", tensor_parallel, "; must be >= 1"));
+  if (data_parallel < 1) return Bad(absl::StrCat("--dp is ", data_parallel, "; must be >= 1"));
+  if (pipeline_parallel < 1) {
+    return Bad(absl::StrCat("--pp is ", pipeline_parallel, "; must be >= 1"));
+  }
+  if (pipeline_stage < 0 || pipeline_stage >= pipeline_parallel) {
+    return Bad(absl::StrCat("--pp-stage is ", pipeline_stage, "; must be in 0..",
+                            pipeline_parallel - 1, " (--pp ", pipeline_parallel, ")"));
+  }
+  if (zero_stage < 0 || zero_stage > 3) {
+    return Bad(absl::StrCat("--zero is ", zero_stage, "; must be 0, 1, 2 or 3"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SynthOptions::Validate() const {
+  if (absl::Status s = model.Validate(); !s.ok()) return s;
+  if (absl::Status s = device.Validate(); !s.ok()) return s;
+  if (absl::Status s = parallel.Validate(); !s.ok()) return s;
+  const int32_t tp = parallel.tensor_parallel;
+  if (model.num_heads % tp != 0) {
+    return Bad(absl::StrCat("--heads ", model.num_heads, " is not divisible by --tp ", tp));
+  }
+  if (model.num_kv_heads % tp != 0) {
+    return Bad(absl::StrCat("--kv-heads ", model.num_kv_heads, " is not divisible by --tp ", tp));
+  }
+  if (model.ffn_hidden_size % tp != 0) {
+    return Bad(absl::StrCat("--ffn ", model.ffn_hidden_size, " is not divisible by --tp ", tp));
+  }
+  if (model.layers % parallel.pipeline_parallel != 0) {
+    return Bad(absl::StrCat("--layers ", model.layers, " is not divisible by --pp ",
+                            parallel.pipeline_parallel));
+  }
+  if (seq_length_tokens < 1) return Bad(absl::StrCat("--seq is ", seq_length_tokens, "; must be >= 1"));
+  if (model.position == PositionKind::kLearned &&
+      seq_length_tokens > model.max_position_embeddings) {
+    return Bad(absl::StrCat("--seq ", seq_length_tokens, " exceeds the ",
+                            model.max_position_embeddings, " learned positions of ", model.name));
+  }
+  if (micro_batch_sequences < 1) {
+    return Bad(absl::StrCat("--micro-batch is ", micro_batch_sequences, "; must be >= 1"));
+  }
+  if (num_micro_batches < 1) {
+    return Bad(absl::StrCat("--micro-batches is ", num_micro_batches, "; must be >= 1"));
+  }
+  if (dtype != DType::kBFloat16 && dtype != DType::kFloat16 && dtype != DType::kFloat32) {
+    return Bad(absl::StrCat("--dtype ", DTypeName(dtype), " is not supported (bf16, fp16, fp32)"));
+  }
+  if (iterations < 1) return Bad(absl::StrCat("--iterations is ", iterations, "; must be >= 1"));
+  if (loss_scale_skip_every < 0) {
+    return Bad(absl::StrCat("--loss-scale-skip-every is ", loss_scale_skip_every, "; must be >= 0"));
+  }
+  if (validation_every < 0) {
+    return Bad(absl::StrCat("--validation-every is ", validation_every, "; must be >= 0"));
+  }
+  if (validation_micro_batches < 1) {
+    return Bad(absl::StrCat("--validation-micro-batches is ", validation_micro_batches,
+                            "; must be >= 1"));
+  }
+  if (!(moe_imbalance >= 0 && moe_imbalance <= 10)) {
+    return Bad(absl::StrCat("--moe-imbalance is ", moe_imbalance, "; must be in [0, 10]"));
+  }
+  if (!(flops_efficiency > 0 && flops_efficiency <= 1)) {
+    return Bad(absl::StrCat("--flops-efficiency is ", flops_efficiency, "; must be in (0, 1]"));
+  }
+  if (!(hbm_efficiency > 0 && hbm_efficiency <= 1)) {
+    return Bad(absl::StrCat("--hbm-efficiency is ", hbm_efficiency, "; must be in (0, 1]"));
+  }
+  // The largest tensors must fit int64 bytes: S×S scores (b·a·s²·4), logits
+  // (s·b·V·4) and weights (V·h·4, f·h·8).
+  constexpr double kMax = static_cast<double>(std::numeric_limits<int64_t>::max()) / 16;
+  const double s = static_cast<double>(seq_length_tokens);
+  const double b = static_cast<double>(micro_batch_sequences);
+  const double big[] = {b * model.num_heads * s * s, s * b * static_cast<double>(padded_vocab()),
+                        static_cast<double>(padded_vocab()) * static_cast<double>(model.hidden_size),
+                        2.0 * static_cast<double>(model.ffn_hidden_size) *
+                            static_cast<double>(model.hidden_size) *
+                            std::max(1, model.num_experts)};
+  for (double v : big) {
+    if (v > kMax) return Bad("tensor sizes overflow 64-bit byte counts; reduce the configuration");
+  }
+  return absl::OkStatus();
+}
+
+int64_t SynthOptions::padded_vocab() const {
+  const int64_t m = int64_t{128} * std::max(1, parallel.tensor_parallel);
+  return (model.vocab_size + m - 1) / m * m;
+}
+
+int32_t SynthOptions::micro_batches_in_flight() const {
+  return std::min(parallel.pipeline_parallel - parallel.pipeline_stage, num_micro_batches);
+}
+
+absl::StatusOr<ModelConfig> ModelPreset(absl::string_view name) {
+  for (ModelConfig& m : AllModels()) {
+    if (absl::EqualsIgnoreCase(m.name, name)) return m;
+  }
+  return absl::NotFoundError(absl::StrCat("synth: unknown model preset '", name, "' (known: ",
+                                          absl::StrJoin(ModelPresetNames(), ", "), ")"));
+}
+
+absl::StatusOr<DeviceSpec> DevicePreset(absl::string_view name) {
+  for (DeviceSpec& d : AllDevices()) {
+    if (absl::EqualsIgnoreCase(d.name, name)) return d;
+  }
+  return absl::NotFoundError(absl::StrCat("synth: unknown device preset '", name, "' (known: ",
+                                          absl::StrJoin(DevicePresetNames(), ", "), ")"));
+}
+
+std::vector<std::string> ModelPresetNames() {
+  std::vector<std::string> v;
+  for (const ModelConfig& m : AllModels()) v.push_back(m.name);
+  return v;
+}
+
+std::vector<std::string> DevicePresetNames() {
+  std::vector<std::string> v;
+  for (const DeviceSpec& d : AllDevices()) v.push_back(d.name);
+  return v;
+}
+
+int64_t PresetSequenceLength(const ModelConfig& model) {
+  if (model.name == "llama3-8b") return 8192;
+  if (model.position == PositionKind::kLearned) return model.max_position_embeddings;
+  return 4096;
+}
+
+bool ParseSynthDType(absl::string_view name, DType* out) {
+  DType d;
+  if (!ParseDType(name, &d)) return false;
+  if (d != DType::kBFloat16 && d != DType::kFloat16 && d != DType::kFloat32) return false;
+  *out = d;
+  return true;
+}
+
+}  // namespace swapplan

@@ -1,0 +1,42 @@
+#include "swapplan/synth/roofline.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace swapplan {
+namespace {
+
+int64_t Ns(double seconds) {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds * 1e9)));
+}
+
+}  // namespace
+
+int64_t RooflineDurationNs(double flops, double bytes, const DeviceSpec& device,
+                           double flops_efficiency, double hbm_efficiency) {
+  const double compute = flops / (device.peak_flops_per_s * flops_efficiency);
+  const double memory = bytes / (device.hbm_bytes_per_s * hbm_efficiency);
+  return Ns(std::max(compute, memory));
+}
+
+int64_t CollectiveDurationNs(CollectiveKind kind, double bytes, int32_t group,
+                             const DeviceSpec& device) {
+  const double n = std::max(1, group);
+  double moved = bytes;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      moved = 2 * (n - 1) / n * bytes;
+      break;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
+      moved = (n - 1) / n * bytes;
+      break;
+    case CollectiveKind::kPointToPoint:
+      break;
+  }
+  return Ns(moved / device.link_bytes_per_s);
+}
+
+int64_t HostCopyDurationNs(double bytes, double bytes_per_s) { return Ns(bytes / bytes_per_s); }
+
+}  // namespace swapplan
