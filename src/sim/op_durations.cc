@@ -21,8 +21,8 @@ absl::string_view DurationSourceName(DurationSource s) {
 absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t iteration) {
   if (iteration < 0 || iteration >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is out of range (",
-                                                   trace.source(), " has ",
-                                                   trace.num_iterations(), " iterations)"));
+                                                   trace.source(), " has ", trace.num_iterations(),
+                                                   " iterations)"));
   }
   const IterationInfo& iter = trace.iteration(iteration);
   const int32_t n = iter.num_ops();
@@ -45,9 +45,9 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
     return d;
   }
   if (iter.wall_time_ns <= 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        trace.source(), ": iteration ", iteration, " has ", missing, " of ", n,
-        " ops without a duration and no wall time to estimate them from (Eq. 1)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(trace.source(), ": iteration ", iteration, " has ", missing, " of ", n,
+                     " ops without a duration and no wall time to estimate them from (Eq. 1)"));
   }
   d.source = missing == n ? DurationSource::kEstimated : DurationSource::kMixed;
   const int64_t rest = std::max<int64_t>(0, iter.wall_time_ns - recorded_sum);

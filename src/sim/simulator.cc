@@ -20,7 +20,8 @@ absl::Status SimulatorOptions::Validate() const {
   if (device_capacity_bytes <= 0) {
     return bad("device_capacity_bytes", device_capacity_bytes, "must be > 0");
   }
-  if (transfer_latency_ns < 0) return bad("transfer_latency_ns", transfer_latency_ns, "must be >= 0");
+  if (transfer_latency_ns < 0)
+    return bad("transfer_latency_ns", transfer_latency_ns, "must be >= 0");
   if (!(h2d_bandwidth_bytes_per_s >= 0) || !std::isfinite(h2d_bandwidth_bytes_per_s)) {
     return bad("h2d_bandwidth_bytes_per_s", h2d_bandwidth_bytes_per_s,
                "must be >= 0 and finite (0 = from the trace or policy)");
@@ -119,11 +120,11 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   const Trace& trace = *trace_;
   const IterationInfo& iter = trace.iteration(iteration_);
   if (!(policy.fingerprint == fingerprint_)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "policy fingerprint (", Hex(policy.fingerprint.op_sequence_hash), ", ",
-        policy.fingerprint.iteration_ops, " ops) does not match iteration ", iteration_, " of ",
-        trace.source(), " (", Hex(fingerprint_.op_sequence_hash), ", ", fingerprint_.iteration_ops,
-        " ops) [fingerprint-mismatch]"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("policy fingerprint (", Hex(policy.fingerprint.op_sequence_hash), ", ",
+                     policy.fingerprint.iteration_ops, " ops) does not match iteration ",
+                     iteration_, " of ", trace.source(), " (", Hex(fingerprint_.op_sequence_hash),
+                     ", ", fingerprint_.iteration_ops, " ops) [fingerprint-mismatch]"));
   }
   internal_sim::Prepared pr;
   const int32_t n = n_;
@@ -132,8 +133,8 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   if (!identity) {
     if (static_cast<int32_t>(schedule.size()) != n) {
       return absl::InvalidArgumentError(absl::StrCat("schedule has ", schedule.size(),
-                                                     " entries; iteration ", iteration_, " has ",
-                                                     n, " ops"));
+                                                     " entries; iteration ", iteration_, " has ", n,
+                                                     " ops"));
     }
     pr.pos.assign(n, -1);
     for (int32_t p = 0; p < n; ++p) {
@@ -239,9 +240,9 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
       const int32_t local = g - iter.op_begin;
       const int32_t p = pos(local);
       if (p > r.out && p < r.use) {
-        return fail(absl::StrCat("used at ", op_text(local), " while off device (swapped out after ",
-                                 op_text(it.swap_out_op), ", back for ",
-                                 op_text(it.first_use_op), ")"));
+        return fail(absl::StrCat("used at ", op_text(local),
+                                 " while off device (swapped out after ", op_text(it.swap_out_op),
+                                 ", back for ", op_text(it.first_use_op), ")"));
       }
     }
     windows[k] = {ti, r.out, r.use, static_cast<int32_t>(k)};
@@ -270,10 +271,10 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   pr.d2h_bw = pick(options_.d2h_bandwidth_bytes_per_s, trace.metadata().d2h_bandwidth_bytes_per_s,
                    policy.d2h_bandwidth_bytes_per_s);
   if (any_swap && (!(pr.h2d_bw > 0) || !(pr.d2h_bw > 0))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the policy swaps tensors but no ", !(pr.h2d_bw > 0) ? "h2d" : "d2h",
-        " bandwidth is known: none given, none in the metadata of ", trace.source(),
-        ", none in the policy"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the policy swaps tensors but no ", !(pr.h2d_bw > 0) ? "h2d" : "d2h",
+                     " bandwidth is known: none given, none in the metadata of ", trace.source(),
+                     ", none in the policy"));
   }
   for (internal_sim::Item& r : pr.items) {
     if (!r.swap) continue;

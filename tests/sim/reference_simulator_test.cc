@@ -12,13 +12,12 @@
 // bandwidths, half-duplex, naive record-stream, host costs and launch-queue
 // depths. Every figure must agree to the nanosecond and to the byte.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <climits>
 #include <deque>
 #include <numeric>
 #include <random>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
@@ -202,8 +201,8 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
       }
       const int k = c / 2;
       const bool is_out = c % 2 == 0;
-      const bool ready = is_out ? ended(items[k].out, t)
-                                : (reach[items[k].in] >= 0 && done(2 * k, t));
+      const bool ready =
+          is_out ? ended(items[k].out, t) : (reach[items[k].in] >= 0 && done(2 * k, t));
       if (!ready) break;
       cstart[c] = t;
       cend[c] = t + (is_out ? items[k].dout : items[k].din);
@@ -502,10 +501,9 @@ TEST_CASE("simulator equals the time-stepped reference on random cases", "[sim][
       CHECK(static_cast<int>(s.cause) == want.stall_cause[s.op]);
     }
     CHECK(stall_of_op == want.stall_of_op);
-    CHECK(std::is_sorted(r.top_stalls.begin(), r.top_stalls.end(),
-                         [](const StallSite& a, const StallSite& b) {
-                           return a.stall_ns > b.stall_ns;
-                         }));
+    CHECK(std::is_sorted(
+        r.top_stalls.begin(), r.top_stalls.end(),
+        [](const StallSite& a, const StallSite& b) { return a.stall_ns > b.stall_ns; }));
 
     with_stall += r.stall_ns > 0;
     with_oom += r.oom.occurred;

@@ -1,14 +1,14 @@
 // Hand-made cases for the evaluation simulator. Every trace runs at 1 byte/ns
 // in both directions with 100 ns ops and 100-byte tensors, so a copy takes
 // 100 ns and each expected value can be read off the timeline in the comment.
+#include "swapplan/sim/simulator.h"
+
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
-#include "swapplan/sim/simulator.h"
 
 namespace swapplan {
 namespace {
@@ -94,9 +94,9 @@ TEST_CASE("overlap hides a transfer", "[sim]") {
   // 6 ops + 2 copies.
   CHECK(r.events == 8);
   const std::vector<TimelineSpan> expected = {
-      {SpanKind::kOp, 0, 0, 100},    {SpanKind::kD2H, 0, 100, 200}, {SpanKind::kOp, 1, 100, 200},
-      {SpanKind::kOp, 2, 200, 300},  {SpanKind::kH2D, 0, 300, 400}, {SpanKind::kOp, 3, 300, 400},
-      {SpanKind::kOp, 4, 400, 500},  {SpanKind::kOp, 5, 500, 600}};
+      {SpanKind::kOp, 0, 0, 100},   {SpanKind::kD2H, 0, 100, 200}, {SpanKind::kOp, 1, 100, 200},
+      {SpanKind::kOp, 2, 200, 300}, {SpanKind::kH2D, 0, 300, 400}, {SpanKind::kOp, 3, 300, 400},
+      {SpanKind::kOp, 4, 400, 500}, {SpanKind::kOp, 5, 500, 600}};
   REQUIRE(r.timeline.size() == expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     INFO("span " << i);
@@ -216,11 +216,12 @@ TEST_CASE("OOM is reported with exact numbers and the run continues", "[sim]") {
   //   op 1: P + A + B     = 300   <- first OOM at 250: asks 100 (B), 50 free
   //   op 2: P + A + B + C = 400   <- worst: 150 over
   //   op 3: P + A + C     = 300
-  Trace t = MakeTrace(R"({"id": 10, "size_bytes": 100, "kind": "PARAMETER"},
+  Trace t = MakeTrace(
+      R"({"id": 10, "size_bytes": 100, "kind": "PARAMETER"},
                          {"id": 1, "size_bytes": 100, "kind": "ACTIVATION"},
                          {"id": 2, "size_bytes": 100, "kind": "ACTIVATION"},
                          {"id": 3, "size_bytes": 100, "kind": "ACTIVATION"})",
-                      R"({"name": "f0", "phase": "FORWARD", "inputs": [10], "outputs": [1], "duration_ns": 100},
+      R"({"name": "f0", "phase": "FORWARD", "inputs": [10], "outputs": [1], "duration_ns": 100},
       {"name": "f1", "phase": "FORWARD", "inputs": [1], "outputs": [2], "duration_ns": 100},
       {"name": "f2", "phase": "FORWARD", "inputs": [2], "outputs": [3], "duration_ns": 100},
       {"name": "b0", "phase": "BACKWARD", "inputs": [1, 3], "duration_ns": 100})");
@@ -237,8 +238,7 @@ TEST_CASE("OOM is reported with exact numbers and the run continues", "[sim]") {
   CHECK(r.bytes_in_use == std::vector<int64_t>{200, 300, 400, 300});
 }
 
-TEST_CASE("naive record-stream: the host sees the copy late and blocks are reused later",
-          "[sim]") {
+TEST_CASE("naive record-stream: the host sees the copy late and blocks are reused later", "[sim]") {
   // The six-op trace with A out after op 0 (copy 100-200), released after
   // op 1, back at op 3. A launch queue of 3 lets the host run 3 ops ahead:
   //
@@ -303,8 +303,10 @@ TEST_CASE("event queries slow the host until the device waits for it", "[sim]") 
   Trace t = MakeTrace(kSixTensors, kSixOps);
   Policy p = PolicyFor(t, {Item(1, 0, 1, 3, 5)});
   SimulationResult r = Run(t, p,
-                           {.record_stream = RecordStreamMode::kNaive, .host_dispatch_ns = 10,
-                            .host_event_query_ns = 200, .launch_queue_depth = 1});
+                           {.record_stream = RecordStreamMode::kNaive,
+                            .host_dispatch_ns = 10,
+                            .host_event_query_ns = 200,
+                            .launch_queue_depth = 1});
   CHECK(r.host_event_queries == 1);
   CHECK(r.reuse.max_ops == 1);
   CHECK(r.host_wait_ns == 10 + 210 + 4 * 10);
@@ -337,7 +339,7 @@ TEST_CASE("recomputation is charged on the compute stream before the trigger op"
 
 TEST_CASE("latency is added to every copy; bandwidth rounding is a ceiling", "[sim]") {
   CHECK(TransferDurationNs(100, 1e9, 10) == 110);
-  CHECK(TransferDurationNs(100, 3e9, 0) == 34);  // 33.3 ns -> 34
+  CHECK(TransferDurationNs(100, 3e9, 0) == 34);          // 33.3 ns -> 34
   CHECK(TransferDurationNs(1 << 20, 25e9, 0) == 41944);  // 41943.04 ns
   // With 10 ns latency A's copy out ends at 210, 10 ns into op 2, which
   // waits for it (release after op 1): a 10 ns release stall.
@@ -461,9 +463,8 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
   CHECK_THAT(std::string(r.status().message()), Catch::EndsWith("[fingerprint-mismatch]"));
 
   // No bandwidth anywhere.
-  Trace slow = testing::TraceFromJson(
-      std::string(R"({"tensors": [)") + kSixTensors + R"(], "iterations": [{"ops": [)" + kSixOps +
-      "]}]}");
+  Trace slow = testing::TraceFromJson(std::string(R"({"tensors": [)") + kSixTensors +
+                                      R"(], "iterations": [{"ops": [)" + kSixOps + "]}]}");
   r = Simulate(slow, PolicyFor(slow, {Item(1, 0, 1, 3, 5)}));
   CHECK(r.status().message() ==
         "the policy swaps tensors but no h2d bandwidth is known: none given, none in the "
