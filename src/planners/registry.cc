@@ -1,5 +1,6 @@
 #include "swapplan/planners/registry.h"
 
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
