@@ -44,7 +44,8 @@ absl::Status SimulatorOptions::Validate() const {
 
 int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns) {
   const double bytes_per_ns = bandwidth_bytes_per_s / 1e9;
-  return latency_ns + static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_ns));
+  const double ns = std::ceil(static_cast<double>(bytes) / bytes_per_ns);
+  return latency_ns + (ns < kMaxTransferNs ? static_cast<int64_t>(ns) : kMaxTransferNs);
 }
 
 absl::string_view StallCauseName(StallCause c) {
@@ -66,6 +67,10 @@ absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteratio
   s.fingerprint_ = ComputeFingerprint(trace, iteration);
   s.alloc_at_.assign(n, 0);
   s.free_after_.assign(n, 0);
+  for (TensorId t = 0; t < trace.num_tensors() && s.dense_ids_; ++t) {
+    s.dense_ids_ = trace.tensor(t).trace_id == static_cast<uint64_t>(t);
+  }
+  if (s.dense_ids_) s.slot_of_tensor_.assign(trace.num_tensors(), -1);
   for (TensorId t = 0; t < trace.num_tensors(); ++t) {
     const TensorLifetime& lt = trace.lifetime(t);
     if (!lt.occupies_device()) continue;
@@ -81,7 +86,11 @@ absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteratio
       s.alloc_at_[it.alloc] += size;
     }
     if (it.free < n) s.free_after_[it.free] += size;
-    s.by_trace_id_.emplace(trace.tensor(t).trace_id, static_cast<int32_t>(s.tensors_.size()));
+    if (s.dense_ids_) {
+      s.slot_of_tensor_[t] = static_cast<int32_t>(s.tensors_.size());
+    } else {
+      s.by_trace_id_.emplace(trace.tensor(t).trace_id, static_cast<int32_t>(s.tensors_.size()));
+    }
     s.tensors_.push_back(it);
   }
   s.ideal_time_ns_ = internal_sim::IdealTime(s.durations_.duration_ns, {}, options);
@@ -184,12 +193,6 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   const size_t ni = policy.items.size();
   pr.items.resize(ni);
   bool any_swap = false;
-  struct Window {
-    int32_t tensor;
-    int32_t out, use;
-    int32_t item;
-  };
-  std::vector<Window> windows(ni);
   for (size_t k = 0; k < ni; ++k) {
     const PolicyItem& it = policy.items[k];
     auto fail = [&](const std::string& what) {
@@ -199,19 +202,32 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     auto op_text = [&](int32_t local) {
       return absl::StrCat("op ", local, " (", trace.op_name_at(iter.op_begin + local), ")");
     };
-    auto found = by_trace_id_.find(it.tensor_id);
-    if (found == by_trace_id_.end()) {
+    int32_t ti = -1;
+    if (dense_ids_) {
+      if (it.tensor_id < slot_of_tensor_.size()) ti = slot_of_tensor_[it.tensor_id];
+    } else if (auto found = by_trace_id_.find(it.tensor_id); found != by_trace_id_.end()) {
+      ti = found->second;
+    }
+    if (ti < 0) {
       return fail(absl::StrCat("no such tensor occupies the device during iteration ", iteration_,
                                " of ", trace.source()));
     }
-    const int32_t ti = found->second;
     const IterTensor& t = tensors_[ti];
     const int64_t size = trace.tensor(t.id).size_bytes;
     if (it.size_bytes != size) {
       return fail(absl::StrCat("size_bytes ", it.size_bytes, " differs from the trace's ", size));
     }
-    if (it.swap_out_op < 0 || it.first_use_op >= n) {
-      return fail(absl::StrCat("op indices outside the iteration (", n, " ops)"));
+    for (int32_t op : {it.swap_out_op, it.release_op, it.swap_in_op, it.first_use_op}) {
+      if (op < 0 || op >= n) {
+        return fail(absl::StrCat("op ", op, " is outside the iteration (", n, " ops)"));
+      }
+    }
+    if (it.action != ItemAction::kSwap && it.action != ItemAction::kRecompute) {
+      return fail(absl::StrCat("unknown action ", static_cast<int>(it.action)));
+    }
+    if (it.recompute_ns < 0 || (it.action == ItemAction::kSwap && it.recompute_ns != 0)) {
+      return fail(absl::StrCat("recompute_ns is ", it.recompute_ns,
+                               "; must be >= 0, and 0 for a SWAP item"));
     }
     internal_sim::Item& r = pr.items[k];
     r.size = size;
@@ -245,22 +261,8 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
                                  ", back for ", op_text(it.first_use_op), ")"));
       }
     }
-    windows[k] = {ti, r.out, r.use, static_cast<int32_t>(k)};
+    r.slot = ti;
     any_swap = any_swap || r.swap;
-  }
-  std::sort(windows.begin(), windows.end(), [](const Window& x, const Window& y) {
-    return x.tensor != y.tensor ? x.tensor < y.tensor : x.out < y.out;
-  });
-  for (size_t k = 1; k < windows.size(); ++k) {
-    const Window& prev = windows[k - 1];
-    const Window& cur = windows[k];
-    if (prev.tensor == cur.tensor && cur.out < prev.use) {
-      const PolicyItem& it = policy.items[cur.item];
-      return absl::InvalidArgumentError(absl::StrCat(
-          "policy item ", cur.item, " (tensor ", it.tensor_id, "): overlaps policy item ",
-          prev.item, " of the same tensor (its window ends at first_use_op ",
-          policy.items[prev.item].first_use_op, ", after swap_out_op ", it.swap_out_op, ")"));
-    }
   }
   // --- bandwidths -----------------------------------------------------------
   auto pick = [](double opt, double meta, double pol) {
@@ -295,6 +297,24 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     bucket(pr.by_release, [](const internal_sim::Item& r) { return r.release; });
     bucket(pr.by_in, [](const internal_sim::Item& r) { return r.in; });
     bucket(pr.by_use, [](const internal_sim::Item& r) { return r.use; });
+    // Items of one tensor may not overlap: walking swap-outs in position
+    // order, each must start at or after the previous window's first use.
+    std::vector<int32_t> window_end(tensors_.size(), -1), window_item(tensors_.size(), -1);
+    for (int32_t p = 0; p < n; ++p) {
+      for (int32_t k : pr.by_out.at(p)) {
+        const internal_sim::Item& r = pr.items[k];
+        if (window_end[r.slot] > p) {
+          const PolicyItem& it = policy.items[k];
+          const int32_t prev = window_item[r.slot];
+          return absl::InvalidArgumentError(absl::StrCat(
+              "policy item ", k, " (tensor ", it.tensor_id, "): overlaps policy item ", prev,
+              " of the same tensor (its window ends at first_use_op ",
+              policy.items[prev].first_use_op, ", after swap_out_op ", it.swap_out_op, ")"));
+        }
+        window_end[r.slot] = r.use;
+        window_item[r.slot] = k;
+      }
+    }
   }
   if (identity) {
     pr.ideal_time_ns = ideal_time_ns_;

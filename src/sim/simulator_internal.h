@@ -18,6 +18,7 @@ struct Item {
   int64_t recompute_ns = 0;
   int32_t out = 0, release = 0, in = 0, use = 0;  // positions
   int64_t out_ns = 0, in_ns = 0;                  // copy durations (SWAP)
+  int32_t slot = 0;                               // index into the simulator's tensors
 };
 
 // Items grouped by one of their positions: items[begin[p] .. begin[p+1]).

@@ -84,12 +84,13 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     r.reuse.max_ops = std::max(r.reuse.max_ops, interval);
   };
 
-  for (int32_t p = 0; p < n; ++p) {
+  int32_t ring_at = 0;  // == p % ring_size
+  for (int32_t p = 0; p < n; ++p, ring_at = ring_at + 1 == ring_size ? 0 : ring_at + 1) {
     const int32_t op = schedule.empty() ? p : schedule[p];
 
     // --- host: dispatch op p ------------------------------------------------
     int64_t t0 = h_prev;
-    if (p >= o.launch_queue_depth) t0 = std::max(t0, ring[p % ring_size]);
+    if (p >= o.launch_queue_depth) t0 = std::max(t0, ring[ring_at]);
     int64_t t1 = t0 + o.host_dispatch_ns;
     if (naive) {
       const int64_t queries = static_cast<int64_t>(pending.size() - pending_head);
@@ -189,7 +190,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     r.compute_ns += dur[op];
     ++r.events;
     if (o.record_timeline) r.timeline.push_back({SpanKind::kOp, op, start, end});
-    ring[p % ring_size] = end;
+    ring[ring_at] = end;
     end_prev = end;
 
     // --- d2h copies after p ----------------------------------------------------

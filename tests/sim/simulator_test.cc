@@ -419,6 +419,21 @@ TEST_CASE("a schedule reorders ops and their memory", "[sim]") {
   }
   CHECK(found);
 
+  // Under a schedule, an item's ops must be in order of position: op 2 (c)
+  // runs before op 1 (b) here, so "out after b, back for c" is backwards.
+  PolicyItem backwards;
+  backwards.tensor_id = 2;
+  backwards.size_bytes = 100;
+  backwards.swap_out_op = 1;
+  backwards.release_op = 1;
+  backwards.swap_in_op = 3;
+  backwards.first_use_op = 3;
+  Policy with_item = PolicyFor(t, {backwards});
+  CHECK(sim->Run(with_item).ok());
+  const std::vector<int32_t> late_b = {0, 2, 3, 1};
+  CHECK(sim->Run(with_item, late_b).status().message() ==
+        "policy item 0 (tensor 2): under the schedule the ops run at positions 3, 3, 2, 2; need "
+        "swap_out <= release < swap_in <= first_use");
   const std::vector<int32_t> bad = {0, 2, 2, 3};
   CHECK(sim->Run(p, bad).status().message() ==
         "schedule is not a permutation of the iteration's ops: entry 2 is 2");
@@ -434,6 +449,13 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
   CHECK(message({Item(9, 0, 1, 3, 5)}) ==
         "policy item 0 (tensor 9): no such tensor occupies the device during iteration 0 of "
         "test.json");
+  CHECK(message({Item(1, 0, 1, 3, 9)}) ==
+        "policy item 0 (tensor 1): op 9 is outside the iteration (6 ops)");
+  PolicyItem negative = Item(1, 0, 0, 3, 5);
+  negative.action = ItemAction::kRecompute;
+  negative.recompute_ns = -4;
+  CHECK(message({negative}) ==
+        "policy item 0 (tensor 1): recompute_ns is -4; must be >= 0, and 0 for a SWAP item");
   CHECK(message({Item(1, 0, 1, 3, 5, 64)}) ==
         "policy item 0 (tensor 1): size_bytes 64 differs from the trace's 100");
   // B lives during op 2 only.

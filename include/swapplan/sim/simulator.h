@@ -143,8 +143,10 @@ struct SimulatorOptions {
   absl::Status Validate() const;
 };
 
-// Duration of one copy: latency_ns + ceil(bytes / (bandwidth / 1e9)).
-// Requires bandwidth > 0.
+// Duration of one copy: latency_ns + ceil(bytes / (bandwidth / 1e9)), the
+// second term saturating at kMaxTransferNs (absurd bandwidths cannot
+// overflow the clock). Requires bandwidth > 0.
+inline constexpr int64_t kMaxTransferNs = 100'000'000'000'000'000;  // ~3 years
 int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns);
 
 enum class StallCause : uint8_t {
@@ -314,8 +316,13 @@ class Simulator {
   int64_t initial_bytes_ = 0;
   std::vector<int64_t> alloc_at_;
   std::vector<int64_t> free_after_;
-  // Trace file id -> index into tensors_, for policy items.
-  absl::flat_hash_map<uint64_t, TensorId> by_trace_id_;
+  // Policy items name tensors by trace file id. When every file id equals
+  // its dense id (the usual case) slot_of_tensor_ maps it straight to an
+  // index into tensors_ (-1: not in this iteration); otherwise by_trace_id_
+  // does.
+  bool dense_ids_ = true;
+  std::vector<int32_t> slot_of_tensor_;
+  absl::flat_hash_map<uint64_t, int32_t> by_trace_id_;
   int64_t ideal_time_ns_ = 0;
 };
 
