@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/simulator_internal.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {

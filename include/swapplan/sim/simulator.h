@@ -46,7 +46,8 @@
 //   order: for each op k, the h2d copies triggered at k (policy item order),
 //   op k, then the d2h copies after k (item order). Half-duplex: one stream
 //   for both directions, in that same order.
-// Memory (op-indexed, as in the unswapped curve). A tensor occupies the
+// Memory (op-indexed, as in the unswapped curve; swaps recorded in the
+//   trace are ignored — the policy replaces them). A tensor occupies the
 //   device from its allocation to its free, both inclusive (trace lifetimes;
 //   under a schedule: from the earliest to the latest position of its ALLOC
 //   op, FREE op and uses; resident-before-the-iteration tensors from the
@@ -97,7 +98,6 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "swapplan/policy/policy.h"
-#include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/op_durations.h"
 #include "swapplan/trace/trace.h"
 
