@@ -24,6 +24,8 @@ using Action = std::function<absl::Status()>;
 void SetupInspect(CLI::App& root, Action* action);
 void SetupCurve(CLI::App& root, Action* action);
 void SetupSynth(CLI::App& root, Action* action);
+void SetupSimulate(CLI::App& root, Action* action);
+void SetupCompare(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);
+  cli::SetupSimulate(app, &action);
+  cli::SetupCompare(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

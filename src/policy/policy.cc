@@ -6,6 +6,21 @@
 
 namespace swapplan {
 
+absl::string_view ItemActionName(ItemAction a) {
+  return a == ItemAction::kRecompute ? "RECOMPUTE" : "SWAP";
+}
+
+bool ParseItemAction(absl::string_view name, ItemAction* out) {
+  if (name == "SWAP") {
+    *out = ItemAction::kSwap;
+  } else if (name == "RECOMPUTE") {
+    *out = ItemAction::kRecompute;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status Policy::Validate() const {
   if (device_budget_bytes < 0) {
     return absl::InvalidArgumentError(
@@ -31,6 +46,13 @@ absl::Status Policy::Validate() const {
                                "first_use_op, got ",
                                it.swap_out_op, ", ", it.release_op, ", ", it.swap_in_op, ", ",
                                it.first_use_op));
+    }
+    if (it.action != ItemAction::kSwap && it.action != ItemAction::kRecompute) {
+      return fail(absl::StrCat("unknown action ", static_cast<int>(it.action)));
+    }
+    if (it.recompute_ns < 0 || (it.action == ItemAction::kSwap && it.recompute_ns != 0)) {
+      return fail(absl::StrCat("recompute_ns is ", it.recompute_ns,
+                               "; must be >= 0, and 0 for a SWAP item"));
     }
     if (it.first_use_op >= n) {
       return fail(absl::StrCat("first_use_op ", it.first_use_op,

@@ -63,6 +63,8 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_swap_in_op(static_cast<uint32_t>(it.swap_in_op));
     o->set_first_use_op(static_cast<uint32_t>(it.first_use_op));
     o->set_size_bytes(it.size_bytes);
+    o->set_action(static_cast<pb::ItemAction>(it.action));
+    o->set_recompute_ns(it.recompute_ns);
   }
 }
 
@@ -115,6 +117,14 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     it.swap_in_op = Clamp32(o.swap_in_op());
     it.first_use_op = Clamp32(o.first_use_op());
     it.size_bytes = o.size_bytes();
+    if (o.action() != pb::SWAP && o.action() != pb::RECOMPUTE) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": policy item ", p.items.size(),
+                                                     " (tensor ", it.tensor_id,
+                                                     "): unknown action ",
+                                                     static_cast<int>(o.action())));
+    }
+    it.action = static_cast<ItemAction>(o.action());
+    it.recompute_ns = o.recompute_ns();
     p.items.push_back(std::move(it));
   }
   if (absl::Status st = p.Validate(); !st.ok()) {
@@ -131,20 +141,26 @@ Json ToJson(const Policy& p) {
   Json items = Json::array();
   for (const PolicyItem& it : p.items) {
     const RuntimeKey& k = it.runtime_key;
-    items.push_back({{"tensor_id", it.tensor_id},
-                     {"swap_out_op", it.swap_out_op},
-                     {"release_op", it.release_op},
-                     {"swap_in_op", it.swap_in_op},
-                     {"first_use_op", it.first_use_op},
-                     {"size_bytes", it.size_bytes},
-                     {"runtime_key",
-                      {{"op_count", k.op_count},
-                       {"op_mask", Hex(k.op_mask)},
-                       {"op_history", Hex(k.op_history)},
-                       {"dtype", std::string(DTypeName(k.dtype))},
-                       {"size_bytes", k.size_bytes},
-                       {"shape", k.shape},
-                       {"mask_bits", k.mask_bits}}}});
+    Json item = {{"tensor_id", it.tensor_id},
+                 {"swap_out_op", it.swap_out_op},
+                 {"release_op", it.release_op},
+                 {"swap_in_op", it.swap_in_op},
+                 {"first_use_op", it.first_use_op},
+                 {"size_bytes", it.size_bytes},
+                 {"runtime_key",
+                  {{"op_count", k.op_count},
+                   {"op_mask", Hex(k.op_mask)},
+                   {"op_history", Hex(k.op_history)},
+                   {"dtype", std::string(DTypeName(k.dtype))},
+                   {"size_bytes", k.size_bytes},
+                   {"shape", k.shape},
+                   {"mask_bits", k.mask_bits}}}};
+    // SWAP is the default and is left out, so swap-only policies read as before.
+    if (it.action != ItemAction::kSwap) {
+      item["action"] = std::string(ItemActionName(it.action));
+      item["recompute_ns"] = it.recompute_ns;
+    }
+    items.push_back(std::move(item));
   }
   return {{"format", std::string(kPolicyFormat)},
           {"format_version", kPolicyFormatVersion},
@@ -290,6 +306,16 @@ class PolicyJsonReader {
         o->set_size_bytes(x);
       } else if (key == "runtime_key") {
         SWAPPLAN_RETURN_IF_ERROR(Key(v, p, o->mutable_runtime_key()));
+      } else if (key == "action") {
+        SWAPPLAN_ASSIGN_OR_RETURN(std::string a, String(v, p));
+        ItemAction action;
+        if (!ParseItemAction(a, &action)) {
+          return Fail(p, "unknown action '" + a + "' (expected SWAP or RECOMPUTE)");
+        }
+        o->set_action(static_cast<pb::ItemAction>(action));
+      } else if (key == "recompute_ns") {
+        SWAPPLAN_ASSIGN_OR_RETURN(int64_t x, Int(v, p));
+        o->set_recompute_ns(x);
       } else {
         return Fail(p, "unknown field");
       }

@@ -144,5 +144,44 @@ TEST_CASE("fingerprints follow the op sequence", "[policy]") {
              Catch::EndsWith("[fingerprint-mismatch]") && Catch::Contains("5 ops) does not match"));
 }
 
+TEST_CASE("RECOMPUTE items round trip; SWAP stays implicit in JSON", "[policy]") {
+  Policy p = SamplePolicy();
+  PolicyItem r = p.items[0];
+  r.tensor_id = 43;
+  r.action = ItemAction::kRecompute;
+  r.recompute_ns = 1234;
+  p.items.push_back(r);
+  const std::string json = PolicyToJson(p);
+  // One "action" key: the RECOMPUTE item's; the SWAP item has none.
+  CHECK(json.find("\"action\": \"RECOMPUTE\"") != std::string::npos);
+  CHECK(json.find("\"action\"") == json.rfind("\"action\""));
+  for (const absl::StatusOr<Policy>& back :
+       {ParsePolicyJson(json, "p.json"), ParsePolicyBinary(PolicyToBinary(p), "p.pb")}) {
+    INFO(back.status().ToString());
+    REQUIRE(back.ok());
+    RequireSame(p, *back);
+    CHECK(back->items[0].action == ItemAction::kSwap);
+    CHECK(back->items[0].recompute_ns == 0);
+    CHECK(back->items[1].action == ItemAction::kRecompute);
+    CHECK(back->items[1].recompute_ns == 1234);
+  }
+}
+
+TEST_CASE("action and recompute_ns are validated", "[policy]") {
+  Policy p = SamplePolicy();
+  p.items[0].recompute_ns = 5;  // a SWAP item cannot carry recompute time
+  CHECK(p.Validate().message() ==
+        "policy item 0 (tensor 42): recompute_ns is 5; must be >= 0, and 0 for a SWAP item");
+  p.items[0].action = ItemAction::kRecompute;
+  CHECK(p.Validate().ok());
+  p.items[0].recompute_ns = -1;
+  CHECK(p.Validate().message() ==
+        "policy item 0 (tensor 42): recompute_ns is -1; must be >= 0, and 0 for a SWAP item");
+  absl::StatusOr<Policy> bad = ParsePolicyJson(
+      R"({"format": "swapplan-policy", "format_version": 1, "items": [{"action": "DROP"}]})", "x");
+  CHECK(bad.status().message() ==
+        "x: JSON $.items[0].action: unknown action 'DROP' (expected SWAP or RECOMPUTE)");
+}
+
 }  // namespace
 }  // namespace swapplan

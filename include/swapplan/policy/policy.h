@@ -15,6 +15,11 @@
 //   * the host->device copy is triggered when swap_in_op is dispatched and
 //     the block is allocated then (counted from swap_in_op on);
 //   * first_use_op waits for the copy to finish (a stall if it has not).
+//   * action RECOMPUTE (baselines such as full recomputation) moves no
+//     bytes: the block is dropped after release_op (counted through it), and
+//     when swap_in_op is dispatched the compute stream first spends
+//     recompute_ns re-running the producing ops; the block is counted from
+//     swap_in_op on. swap_out_op is then just the last use before the window.
 //
 // Op indices are local to the iteration named by `fingerprint.iteration`.
 // Invariants (checked by Policy::Validate, the rest by the checker):
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "swapplan/trace/types.h"
 
 namespace swapplan {
@@ -67,6 +73,16 @@ struct RuntimeKey {
   }
 };
 
+// What a policy item does with its tensor during the window.
+enum class ItemAction : uint8_t {
+  kSwap = 0,       // copy out to host memory and back
+  kRecompute = 1,  // drop, then re-run the producing ops before swap_in_op
+};
+
+// "SWAP" / "RECOMPUTE"; ParseItemAction returns false for anything else.
+absl::string_view ItemActionName(ItemAction a);
+bool ParseItemAction(absl::string_view name, ItemAction* out);
+
 struct PolicyItem {
   // Exact key: the tensor's id in the trace file.
   uint64_t tensor_id = 0;
@@ -76,6 +92,9 @@ struct PolicyItem {
   int32_t swap_in_op = 0;
   int32_t first_use_op = 0;
   int64_t size_bytes = 0;
+  ItemAction action = ItemAction::kSwap;
+  // Compute time re-running the producing ops (RECOMPUTE only, else 0).
+  int64_t recompute_ns = 0;
 };
 
 struct Policy {

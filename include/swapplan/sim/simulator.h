@@ -1,0 +1,337 @@
+// Evaluation simulator (SPEC §6): the one yardstick every planner and
+// baseline is judged by. It replays one iteration of a trace under a policy
+// on three FIFO streams — compute, device→host (d2h), host→device (h2d) —
+// with a host that dispatches ops, and reports iteration time, stalls and
+// where they happen, peak bytes, bytes moved, OOM, and (optionally) the
+// per-stream timeline.
+//
+//   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, Simulate(trace, policy, options));
+//   r.iteration_time_ns; r.stall_ns; r.oom.occurred; r.peak_bytes;
+//
+//   // Many policies (or schedules) on one iteration: build once, run often.
+//   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, 0, options));
+//   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult a, sim.Run(policy_a));
+//   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult b, sim.Run(policy_b, schedule));
+//
+// ---------------------------------------------------------------------------
+// Model. Ops run in schedule order (the recorded order unless a schedule — a
+// permutation of the iteration's local op indices — is passed). Times are
+// integer nanoseconds from the moment the host starts dispatching the first op.
+//
+//   host      |disp 0|disp 1|disp 2| ...   op k dispatched at h_k
+//   compute   |.... op 0 ....|  stall |.... op 1 ....|rc|.. op 2 ..|
+//   d2h               |== out A (after op 0) ==|
+//   h2d                                            |== in A ==|
+//
+// Host. h_k = max(h_{k-1}, end_{k-D}) + host_dispatch_ns (+ event queries in
+//   naive record-stream mode), D = launch_queue_depth: the host may run up to
+//   D ops ahead of the device. Defaults (dispatch 0 ns) make the host never
+//   the bottleneck.
+// Reach. The compute stream reaches op k at reach_k = max(end_{k-1}, h_k).
+//   "Op k is dispatched", for a policy's triggers, means this moment: an
+//   executor orders a copy after op k-1 with an event on the compute stream,
+//   which is also what makes the block the copy writes into free.
+// Compute. Op k first runs the recomputations of RECOMPUTE items whose
+//   swap_in_op is k (their recompute_ns, summed), then waits for
+//     * the h2d copies of SWAP items whose first_use_op is k, and
+//     * (custom record-stream) the d2h copies of SWAP items whose release_op
+//       is k-1 — the event wait that lets op k reuse the released block
+//       (seed 001 §6.2); a release point earlier than the copy's end stalls,
+//   then runs for its duration. stall_k = start_k − (reach_k + recompute_k),
+//   attributed to op k and to the copy that finished last.
+// Copies. A SWAP item's d2h copy is ready at end of swap_out_op; its h2d copy
+//   at max(reach of swap_in_op, end of its own d2h copy). A copy starts at
+//   max(ready, its stream free) and takes transfer_latency_ns +
+//   ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
+//   order: for each op k, the h2d copies triggered at k (policy item order),
+//   op k, then the d2h copies after k (item order). Half-duplex: one stream
+//   for both directions, in that same order.
+// Memory (op-indexed, as in the unswapped curve; swaps recorded in the
+//   trace are ignored — the policy replaces them). A tensor occupies the
+//   device from its allocation to its free, both inclusive (trace lifetimes;
+//   under a schedule: from the earliest to the latest position of its ALLOC
+//   op, FREE op and uses; resident-before-the-iteration tensors from the
+//   start, never-freed ones to the end). An item takes its tensor off from
+//   release_op + 1 (custom) and puts it back from swap_in_op. Allocations of
+//   op k — tensors allocated at k plus swap-in / recompute blocks of k — are
+//   checked at its dispatch: bytes in use before them + requested >
+//   capacity is an OOM. The run does NOT stop at an OOM: it continues with
+//   the bytes over capacity (so one pass gives the time and the full
+//   extent), and reports the first OOM op (requested, free), how many ops
+//   were over capacity and by how much at worst. A real run would crash at
+//   the first one: feasible == !oom.occurred.
+// Naive record-stream (PyTorch recordStream). A SWAP item's block is
+//   released only when the host, polling at an op dispatch, sees the copy
+//   complete: at the first dispatch k > swap_out_op with h_k >= copy end.
+//   Every dispatch queries each pending block (host_event_query_ns each).
+//   When op k's allocations would exceed capacity while blocks are pending,
+//   the host synchronises on all of them (as the caching allocator does
+//   before reporting OOM): h_k waits for the last pending copy, then all are
+//   released. Release points in the policy are ignored; the compute stream
+//   never waits for d2h copies. If a block is still pending at swap_in_op,
+//   the new block and the old one are both counted until the old is seen.
+// Reuse interval (seed 001 §7.5, Fig. 8b): for each SWAP item, k − swap_out_op,
+//   k = the first op whose allocations may use the block (custom:
+//   release_op + 1; naive: the op at whose dispatch it was released). Blocks
+//   still pending at the end of the iteration are counted separately.
+//
+// Iteration time = end of the last op (every copy has finished by then: each
+// h2d copy before its first_use_op, each d2h copy before its h2d copy).
+// Ideal = the same run with no policy and unlimited memory.
+//
+// Complexity: Create O(ops + uses + tensors of the trace); Run O(ops + items)
+// with the recorded order, O(ops + uses of the iteration + items) with a
+// schedule. One pass, no event queue: every stream is FIFO in program order
+// and every dependency points to an earlier task in that order, so each
+// task's start is max(ready, stream free) computed in order — the exact
+// result of the event-driven system. Run is const and thread-safe.
+#ifndef SWAPPLAN_SIM_SIMULATOR_H_
+#define SWAPPLAN_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/sim/op_durations.h"
+#include "swapplan/trace/trace.h"
+
+namespace swapplan {
+
+namespace internal_sim {
+struct Prepared;
+}  // namespace internal_sim
+
+inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
+
+enum class RecordStreamMode : uint8_t {
+  kCustom = 0,  // release at the policy's release_op, event wait on compute
+  kNaive = 1,   // release when the host observes the copy's completion
+};
+
+struct SimulatorOptions {
+  // Device memory the run may use; kUnlimitedBytes for infinite memory.
+  int64_t device_capacity_bytes = kUnlimitedBytes;
+  // Fixed cost of every copy (launch and DMA setup), added to bytes/bandwidth.
+  int64_t transfer_latency_ns = 0;
+  // Copy bandwidths; 0 = the trace metadata's, else the policy's.
+  double h2d_bandwidth_bytes_per_s = 0;
+  double d2h_bandwidth_bytes_per_s = 0;
+  // Both directions share one link: copies run one at a time in issue order.
+  bool half_duplex = false;
+  RecordStreamMode record_stream = RecordStreamMode::kCustom;
+  // Host time to dispatch one op (framework overhead + launch).
+  int64_t host_dispatch_ns = 0;
+  // Host time per pending record-stream block queried at each dispatch
+  // (naive mode only).
+  int64_t host_event_query_ns = 0;
+  // Ops the host may dispatch ahead of the device: op k is dispatched no
+  // earlier than op k − depth ends. 1 = a host that waits for each op.
+  int32_t launch_queue_depth = 1024;
+  // Keep per-op and per-copy spans and the per-op bytes in the result.
+  bool record_timeline = false;
+  // How many of the ops with the longest stalls to list.
+  int32_t top_stall_ops = 10;
+
+  // InvalidArgument naming the field when a value is out of range
+  // (capacity <= 0, negative times or bandwidths, depth < 1, ...).
+  absl::Status Validate() const;
+};
+
+// Duration of one copy: latency_ns + ceil(bytes / (bandwidth / 1e9)), the
+// second term saturating at kMaxTransferNs (absurd bandwidths cannot
+// overflow the clock). Requires bandwidth > 0.
+inline constexpr int64_t kMaxTransferNs = 100'000'000'000'000'000;  // ~3 years
+int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns);
+
+enum class StallCause : uint8_t {
+  kSwapIn = 0,   // waited for the h2d copy of an input
+  kRelease = 1,  // waited for a d2h copy before reusing its block (custom)
+};
+absl::string_view StallCauseName(StallCause c);  // "swap-in", "release"
+
+struct StallSite {
+  int32_t op = -1;  // local op index
+  int64_t stall_ns = 0;
+  StallCause cause = StallCause::kSwapIn;
+  // Trace id of the tensor whose copy finished last.
+  uint64_t tensor_id = 0;
+};
+
+struct OomReport {
+  bool occurred = false;
+  // First op whose allocations did not fit (local index), what it asked for
+  // and what was free just before (capacity − bytes in use before its
+  // allocations; negative only when the tensors resident before the first op
+  // alone exceed the capacity).
+  int32_t op = -1;
+  int64_t requested_bytes = 0;
+  int64_t free_bytes = 0;
+  // Ops over capacity, and the largest excess (peak − capacity).
+  int32_t ops_over_capacity = 0;
+  int64_t max_excess_bytes = 0;
+};
+
+struct ReuseStats {
+  // SWAP items whose block was released within the iteration.
+  int32_t blocks = 0;
+  double mean_ops = 0;
+  int32_t max_ops = 0;
+  // Blocks still waiting for the host at the end of the iteration (naive).
+  int32_t unreleased_blocks = 0;
+};
+
+enum class SpanKind : uint8_t {
+  kOp = 0,         // compute: an op (index = local op)
+  kRecompute = 1,  // compute: recomputation before an op (index = local op)
+  kStall = 2,      // compute: idle waiting for copies (index = local op)
+  kD2H = 3,        // d2h (or the shared link): a copy out (index = policy item)
+  kH2D = 4,        // h2d (or the shared link): a copy in (index = policy item)
+  kDispatch = 5,   // host: dispatching an op (index = local op)
+};
+
+struct TimelineSpan {
+  SpanKind kind = SpanKind::kOp;
+  int32_t index = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct SimulationResult {
+  int32_t iteration = 0;
+  int32_t num_ops = 0;
+  DurationSource durations = DurationSource::kRecorded;
+  RecordStreamMode record_stream = RecordStreamMode::kCustom;
+  bool half_duplex = false;
+  int64_t capacity_bytes = kUnlimitedBytes;
+  double h2d_bandwidth_bytes_per_s = 0;
+  double d2h_bandwidth_bytes_per_s = 0;
+  int64_t transfer_latency_ns = 0;
+
+  // End of the last op.
+  int64_t iteration_time_ns = 0;
+  // The same iteration with no policy and unlimited memory.
+  int64_t ideal_time_ns = 0;
+  // (iteration − ideal) / ideal; 0 when ideal is 0.
+  double overhead_vs_ideal = 0;
+  // Sum of op durations, and of recomputation charged on the compute stream.
+  int64_t compute_ns = 0;
+  int64_t recompute_ns = 0;
+  // Compute stream idle waiting for copies, in total and by cause.
+  int64_t stall_ns = 0;
+  int64_t stall_swap_in_ns = 0;
+  int64_t stall_release_ns = 0;
+  // Stall by phase of the waiting op (index: static_cast<int>(Phase)).
+  int64_t stall_by_phase_ns[kNumPhases] = {0, 0, 0, 0};
+  // Compute stream idle waiting for the host to dispatch.
+  int64_t host_wait_ns = 0;
+  // Ops with the longest stalls, longest first (ties: earlier op first).
+  std::vector<StallSite> top_stalls;
+  int32_t ops_with_stall = 0;
+
+  int64_t peak_bytes = 0;
+  int32_t peak_op = -1;  // local index of the first op at the peak
+  OomReport oom;
+
+  int64_t bytes_d2h = 0;
+  int64_t bytes_h2d = 0;
+  int32_t copies_d2h = 0;
+  int32_t copies_h2d = 0;
+  // Time each copy stream (or the shared link, counted in both) was busy.
+  int64_t d2h_busy_ns = 0;
+  int64_t h2d_busy_ns = 0;
+  int32_t recomputed_items = 0;
+
+  ReuseStats reuse;
+  // Naive record-stream: event queries made and host synchronisations on
+  // memory pressure.
+  int64_t host_event_queries = 0;
+  int32_t host_syncs = 0;
+
+  // Tasks simulated on the three streams: ops, copies, recomputations.
+  int64_t events = 0;
+
+  // With record_timeline: spans in the order they were scheduled, and the
+  // bytes in use during each op (local index).
+  std::vector<TimelineSpan> timeline;
+  std::vector<int64_t> bytes_in_use;
+};
+
+class Simulator {
+ public:
+  // Prepares iteration `iteration` of `trace` (which must outlive the
+  // simulator): durations (ComputeOpDurations), lifetimes clamped to the
+  // iteration, per-op allocation and free bytes. InvalidArgument for bad
+  // options or iteration; FailedPrecondition when durations are unavailable.
+  static absl::StatusOr<Simulator> Create(const Trace& trace, int32_t iteration,
+                                          const SimulatorOptions& options = {});
+
+  // Simulates `policy` (its op indices local to this iteration). `schedule`:
+  // empty for the recorded order, else a permutation of 0..num_ops-1 giving
+  // the order ops run in (dependencies are the caller's business).
+  // FailedPrecondition when the policy's fingerprint does not match this
+  // iteration; InvalidArgument, naming the item, tensor and op, when an item
+  // does not fit the trace: unknown tensor, size differing from the trace,
+  // ops out of order under the schedule, the tensor not resident at
+  // swap_out_op or freed before first_use_op, used while off device, or
+  // overlapping another item of the same tensor; or when a copy is needed and
+  // no bandwidth is known.
+  absl::StatusOr<SimulationResult> Run(const Policy& policy,
+                                       absl::Span<const int32_t> schedule = {}) const;
+
+  const Trace& trace() const { return *trace_; }
+  int32_t iteration() const { return iteration_; }
+  int32_t num_ops() const { return n_; }
+  const OpDurations& durations() const { return durations_; }
+  const SimulatorOptions& options() const { return options_; }
+  // Ideal iteration time in the recorded order.
+  int64_t ideal_time_ns() const { return ideal_time_ns_; }
+
+ private:
+  Simulator() = default;
+  struct IterTensor {
+    TensorId id;
+    int32_t alloc;  // local op, -1 = resident before the first op
+    int32_t free;   // local op, n = never freed within the iteration
+  };
+  // Resolves and validates the policy against this iteration (see Run).
+  absl::StatusOr<internal_sim::Prepared> Prepare(const Policy& policy,
+                                                 absl::Span<const int32_t> schedule) const;
+
+  const Trace* trace_ = nullptr;
+  int32_t iteration_ = 0;
+  int32_t n_ = 0;
+  SimulatorOptions options_;
+  OpDurations durations_;
+  PolicyFingerprint fingerprint_;
+  // Tensors occupying the device during some op of the iteration.
+  std::vector<IterTensor> tensors_;
+  // Recorded order: bytes resident before op 0, allocated at the start of
+  // op k, freed after op k.
+  int64_t initial_bytes_ = 0;
+  std::vector<int64_t> alloc_at_;
+  std::vector<int64_t> free_after_;
+  // Policy items name tensors by trace file id. When every file id equals
+  // its dense id (the usual case) slot_of_tensor_ maps it straight to an
+  // index into tensors_ (-1: not in this iteration); otherwise by_trace_id_
+  // does.
+  bool dense_ids_ = true;
+  std::vector<int32_t> slot_of_tensor_;
+  absl::flat_hash_map<uint64_t, int32_t> by_trace_id_;
+  int64_t ideal_time_ns_ = 0;
+};
+
+// Simulates `policy` on the iteration its fingerprint names, in the recorded
+// order. FailedPrecondition when the fingerprint does not match the trace;
+// otherwise as Simulator::Create and Simulator::Run.
+absl::StatusOr<SimulationResult> Simulate(const Trace& trace, const Policy& policy,
+                                          const SimulatorOptions& options = {});
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_SIM_SIMULATOR_H_

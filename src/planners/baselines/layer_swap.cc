@@ -1,0 +1,71 @@
+// vdnn and bucket: layer-aligned swap-all heuristics (see baselines.h).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/planners/baselines/baselines.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+
+absl::Status LayerSwapOptions::Validate() const {
+  auto bad = [](absl::string_view field, int64_t v) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("layer-swap options: ", field, " is ", v, "; must be >= 0"));
+  };
+  if (min_bytes < 0) return bad("min_bytes", min_bytes);
+  if (release_lag_layers < 0) return bad("release_lag_layers", release_lag_layers);
+  if (prefetch_lead_layers < 0) return bad("prefetch_lead_layers", prefetch_lead_layers);
+  if (logical_layers < 0) return bad("logical_layers", logical_layers);
+  return absl::OkStatus();
+}
+
+LayerSwapOptions VdnnOptions() {
+  return {.min_bytes = 0, .release_lag_layers = 0, .prefetch_lead_layers = 1};
+}
+
+LayerSwapOptions BucketOptions() {
+  return {.min_bytes = 20LL << 20, .release_lag_layers = 1, .prefetch_lead_layers = 1};
+}
+
+absl::StatusOr<Policy> LayerSwapPlanner::Plan(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
+  const Trace& trace = *problem.trace;
+  const int32_t it = problem.iteration;
+  SWAPPLAN_ASSIGN_OR_RETURN(LayerSegments layers,
+                            SegmentLayers(trace, it, options_.logical_layers));
+  SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
+  Policy p = BaselinePolicy(problem, name_,
+                            {{"min_bytes", absl::StrCat(options_.min_bytes)},
+                             {"release_lag_layers", absl::StrCat(options_.release_lag_layers)},
+                             {"prefetch_lead_layers", absl::StrCat(options_.prefetch_lead_layers)},
+                             {"logical_layers", absl::StrCat(layers.logical_layers)},
+                             {"layers_from", layers.from_hints[0] ? "hints" : "logical"}});
+  for (const ActivationWindow& w : ActivationWindows(trace, it)) {
+    if (w.size_bytes < options_.min_bytes) continue;
+    const int32_t u = w.last_forward_use, v = w.first_backward_use;
+    // Release: the end of the forward layer `lag` layers after u's.
+    int32_t seg = layers.segment_of_op[u];
+    for (int32_t i = 0; i < options_.release_lag_layers; ++i) {
+      const int32_t next = layers.next_same_phase[seg];
+      if (next < 0) break;
+      seg = next;
+    }
+    const int32_t release = std::max(u, std::min(layers.segments[seg].last_op, v - 1));
+    // Swap-in: the start of the backward layer `lead` layers before v's.
+    seg = layers.segment_of_op[v];
+    for (int32_t i = 0; i < options_.prefetch_lead_layers; ++i) {
+      const int32_t prev = layers.prev_same_phase[seg];
+      if (prev < 0) break;
+      seg = prev;
+    }
+    const int32_t swap_in = std::max(layers.segments[seg].first_op, release + 1);
+    p.items.push_back(MakePolicyItem(trace, it, w.tensor, u, release, swap_in, v));
+  }
+  SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(
+      problem, unswapped, absl::StrCat("swapping ", p.items.size(), " activations"), &p));
+  return p;
+}
+
+}  // namespace swapplan

@@ -1,0 +1,78 @@
+// Full recomputation baseline (see baselines.h).
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/planners/baselines/baselines.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/sim/op_durations.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+
+absl::Status RecomputeOptions::Validate() const {
+  if (logical_layers < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("recompute options: logical_layers is ",
+                                                   logical_layers, "; must be >= 0 (0 = default)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Policy> RecomputePlanner::Plan(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
+  const Trace& trace = *problem.trace;
+  const int32_t it = problem.iteration;
+  const IterationInfo& iter = trace.iteration(it);
+  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations durations, ComputeOpDurations(trace, it));
+  SWAPPLAN_ASSIGN_OR_RETURN(LayerSegments layers,
+                            SegmentLayers(trace, it, options_.logical_layers));
+  SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
+
+  // Dropped activations per forward segment: made and used (forward) only
+  // inside it. The first use in the iteration is the producing op.
+  std::map<int32_t, std::vector<ActivationWindow>> groups;
+  for (const ActivationWindow& w : ActivationWindows(trace, it)) {
+    absl::Span<const OpIndex> uses = trace.tensor_uses(w.tensor);
+    const OpIndex first =
+        *std::lower_bound(uses.begin(), uses.end(), iter.op_begin) - iter.op_begin;
+    const int32_t seg = layers.segment_of_op[first];
+    if (seg < 0 || layers.segments[seg].phase != Phase::kForward) continue;
+    if (layers.segment_of_op[w.last_forward_use] != seg) continue;  // a later layer's input
+    groups[seg].push_back(w);
+  }
+  Policy p = BaselinePolicy(problem, name(),
+                            {{"logical_layers", absl::StrCat(layers.logical_layers)},
+                             {"layers_from", layers.from_hints[0] ? "hints" : "logical"},
+                             {"durations", std::string(DurationSourceName(durations.source))}});
+  int64_t total_recompute = 0;
+  for (auto& [seg, windows] : groups) {
+    const LayerSegment& s = layers.segments[seg];
+    int64_t forward_ns = 0;
+    for (int32_t i = s.first_op; i <= s.last_op; ++i) forward_ns += durations.duration_ns[i];
+    // The re-run happens when the first dropped tensor is needed.
+    auto first_needed = std::min_element(windows.begin(), windows.end(),
+                                         [](const ActivationWindow& a, const ActivationWindow& b) {
+                                           return a.first_backward_use < b.first_backward_use;
+                                         });
+    const int32_t trigger = first_needed->first_backward_use;
+    for (const ActivationWindow& w : windows) {
+      PolicyItem item =
+          MakePolicyItem(trace, it, w.tensor, w.last_forward_use, w.last_forward_use,
+                         std::max(trigger, w.last_forward_use + 1), w.first_backward_use);
+      item.action = ItemAction::kRecompute;
+      if (&w == &*first_needed) {
+        item.recompute_ns = forward_ns;
+        total_recompute += forward_ns;
+      }
+      p.items.push_back(std::move(item));
+    }
+  }
+  p.expected_overhead_ns = total_recompute;
+  SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(
+      problem, unswapped,
+      absl::StrCat("dropping ", p.items.size(), " activations of ", groups.size(), " layers"), &p));
+  return p;
+}
+
+}  // namespace swapplan

@@ -1,0 +1,25 @@
+// ideal and noswap: the two baselines without items.
+#include "swapplan/planners/baselines/baselines.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+
+absl::StatusOr<Policy> IdealPlanner::Plan(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
+  Policy p = BaselinePolicy(problem, name(), {{"memory", "unlimited"}});
+  p.expected_peak_bytes = PolicyPeak(unswapped, p).bytes;
+  return p;
+}
+
+absl::StatusOr<Policy> NoSwapPlanner::Plan(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
+  Policy p = BaselinePolicy(problem, name(), {});
+  SWAPPLAN_RETURN_IF_ERROR(
+      CheckPolicyFits(problem, unswapped, "the iteration without swapping", &p));
+  return p;
+}
+
+}  // namespace swapplan

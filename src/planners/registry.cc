@@ -1,0 +1,65 @@
+#include "swapplan/planners/registry.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/planners/baselines/baselines.h"
+
+namespace swapplan {
+namespace {
+
+template <typename T>
+std::unique_ptr<Planner> Make() {
+  return std::make_unique<T>();
+}
+std::unique_ptr<Planner> MakeVdnn() {
+  return std::make_unique<LayerSwapPlanner>("vdnn", VdnnOptions());
+}
+std::unique_ptr<Planner> MakeBucket() {
+  return std::make_unique<LayerSwapPlanner>("bucket", BucketOptions());
+}
+
+// One line per planner: name, description, unlimited memory, in compare's
+// default set, factory.
+const PlannerInfo kPlanners[] = {
+    {"ideal", "no swapping, unlimited memory (the reference for overhead)", true, true,
+     &Make<IdealPlanner>},
+    {"noswap", "no swapping; feasible only when the unswapped peak fits", false, true,
+     &Make<NoSwapPlanner>},
+    {"recompute", "full recomputation: drop each layer's activations, re-run its forward", false,
+     true, &Make<RecomputePlanner>},
+    {"vdnn", "every activation out, released at its layer's end, prefetched 1 layer ahead", false,
+     true, &MakeVdnn},
+    {"lru", "ODSwap: on-demand LRU eviction, prefetch in the previous iteration's order", false,
+     true, &Make<LruPlanner>},
+    {"bucket", "SmartSwap v2-like: activations >= 20 MiB out per layer, back 1 layer early", false,
+     true, &MakeBucket},
+};
+
+}  // namespace
+
+absl::Span<const PlannerInfo> RegisteredPlanners() { return kPlanners; }
+
+const PlannerInfo* FindPlanner(absl::string_view name) {
+  for (const PlannerInfo& p : kPlanners) {
+    if (name == p.name) return &p;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(absl::string_view name) {
+  const PlannerInfo* info = FindPlanner(name);
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown planner '", name, "' (known: ", PlannerNames(), ")"));
+  }
+  return info->create();
+}
+
+std::string PlannerNames() {
+  std::string out;
+  for (const PlannerInfo& p : kPlanners) absl::StrAppend(&out, out.empty() ? "" : ", ", p.name);
+  return out;
+}
+
+}  // namespace swapplan

@@ -1,0 +1,244 @@
+// Evaluation simulator: the one-pass replay. See simulator.h for the model;
+// the comments below name the step of the model each block implements.
+//
+// Per schedule position p (op = schedule[p]), in program order:
+//
+//   host       t0 = max(h[p-1], end[p-D]);  h[p] = t0 + dispatch (+ queries)
+//              naive: release pending blocks whose copy ended by h[p]
+//              allocations of p (tensors, swap-in / recompute blocks) -> OOM?
+//   compute    reach = max(end[p-1], h[p])
+//   h2d        copies triggered at p: start = max(reach, own d2h end, stream free)
+//   compute    recompute R; start = max(reach + R, waited copies); end = start + dur
+//   d2h        copies after p: start = max(end, stream free)
+//   memory     frees after p; custom: items released after p
+//
+// Every quantity depends only on earlier ones in this order, so one pass is
+// exact. O(ops + items).
+#include <algorithm>
+
+#include "sim/simulator_internal.h"
+
+namespace swapplan::internal_sim {
+
+SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& policy,
+                        absl::Span<const int32_t> schedule) {
+  const SimulatorOptions& o = sim.options();
+  const Trace& trace = sim.trace();
+  const IterationInfo& iter = trace.iteration(sim.iteration());
+  const std::vector<int64_t>& dur = sim.durations().duration_ns;
+  const int32_t n = sim.num_ops();
+  const bool naive = o.record_stream == RecordStreamMode::kNaive;
+  const int64_t cap = o.device_capacity_bytes;
+  const std::vector<int64_t>& alloc_at = pr.alloc_at ? *pr.alloc_at : pr.own_alloc_at;
+  const std::vector<int64_t>& free_after = pr.free_after ? *pr.free_after : pr.own_free_after;
+  const std::vector<Item>& items = pr.items;
+  const size_t ni = items.size();
+
+  SimulationResult r;
+  r.iteration = sim.iteration();
+  r.num_ops = n;
+  r.durations = sim.durations().source;
+  r.record_stream = o.record_stream;
+  r.half_duplex = o.half_duplex;
+  r.capacity_bytes = cap;
+  r.h2d_bandwidth_bytes_per_s = pr.h2d_bw;
+  r.d2h_bandwidth_bytes_per_s = pr.d2h_bw;
+  r.transfer_latency_ns = o.transfer_latency_ns;
+  r.ideal_time_ns = pr.ideal_time_ns;
+  if (o.record_timeline) {
+    r.timeline.reserve(static_cast<size_t>(n) * 2 + ni * 2);
+    r.bytes_in_use.assign(n, 0);
+  }
+
+  // End times of the last D ops (the launch-queue bound on the host).
+  const int32_t ring_size = std::min<int32_t>(o.launch_queue_depth, std::max(n, 1));
+  std::vector<int64_t> ring(ring_size, 0);
+  std::vector<int64_t> d2h_end(ni, 0), h2d_end(ni, 0);
+  // Naive record-stream: blocks whose release the host has not seen, in
+  // d2h issue order (a FIFO stream, so their copy ends are non-decreasing).
+  std::vector<int32_t> pending;
+  size_t pending_head = 0;
+  if (naive) pending.reserve(ni);
+
+  int64_t d2h_free = 0, h2d_free = 0;
+  int64_t& out_stream = d2h_free;
+  int64_t& in_stream = o.half_duplex ? d2h_free : h2d_free;
+
+  int64_t usage = pr.initial_bytes;
+  int64_t peak = -1;
+  int64_t h_prev = 0, end_prev = 0;
+  int64_t reuse_sum = 0;
+  struct Stalled {
+    int64_t stall;
+    int32_t op;
+    StallCause cause;
+    int32_t item;
+  };
+  std::vector<Stalled> stalled;
+
+  auto release_block = [&](int32_t k, int32_t p) {
+    usage -= items[k].size;
+    const int32_t interval = p - items[k].out;
+    ++r.reuse.blocks;
+    reuse_sum += interval;
+    r.reuse.max_ops = std::max(r.reuse.max_ops, interval);
+  };
+
+  int32_t ring_at = 0;  // == p % ring_size
+  for (int32_t p = 0; p < n; ++p, ring_at = ring_at + 1 == ring_size ? 0 : ring_at + 1) {
+    const int32_t op = schedule.empty() ? p : schedule[p];
+
+    // --- host: dispatch op p ------------------------------------------------
+    int64_t t0 = h_prev;
+    if (p >= o.launch_queue_depth) t0 = std::max(t0, ring[ring_at]);
+    int64_t t1 = t0 + o.host_dispatch_ns;
+    if (naive) {
+      const int64_t queries = static_cast<int64_t>(pending.size() - pending_head);
+      r.host_event_queries += queries;
+      t1 += queries * o.host_event_query_ns;
+      while (pending_head < pending.size() && d2h_end[pending[pending_head]] <= t1) {
+        release_block(pending[pending_head++], p);
+      }
+    }
+    // Allocations at the start of op p.
+    int64_t request = alloc_at[p];
+    for (int32_t k : pr.by_in.at(p)) request += items[k].size;
+    if (naive && usage + request > cap && pending_head < pending.size()) {
+      // The caching allocator synchronises on every outstanding event before
+      // giving up: the host waits for the last pending copy.
+      t1 = std::max(t1, d2h_end[pending.back()]);
+      while (pending_head < pending.size()) release_block(pending[pending_head++], p);
+      ++r.host_syncs;
+    }
+    if (usage + request > cap) {
+      if (!r.oom.occurred) {
+        r.oom.occurred = true;
+        r.oom.op = op;
+        r.oom.requested_bytes = request;
+        r.oom.free_bytes = cap - usage;
+      }
+      ++r.oom.ops_over_capacity;
+      r.oom.max_excess_bytes = std::max(r.oom.max_excess_bytes, usage + request - cap);
+    }
+    usage += request;
+    if (usage > peak) {
+      peak = usage;
+      r.peak_op = op;
+    }
+    if (o.record_timeline) {
+      r.bytes_in_use[op] = usage;
+      if (t1 > t0) r.timeline.push_back({SpanKind::kDispatch, op, t0, t1});
+    }
+    h_prev = t1;
+
+    // --- compute reaches op p -------------------------------------------------
+    const int64_t reach = std::max(end_prev, t1);
+    r.host_wait_ns += reach - end_prev;
+
+    // --- h2d copies triggered at p; recomputation ------------------------------
+    int64_t recompute = 0;
+    for (int32_t k : pr.by_in.at(p)) {
+      const Item& it = items[k];
+      if (!it.swap) {
+        recompute += it.recompute_ns;
+        ++r.recomputed_items;
+        continue;
+      }
+      const int64_t start = std::max({reach, d2h_end[k], in_stream});
+      h2d_end[k] = in_stream = start + it.in_ns;
+      r.bytes_h2d += it.size;
+      ++r.copies_h2d;
+      r.h2d_busy_ns += it.in_ns;
+      if (o.record_timeline) r.timeline.push_back({SpanKind::kH2D, k, start, h2d_end[k]});
+    }
+    const int64_t ready = reach + recompute;
+    if (recompute > 0) {
+      r.recompute_ns += recompute;
+      ++r.events;
+      if (o.record_timeline) r.timeline.push_back({SpanKind::kRecompute, op, reach, ready});
+    }
+
+    // --- waits: swap-ins of inputs, (custom) copies of released blocks --------
+    int64_t start = ready;
+    int32_t binding = -1;
+    StallCause cause = StallCause::kSwapIn;
+    for (int32_t k : pr.by_use.at(p)) {
+      if (items[k].swap && h2d_end[k] > start) {
+        start = h2d_end[k];
+        binding = k;
+        cause = StallCause::kSwapIn;
+      }
+    }
+    if (!naive && p > 0) {
+      for (int32_t k : pr.by_release.at(p - 1)) {
+        if (items[k].swap && d2h_end[k] > start) {
+          start = d2h_end[k];
+          binding = k;
+          cause = StallCause::kRelease;
+        }
+      }
+    }
+    if (binding >= 0) {
+      const int64_t stall = start - ready;
+      r.stall_ns += stall;
+      (cause == StallCause::kSwapIn ? r.stall_swap_in_ns : r.stall_release_ns) += stall;
+      r.stall_by_phase_ns[static_cast<int>(trace.op(iter.op_begin + op).phase)] += stall;
+      stalled.push_back({stall, op, cause, binding});
+      if (o.record_timeline) r.timeline.push_back({SpanKind::kStall, op, ready, start});
+    }
+    const int64_t end = start + dur[op];
+    r.compute_ns += dur[op];
+    ++r.events;
+    if (o.record_timeline) r.timeline.push_back({SpanKind::kOp, op, start, end});
+    ring[ring_at] = end;
+    end_prev = end;
+
+    // --- d2h copies after p ----------------------------------------------------
+    for (int32_t k : pr.by_out.at(p)) {
+      const Item& it = items[k];
+      if (!it.swap) continue;
+      const int64_t s = std::max(end, out_stream);
+      d2h_end[k] = out_stream = s + it.out_ns;
+      r.bytes_d2h += it.size;
+      ++r.copies_d2h;
+      r.d2h_busy_ns += it.out_ns;
+      if (o.record_timeline) r.timeline.push_back({SpanKind::kD2H, k, s, d2h_end[k]});
+      if (naive) pending.push_back(k);
+    }
+
+    // --- frees after p -----------------------------------------------------------
+    usage -= free_after[p];
+    for (int32_t k : pr.by_release.at(p)) {
+      const Item& it = items[k];
+      if (!it.swap) {
+        usage -= it.size;
+      } else if (!naive) {
+        release_block(k, p + 1);
+      }
+    }
+  }
+
+  r.iteration_time_ns = end_prev;
+  r.peak_bytes = std::max<int64_t>(peak, 0);
+  r.events += r.copies_d2h + r.copies_h2d;
+  r.overhead_vs_ideal =
+      r.ideal_time_ns > 0
+          ? static_cast<double>(r.iteration_time_ns - r.ideal_time_ns) / r.ideal_time_ns
+          : 0.0;
+  r.reuse.unreleased_blocks = static_cast<int32_t>(pending.size() - pending_head);
+  r.reuse.mean_ops = r.reuse.blocks > 0 ? static_cast<double>(reuse_sum) / r.reuse.blocks : 0.0;
+
+  r.ops_with_stall = static_cast<int32_t>(stalled.size());
+  const size_t top = std::min<size_t>(stalled.size(), static_cast<size_t>(o.top_stall_ops));
+  // `stalled` is in schedule order, so a stable sort keeps earlier ops first
+  // among equal stalls.
+  std::stable_sort(stalled.begin(), stalled.end(),
+                   [](const Stalled& a, const Stalled& b) { return a.stall > b.stall; });
+  for (size_t i = 0; i < top; ++i) {
+    const Stalled& s = stalled[i];
+    r.top_stalls.push_back({s.op, s.stall, s.cause, policy.items[s.item].tensor_id});
+  }
+  return r;
+}
+
+}  // namespace swapplan::internal_sim

@@ -1,0 +1,211 @@
+// Golden tests of `swapplan simulate` and `swapplan compare`: exact stdout,
+// exit statuses per SPEC §10, the Chrome-trace timeline.
+//
+// The two-layer trace (tests/data/traces/two_layers.json) is the one worked
+// out by hand in tests/planners/baselines_test.cc; the policies in
+// tests/data/policies/two_layers/ were written by
+//   swapplan compare traces/two_layers.json --device-memory 800 --planners vdnn
+//       --save-policies policies/two_layers
+//   swapplan compare traces/two_layers.json --device-memory 600
+//       --planners lru,recompute --save-policies policies/two_layers
+// Regenerate the goldens with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_sim
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/test_traces.h"
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs `swapplan <args>` with tests/data as the working directory.
+Run Swapplan(const std::string& args) {
+  std::string dir = swapplan::testing::TempDir();
+  std::string out = dir + "/sim_cli.out", err = dir + "/sim_cli.err";
+  std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR + "' && '" + SWAPPLAN_BINARY +
+                    "' " + args + " > '" + out + "' 2> '" + err + "'";
+  int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+}
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(SWAPPLAN_GOLDEN_DIR) + "/" + name;
+  if (std::getenv("SWAPPLAN_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path, std::ios::binary) << actual;
+  }
+  INFO("golden " << path);
+  CHECK(actual == Slurp(path));
+}
+
+// Planning times differ from run to run: the table's last column becomes
+// "<time>", and plan_time_ns 0 in JSON.
+std::string MaskPlanTimes(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool in_table = false;
+  const std::regex trailing_time(R"( +[0-9.]+ (ns|us|ms|s)$)");
+  while (std::getline(in, line)) {
+    if (line.rfind("planner ", 0) == 0) {
+      in_table = true;
+    } else if (line.empty()) {
+      in_table = false;
+    } else if (in_table) {
+      line = std::regex_replace(line, trailing_time, "  <time>");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string MaskPlanTimesJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  for (auto& row : j["rows"]) {
+    CHECK(row["plan_time_ns"].get<int64_t>() > 0);
+    row["plan_time_ns"] = 0;
+  }
+  return j.dump(2) + "\n";
+}
+
+const char* kVdnn = "traces/two_layers.json policies/two_layers/vdnn.json";
+
+TEST_CASE("simulate: text and JSON goldens", "[cli]") {
+  Run r = Swapplan(std::string("simulate ") + kVdnn);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("simulate_vdnn.txt", r.out);
+  Run j = Swapplan(std::string("simulate ") + kVdnn + " --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("simulate_vdnn.json", j.out);
+  Run rc = Swapplan("simulate traces/two_layers.json policies/two_layers/recompute.json");
+  CHECK(rc.exit_code == 0);
+  CheckGolden("simulate_recompute.txt", rc.out);
+}
+
+TEST_CASE("simulate: link, half-duplex and naive record-stream options", "[cli]") {
+  Run r = Swapplan(std::string("simulate ") + kVdnn +
+                   " --latency 10ns --half-duplex --naive-record-stream --launch-queue-depth 3");
+  CHECK(r.exit_code == 0);
+  CheckGolden("simulate_vdnn_naive.txt", r.out);
+}
+
+TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
+  Run r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+                   "--device-memory 550");
+  CHECK(r.exit_code == 3);
+  CheckGolden("simulate_lru_oom.txt", r.out);
+  CHECK(r.err ==
+        "swapplan: policies/two_layers/lru.json does not fit in 550 B: at op 4 (f11) it requests "
+        "100 B with 50 B free\n");
+}
+
+TEST_CASE("simulate --timeline writes Chrome trace JSON", "[cli]") {
+  std::string path = swapplan::testing::TempDir() + "/timeline.json";
+  Run r = Swapplan(std::string("simulate ") + kVdnn + " --timeline '" + path + "'");
+  CHECK(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(Slurp(path));
+  int ops = 0, d2h = 0, h2d = 0, stalls = 0, counters = 0, tracks = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "thread_name") ++tracks;
+    if (ph == "C") ++counters;
+    if (ph != "X") continue;
+    const std::string cat = e["cat"];
+    ops += cat == "op";
+    d2h += cat == "d2h";
+    h2d += cat == "h2d";
+    stalls += cat == "stall";
+  }
+  // 12 ops, 4 copies each way, 2 stalls (ops 3 and 7), one memory sample per
+  // op, and host / compute / d2h / h2d tracks.
+  CHECK(ops == 12);
+  CHECK(d2h == 4);
+  CHECK(h2d == 4);
+  CHECK(stalls == 2);
+  CHECK(counters == 12);
+  CHECK(tracks == 4);
+  // Op 7 (b11) starts at 1100 ns = 1.1 us after its 300 ns stall.
+  bool found = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "b11") {
+      CHECK(e["ts"].get<double>() == Approx(1.1));
+      CHECK(e["dur"].get<double>() == Approx(0.1));
+      found = true;
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("simulate: bad inputs exit 2", "[cli]") {
+  Run r = Swapplan("simulate traces/toy_valid.json policies/two_layers/vdnn.json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("swapplan: policy fingerprint (") &&
+                        Catch::EndsWith("[fingerprint-mismatch]\n"));
+  r = Swapplan(std::string("simulate ") + kVdnn + " --latency fast");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("swapplan: --latency: "));
+  CHECK(Swapplan(std::string("simulate ") + kVdnn + " --launch-queue-depth 0").exit_code == 2);
+  r = Swapplan("simulate traces/two_layers.json nope.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: nope.json: no such file\n");
+}
+
+TEST_CASE("compare: text and JSON goldens", "[cli]") {
+  Run r = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100");
+  CHECK(r.exit_code == 0);
+  CheckGolden("compare_two_layers.txt", MaskPlanTimes(r.out));
+  Run j = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100 --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("compare_two_layers.json", MaskPlanTimesJson(j.out));
+  // A roomier budget where every planner fits, on a half-duplex link.
+  Run h = Swapplan("compare traces/two_layers.json --device-memory 800 --half-duplex "
+                   "--latency 10ns --planners vdnn,bucket,lru,recompute");
+  CHECK(h.exit_code == 0);
+  CheckGolden("compare_two_layers_800.txt", MaskPlanTimes(h.out));
+}
+
+TEST_CASE("compare: no planner fits -> exit 3 with the table printed", "[cli]") {
+  Run r = Swapplan("compare traces/two_layers.json --device-memory 300 --planners ideal,noswap,lru");
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, Catch::Contains("\nnoswap   no ") && Catch::Contains("\nlru      no "));
+  CHECK(r.err == "swapplan: no planner reaches the budget of 300 B on traces/two_layers.json\n");
+}
+
+TEST_CASE("compare: usage errors exit 2", "[cli]") {
+  Run r = Swapplan("compare traces/two_layers.json --planners vdnn,chameleon9");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, "
+                 "recompute, vdnn, lru, bucket)\n");
+  r = Swapplan("compare traces/toy_valid.json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: no copy bandwidth: give --bandwidth (or --h2d-bandwidth and "
+                 "--d2h-bandwidth); traces/toy_valid.json does not record one\n");
+  r = Swapplan("compare traces/two_layers.json --reserve 1KiB");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --reserve 1.00 KiB leaves no budget out of 600 B\n");
+  r = Swapplan("compare traces/two_layers.json --iteration 2");
+  CHECK(r.exit_code == 2);
+  for (const char* sub : {"simulate", "compare"}) {
+    Run h = Swapplan(std::string(sub) + " --help");
+    CHECK(h.exit_code == 0);
+    CHECK(h.out.find("Usage") != std::string::npos);
+  }
+}
+
+}  // namespace
