@@ -22,9 +22,12 @@ How the hooks attach:
   layers          the same on each top-level unit (children of the root, with
                   ModuleList / ModuleDict expanded); the layer hint of an op is
                   the index of the outermost unit running
-  backward        torch.autograd.Variable._execution_engine is replaced by a
-                  proxy whose run_backward brackets the real one (restored on
-                  exit). Every Python entry to the engine goes through it.
+  backward        torch.autograd.backward / torch.autograd.grad are wrapped
+                  (so the gradient seed, ones_like(loss), made before the
+                  engine starts is BACKWARD too), and torch.autograd.Variable.
+                  _execution_engine is replaced by a proxy whose run_backward
+                  brackets the real one, which catches every other Python
+                  entry to the engine. All restored on exit.
   optimizer       optimizer.step is shadowed by an instance attribute that
                   brackets the original (restored on exit unless someone, e.g.
                   an LR scheduler, wrapped it again meanwhile; then the wrapper
@@ -133,6 +136,11 @@ class PhaseTracker:
         variable = torch.autograd.Variable
         self._engine = variable._execution_engine
         variable._execution_engine = _EngineProxy(self._engine, self)
+        self._autograd_functions = {}
+        for name in ("backward", "grad"):
+            original = getattr(torch.autograd, name)
+            self._autograd_functions[name] = original
+            setattr(torch.autograd, name, self._bracket_backward(original))
         for opt in optimizers:
             self._wrap_optimizer(opt)
 
@@ -144,6 +152,10 @@ class PhaseTracker:
         variable = torch.autograd.Variable
         if isinstance(variable._execution_engine, _EngineProxy):
             variable._execution_engine = self._engine
+        for name, original in getattr(self, "_autograd_functions", {}).items():
+            if getattr(getattr(torch.autograd, name), "__wrapped__", None) is original:
+                setattr(torch.autograd, name, original)
+        self._autograd_functions = {}
         for opt, wrapper, previous in self._optimizers:
             if opt.__dict__.get("step") is wrapper:
                 if previous is None:
@@ -151,6 +163,21 @@ class PhaseTracker:
                 else:
                     opt.step = previous
         self._optimizers = []
+
+    def _bracket_backward(self, original):
+        tracker = self
+
+        @functools.wraps(original)
+        def bracketed(*args, **kwargs):
+            if not tracker.active:
+                return original(*args, **kwargs)
+            tracker.backward_begin()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                tracker.backward_end()
+
+        return bracketed
 
     def _wrap_optimizer(self, opt):
         previous = opt.__dict__.get("step")

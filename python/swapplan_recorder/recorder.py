@@ -171,6 +171,8 @@ class Recorder(DispatchMixin):
         if self._entered:
             raise RuntimeError("a Recorder records once; make a new one")
         self._entered = True
+        # Collect cyclic garbage now rather than at a random op of the recording.
+        gc.collect()
         self._register_resident()
         self._phases.install(self.optimizers, self.layer_hints)
         self._mode = _Mode(self)
@@ -341,6 +343,8 @@ class Recorder(DispatchMixin):
             if g is None:
                 continue
             m = self._known(g)
+            if m is None and self.recording.num_ops == 0:
+                m = self._member_for_resident(g)
             if m is not None and m.kind is None:
                 m.kind = M.KIND_GRADIENT
                 m.name = name + ".grad"
