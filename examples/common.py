@@ -32,6 +32,8 @@ def parser(name, description, steps=2):
                    help="also record each op's wall duration")
     p.add_argument("--allocator-check", action="store_true",
                    help="compare with the CPU allocator (slow; see README)")
+    p.add_argument("--poll-every-op", action="store_true",
+                   help="check every live storage before every op (exact, slower)")
     return p
 
 
@@ -42,7 +44,8 @@ def setup(args):
 
 def recorder_options(args):
     return {"record_op_durations": args.op_durations,
-            "allocator_check": args.allocator_check}
+            "allocator_check": args.allocator_check,
+            "poll_every_op": args.poll_every_op}
 
 
 def report(summary):

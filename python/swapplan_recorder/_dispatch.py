@@ -72,7 +72,7 @@ class DispatchMixin:
                     m.kind = kind
                     m.name = name
                 C.free_weak_ref(weak)
-        self._track(sid, m, storage)
+        self._tracker.track(sid, m, storage)
         self._op_alloc += size
         return m
 
@@ -81,7 +81,10 @@ class DispatchMixin:
             sid = _storage_id(t)
         except (RuntimeError, NotImplementedError):
             return  # no storage (sparse, ...)
-        m = self._live.get(sid)
+        tracker = self._tracker
+        if id(t) not in tracker._watched:
+            tracker.watch(t, sid)
+        m = tracker.live.get(sid)
         if m is None:
             m = self._first_seen(t, sid, g, phase, M.ORIGIN_FIRST_USE)
             if m is None:
@@ -98,7 +101,9 @@ class DispatchMixin:
             sid = _storage_id(t)
         except (RuntimeError, NotImplementedError):
             return
-        m = self._live.get(sid)
+        tracker = self._tracker
+        tracker.watch(t, sid)
+        m = tracker.live.get(sid)
         if m is None:
             m = self._first_seen(t, sid, g, phase, M.ORIGIN_OUTPUT)
             if m is None:
@@ -108,11 +113,7 @@ class DispatchMixin:
             size = storage.nbytes()
             if size != m.size:
                 # resize_: the old allocation ends with this op, a new one starts.
-                m.free_op = g
-                self._live_bytes -= m.size
-                weak = self._weak.pop(sid)
-                del self._live[sid]
-                C.free_weak_ref(weak)
+                C.free_weak_ref(tracker.end_member(sid, g))
                 if size == 0:
                     return
                 m = self._first_seen(t, sid, g, phase, M.ORIGIN_OUTPUT)
@@ -131,10 +132,10 @@ class DispatchMixin:
         if name_id < 0:
             return func(*args, **kwargs)
 
-        self._poll()
         rec = self.recording
         g = rec.num_ops
-        start_bytes = self._live_bytes
+        self._tracker.before_op(g - 1)
+        start_bytes = self._tracker.live_bytes
         self._op_alloc = 0
         phases = self._phases
         phase, micro_batch = phases.op_phase()
@@ -158,6 +159,11 @@ class DispatchMixin:
                     if isinstance(e, _Tensor):
                         self._use(e, g, phase, forward_input, inputs)
 
+        # Storages of written arguments may lose a reference without any
+        # tensor dying (set_ swaps a tensor's storage): check them next time.
+        written_sids = self._written_sids(args, kwargs, write_pos, write_kw) if (
+            write_pos or write_kw) else None
+
         allocator = self._allocator
         t0 = time.perf_counter_ns() if self.record_op_durations else 0
         handle = allocator.enter() if allocator is not None else None
@@ -174,9 +180,25 @@ class DispatchMixin:
             if not failed:
                 self._outputs(out, args, kwargs, write_pos, write_kw, returns_alias, g, phase,
                               outputs)
+            if written_sids:
+                for sid in written_sids:
+                    self._tracker.mark(sid)
             self._record_op(name_id, phase, micro_batch, inputs, outputs, duration,
                             start_bytes + self._op_alloc)
         return out
+
+    def _written_sids(self, args, kwargs, write_pos, write_kw):
+        sids = []
+        values = [args[i] for i in write_pos if i < len(args)]
+        values.extend(kwargs[k] for k in write_kw if k in kwargs)
+        for a in values:
+            for t in (a if isinstance(a, (list, tuple)) else (a,)):
+                if isinstance(t, _Tensor):
+                    try:
+                        sids.append(_storage_id(t))
+                    except (RuntimeError, NotImplementedError):
+                        pass
+        return sids
 
     def _outputs(self, out, args, kwargs, write_pos, write_kw, returns_alias, g, phase, acc):
         for i in write_pos:

@@ -16,7 +16,8 @@ name). Tensors are identified by storage: views share one trace tensor whose
 size is the storage's bytes. Storage lifetimes are observed, not inferred:
 the recorder holds a C++ weak reference on each live StorageImpl and, before
 each op is dispatched, collects the ones that expired since the previous op
-(their memory went back to the allocator). So:
+(their memory went back to the allocator); which ones to check is learnt from
+tensor objects dying (see _lifetimes.py). So:
 
   ALLOC at op i   the storage first appeared as an output of op i (or as an
                   input of op i, for storages made outside the dispatcher);
@@ -32,16 +33,16 @@ memory-curve definition: bytes of trace tensors live when op i starts plus
 bytes allocated by op i. ``swapplan inspect`` rebuilds the same figure from
 the written events (peak_unswapped_bytes); the tests check they agree.
 
-Cost per op: O(inputs + outputs) bookkeeping plus an O(live storages) expiry
-poll (about 45 ns per live storage, in C via map()); memory O(ops + uses +
-tensors).
+Cost per op: O(inputs + outputs + storages that may have died) — about 10 us
+of Python on top of the dispatch mode's own cost, independent of how many
+storages are live (bench/recorder_overhead.py); with poll_every_op, plus
+about 40 ns per live storage. Memory O(ops + uses + tensors).
 """
 
 import gc
 import sys
 import time
 import warnings
-from itertools import compress
 from os import path as os_path
 
 import torch
@@ -53,6 +54,7 @@ from . import _writer as W
 from ._allocator_check import AllocatorCheck
 from ._dispatch import DispatchMixin
 from ._hooks import PhaseTracker, repeated_layer_count
+from ._lifetimes import StorageTracker
 from .version import __version__
 
 _TORCH_DIR = os_path.dirname(torch.__file__) + os_path.sep
@@ -97,6 +99,11 @@ class Recorder(DispatchMixin):
       keep_untouched: keep tensors that were alive before the recording,
         never used and never freed during it (by default they are left out:
         they only add a constant; their bytes go in the metadata).
+      poll_every_op: check every live storage for expiry before every op
+        instead of only those whose tensors died (exact whatever holds the
+        storages, O(live storages) per op; see _lifetimes.py).
+      full_poll_interval_ops: without poll_every_op, also check every live
+        storage every this many ops (and at phase boundaries and step()).
       device: device whose memory is recorded (default: that of the model's
         first parameter, else cpu). Tensors on other devices are ignored.
       attributes: extra metadata attributes (str -> str).
@@ -105,7 +112,8 @@ class Recorder(DispatchMixin):
     def __init__(self, path, model=None, optimizer=None, *, model_name=None, model_layers=None,
                  record_op_durations=False, record_call_sites=True, layer_hints=True,
                  record_addresses=True, allocator_check=False, keep_untouched=False,
-                 device=None, attributes=None):
+                 poll_every_op=False, full_poll_interval_ops=256, device=None,
+                 attributes=None):
         path = str(path)
         if not (path.endswith(".json") or path.endswith(".json.gz")):
             raise ValueError("swapplan_recorder writes the JSON trace form; the path must end "
@@ -116,6 +124,9 @@ class Recorder(DispatchMixin):
             optimizers = list(optimizer)
         else:
             optimizers = [optimizer]
+        if full_poll_interval_ops < 1:
+            raise ValueError("full_poll_interval_ops must be >= 1, got %r"
+                             % (full_poll_interval_ops,))
         if allocator_check and not C.legacy_profiler_available():
             raise RuntimeError("allocator_check needs torch.autograd._enable_profiler_legacy, "
                                "which this PyTorch %s does not have" % torch.__version__)
@@ -146,9 +157,7 @@ class Recorder(DispatchMixin):
         self._allocator = AllocatorCheck() if allocator_check else None
 
         self.recording = M.Recording()
-        self._live = {}          # StorageImpl address -> Member
-        self._weak = {}          # StorageImpl address -> weak handle (same keys)
-        self._live_bytes = 0
+        self._tracker = StorageTracker(poll_every_op, full_poll_interval_ops)
         self._pending = {}       # register() before first sight: address -> (weak, kind, name)
         self._op_cache = {}
         self._sites = {}         # (filename, line) -> stack id
@@ -157,7 +166,7 @@ class Recorder(DispatchMixin):
         self._skip_prefixes = (_TORCH_DIR, _OWN_DIR)
         self._op_alloc = 0       # bytes allocated by the op being recorded
         self._param_names = {}
-        self._phases = PhaseTracker(model, self._scan_gradients, self._scan_optimizer)
+        self._phases = PhaseTracker(model, self._after_backward, self._after_optimizer)
         self._mode = None
         self._paused = 0
         self._iteration_begin_op = 0
@@ -188,7 +197,7 @@ class Recorder(DispatchMixin):
                 self._allocator.stop_markers()
             self._mode.__exit__(None, None, None)
             if exc_type is None:
-                self._poll()
+                self._tracker.full_poll(self.recording.num_ops - 1)
                 self._scan_gradients()
                 for opt in self.optimizers:
                     self._scan_optimizer(opt)
@@ -197,7 +206,7 @@ class Recorder(DispatchMixin):
                 self._allocator.stop()
         finally:
             self._phases.uninstall()
-            self._release_weak_refs()
+            self._release()
         if exc_type is None:
             self._finish()
         return False
@@ -206,7 +215,7 @@ class Recorder(DispatchMixin):
         """Ends the current iteration (call it once per training step)."""
         if not self._entered or self._finished:
             raise RuntimeError("Recorder.step() outside the with-block")
-        self._poll()
+        self._tracker.full_poll(self.recording.num_ops - 1)
         self._scan_gradients()
         for opt in self.optimizers:
             self._scan_optimizer(opt)
@@ -272,11 +281,12 @@ class Recorder(DispatchMixin):
             sid = C.storage_id(t)
         except (RuntimeError, NotImplementedError):
             return None  # no storage (sparse, ...)
-        m = self._live.get(sid)
-        if m is not None:
-            return m
         if t.device != self.device:
             return None
+        self._tracker.watch(t, sid)
+        m = self._tracker.live.get(sid)
+        if m is not None:
+            return m
         storage = C.untyped_storage(t)
         size = storage.nbytes()
         if size == 0:
@@ -284,7 +294,7 @@ class Recorder(DispatchMixin):
         m = self.recording.new_member(size, C.dtype_name(t.dtype), tuple(t.shape),
                                       storage.data_ptr() if self.record_addresses else 0,
                                       origin, -1, M.OTHER)
-        self._track(sid, m, storage)
+        self._tracker.track(sid, m, storage)
         return m
 
     def _register_pending(self, t, kind, name):
@@ -300,35 +310,19 @@ class Recorder(DispatchMixin):
             C.free_weak_ref(old[0])
         self._pending[sid] = (C.weak_ref(C.untyped_storage(t)), kind, name)
 
-    def _track(self, sid, m, storage):
-        self._live[sid] = m
-        self._weak[sid] = C.weak_ref(storage)
-        self._live_bytes += m.size
-
-    def _release_weak_refs(self):
-        for w in self._weak.values():
-            C.free_weak_ref(w)
+    def _release(self):
+        self._tracker.release()
         for w, _, _ in self._pending.values():
             C.free_weak_ref(w)
-        self._weak.clear()
-        self._live.clear()
         self._pending.clear()
 
-    def _poll(self):
-        """Collects storages that died since the last op; FREE at that op."""
-        weak = self._weak
-        if not weak:
-            return
-        dead = list(compress(weak.keys(), map(C.expired, weak.values())))
-        if not dead:
-            return
-        last_op = self.recording.num_ops - 1  # -1: died before the first op
-        live = self._live
-        for sid in dead:
-            m = live.pop(sid)
-            C.free_weak_ref(weak.pop(sid))
-            m.free_op = last_op
-            self._live_bytes -= m.size
+    def _after_backward(self):
+        self._tracker.full_poll(self.recording.num_ops - 1)
+        self._scan_gradients()
+
+    def _after_optimizer(self, opt):
+        self._tracker.full_poll(self.recording.num_ops - 1)
+        self._scan_optimizer(opt)
 
     def _scan_gradients(self):
         params = []
@@ -363,7 +357,7 @@ class Recorder(DispatchMixin):
 
     def _known(self, t):
         try:
-            return self._live.get(C.storage_id(t))
+            return self._tracker.live.get(C.storage_id(t))
         except (RuntimeError, NotImplementedError):
             return None
 
@@ -404,6 +398,8 @@ class Recorder(DispatchMixin):
             "peak_op": rec.iteration_of(peak_op),
             "untouched_resident_bytes": untouched_bytes,
             "phase_demoted_ops": self._phases.demoted_ops,
+            "unsignaled_frees": self._tracker.unsignaled_frees,
+            "unsignaled_free_bytes": self._tracker.unsignaled_free_bytes,
         }
         if self._allocator is not None:
             self.summary["allocator_check"] = stats
@@ -413,6 +409,8 @@ class Recorder(DispatchMixin):
             "recorder.peak_during_op_bytes": str(peak),
             "recorder.untouched_resident_bytes": str(untouched_bytes),
             "recorder.phase_demoted_ops": str(self._phases.demoted_ops),
+            "recorder.unsignaled_frees": str(self._tracker.unsignaled_frees),
+            "recorder.poll_every_op": str(self._tracker.poll_every_op).lower(),
             "recorder.wall_time": "measured under recording (includes its overhead)",
             "torch.num_threads": str(torch.get_num_threads()),
             "python": sys.version.split()[0],
