@@ -77,6 +77,62 @@ def main():
         print("%-44s %8.2f us/op" % (label, timed(
             lambda: swapplan_recorder.Recorder(path, poll_every_op=True))))
         del keep
+    training_step_overhead(out)
+
+
+def training_step_overhead(out):
+    """Wall time of a real training step (examples/gpt2_small.py and
+    examples/resnet18.py at their default sizes), plain and recorded."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "examples"))
+    import torch.nn.functional as F
+    import torchvision
+
+    import gpt2_small
+
+    def gpt():
+        model = gpt2_small.GPT(512, 64, 128, 4, 4)
+        opt = torch.optim.AdamW(model.parameters())
+
+        def step():
+            tokens = torch.randint(0, 512, (4, 65))
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(tokens[:, :-1]).reshape(-1, 512),
+                            tokens[:, 1:].reshape(-1)).backward()
+            opt.step()
+        return model, opt, step
+
+    def resnet():
+        model = torchvision.models.resnet18(num_classes=10)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(torch.randn(8, 3, 64, 64)),
+                            torch.randint(0, 10, (8,))).backward()
+            opt.step()
+        return model, opt, step
+
+    for name, make in (("gpt2_small", gpt), ("resnet18", resnet)):
+        model, opt, step = make()
+        for _ in range(2):
+            step()  # warm up, create optimizer state
+        plain = []
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            step()
+            plain.append(time.perf_counter_ns() - t0)
+        recorded = []
+        path = os.path.join(out, name + ".json.gz")
+        with swapplan_recorder.Recorder(path, model=model, optimizer=opt) as rec:
+            for _ in range(5):
+                t0 = time.perf_counter_ns()
+                step()
+                recorded.append(time.perf_counter_ns() - t0)
+                rec.step()
+        ops = rec.summary["ops"] // 5
+        print("%-12s training step: plain %7.1f ms, recorded %7.1f ms (%d ops)" % (
+            name, statistics.median(plain) / 1e6, statistics.median(recorded) / 1e6, ops))
 
 
 if __name__ == "__main__":

@@ -53,9 +53,6 @@ class AllocatorCheck:
     def exit(self, handle):
         self._exit(handle)
 
-    def stop_markers(self):
-        self._enter = None
-
     def stop(self):
         from torch.autograd import _disable_profiler_legacy
         self.records = _disable_profiler_legacy()

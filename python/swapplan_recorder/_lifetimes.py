@@ -8,7 +8,7 @@ every op is exact but costs O(live) per op. The tracker therefore checks only
 *candidates*, found through the Python side:
 
   Under a TorchDispatchMode every tensor an op returns gets a Python object,
-  and PyTorch (>= 1.11) keeps that object alive for as long as C++ holds the
+  and PyTorch keeps that object alive for as long as C++ holds the
   TensorImpl ("PyObject preservation"): a Python finalizer on it runs when the
   TensorImpl is destroyed, not when Python drops its last reference. So every
   release of a storage reference by a TensorImpl that went through the

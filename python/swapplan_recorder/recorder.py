@@ -193,8 +193,6 @@ class Recorder(DispatchMixin):
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            if self._allocator is not None:
-                self._allocator.stop_markers()
             self._mode.__exit__(None, None, None)
             if exc_type is None:
                 self._tracker.full_poll(self.recording.num_ops - 1)
@@ -223,8 +221,9 @@ class Recorder(DispatchMixin):
 
     def register(self, tensor, kind, name=""):
         """Marks ``tensor``'s storage as ``kind`` (one of the trace's kinds,
-        e.g. "INPUT"). Before the recording starts, or for a storage not seen
-        yet, it is registered as resident from the start."""
+        e.g. "INPUT"). Before the first op, the storage is registered as
+        resident from the start (and kept in the trace even if untouched);
+        later, a storage not seen yet gets the kind when it first appears."""
         if kind not in M.KINDS:
             raise ValueError("unknown tensor kind %r (expected one of %s)" % (kind, M.KINDS))
         if self.recording.num_ops == 0:
@@ -274,7 +273,10 @@ class Recorder(DispatchMixin):
         tensor_type = torch.Tensor
         for obj in gc.get_objects():
             if issubclass(type(obj), tensor_type):  # type(): no __getattr__ side effects
-                self._member_for_resident(obj, origin=M.ORIGIN_PREEXISTING)
+                try:
+                    self._member_for_resident(obj, origin=M.ORIGIN_PREEXISTING)
+                except Exception:  # noqa: BLE001 - exotic subclasses (fake, meta, ...)
+                    continue
 
     def _member_for_resident(self, t, origin=M.ORIGIN_REGISTERED):
         try:

@@ -11,12 +11,15 @@ from . import support
 
 import bilstm                   # noqa: E402
 import gpt2_small               # noqa: E402
+import llama_small              # noqa: E402
 import loss_scale_validation    # noqa: E402
 import resnet18                 # noqa: E402
 
 TINY = {
     gpt2_small: ["--vocab", "64", "--context", "16", "--d-model", "32", "--heads", "2",
                  "--layers", "2", "--batch", "2"],
+    llama_small: ["--vocab", "64", "--context", "16", "--dim", "32", "--heads", "4",
+                  "--kv-heads", "2", "--layers", "2", "--hidden", "64", "--batch", "2"],
     resnet18: ["--batch", "2", "--image", "32"],
     bilstm: ["--vocab", "50", "--embed", "8", "--hidden", "8", "--sequence", "5", "--batch", "2"],
     loss_scale_validation: ["--batch", "2", "--image", "8", "--channels", "4"],
