@@ -10,7 +10,8 @@ import argparse
 import os
 import sys
 
-_PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+_PYTHON_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                            "python"))
 if _PYTHON_DIR not in sys.path:
     sys.path.insert(0, _PYTHON_DIR)
 

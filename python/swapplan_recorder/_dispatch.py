@@ -255,7 +255,8 @@ class DispatchMixin:
             code = f.f_code
             s = skip.get(code)
             if s is None:
-                s = skip[code] = code.co_filename.startswith(self._skip_prefixes)
+                s = skip[code] = os.path.realpath(code.co_filename).startswith(
+                    self._skip_prefixes)
             if not s:
                 break
             f = f.f_back

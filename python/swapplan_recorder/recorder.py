@@ -57,8 +57,8 @@ from ._hooks import PhaseTracker, repeated_layer_count
 from ._lifetimes import StorageTracker
 from .version import __version__
 
-_TORCH_DIR = os_path.dirname(torch.__file__) + os_path.sep
-_OWN_DIR = os_path.dirname(os_path.abspath(__file__)) + os_path.sep
+_TORCH_DIR = os_path.dirname(os_path.realpath(torch.__file__)) + os_path.sep
+_OWN_DIR = os_path.dirname(os_path.realpath(__file__)) + os_path.sep
 
 
 class _Mode(TorchDispatchMode):

@@ -128,6 +128,34 @@ class Phases(support.RecorderTestCase):
         self.assertEqual(tr.doc["metadata"]["model_layers"], 3)  # the ModuleList
 
 
+class CallSites(support.RecorderTestCase):
+    def test_call_site_is_the_first_frame_outside_torch_and_the_recorder(self):
+        model = mlp()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def body(rec):
+            x, y = torch.randn(10, 25), torch.randint(0, 2, (10,))
+            train_step(model, opt, x, y)
+            rec.step()
+
+        rec, tr = self.record(body, model=model, optimizer=opt)
+        attrs = tr.doc["metadata"]["attributes"]
+        sites = {int(k.split(".")[1]): v for k, v in attrs.items() if k.startswith("call_site.")}
+        used = {o["stack_id"] for o in tr.ops()}
+        self.assertEqual(used, set(sites))
+        lines = {}
+        for o in tr.ops():
+            lines.setdefault(o["phase"], set()).add(sites[o["stack_id"]])
+        # nn.Sequential / nn.Linear, autograd and torch.optim are skipped: every
+        # op is attributed to a line of this file.
+        for site in sites.values():
+            self.assertRegex(site, r"test_phases_and_kinds\.py:\d+ \((body|train_step)\)")
+        # The backward pass and the optimizer step each come from one line.
+        self.assertEqual(len(lines["BACKWARD"]), 1)
+        self.assertRegex(lines["BACKWARD"].pop(), r"\(train_step\)")
+        self.assertEqual(len(lines["OPTIMIZER"]), 1)
+
+
 class Kinds(support.RecorderTestCase):
     def test_optimizer_state_gradients_parameters_inputs(self):
         model = mlp()
