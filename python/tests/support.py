@@ -100,12 +100,14 @@ class RecorderTestCase(unittest.TestCase):
 
     def record(self, body, name="trace.json", **options):
         """Runs body(rec) under a Recorder; returns (recorder, TraceView).
-        Whatever body returns stays alive until the recording has ended."""
+        Whatever body returns stays alive until the recording has ended. The
+        trace must pass swapplan's validation with the recorder's own peak."""
         options.setdefault("record_addresses", False)
         path = self.path(name)
         with swapplan_recorder.Recorder(path, **options) as rec:
             kept = body(rec)
         del kept
+        self.assert_valid_and_peak_matches(rec)
         return rec, TraceView(load_trace(path))
 
     def assert_valid_and_peak_matches(self, rec):

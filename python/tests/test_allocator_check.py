@@ -46,7 +46,6 @@ class AllocatorCheck(support.RecorderTestCase):
         # no dispatcher-level recorder can see. The check measures it.
         self.assertGreater(check["max_in_kernel_hidden_bytes"], 0)
         self.assertRegex(check["max_in_kernel_hidden_at"], r"aten::convolution")
-        self.assert_valid_and_peak_matches(rec)
 
     def test_python_scalar_arguments_are_the_known_residual(self):
         """`a.mul_(0.5)`: Python wraps 0.5 into an 8-byte CPU tensor before

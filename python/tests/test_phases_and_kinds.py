@@ -51,7 +51,6 @@ class Phases(support.RecorderTestCase):
         self.assertEqual(phases[last_addmm], "OTHER")
         self.assertEqual(tr.ops()[last_addmm]["layer"], 2)
         self.assertEqual(rec.summary["phase_demoted_ops"], 0)
-        self.assert_valid_and_peak_matches(rec)
 
     def test_gradient_accumulation_gets_micro_batch_hints(self):
         model = mlp()
@@ -74,7 +73,6 @@ class Phases(support.RecorderTestCase):
                     seen.append(key)
         self.assertEqual(seen, [(0, "FORWARD"), (0, "BACKWARD"), (1, "FORWARD"), (1, "BACKWARD"),
                                 (2, "FORWARD"), (2, "BACKWARD")])
-        self.assert_valid_and_peak_matches(rec)
 
     def test_closure_optimizer_ops_are_demoted_not_invalid(self):
         model = mlp()
@@ -94,7 +92,6 @@ class Phases(support.RecorderTestCase):
         phases = {o["phase"] for o in tr.ops()}
         self.assertNotIn("FORWARD", phases)  # the closure's forward runs inside step()
         self.assertGreater(rec.summary["phase_demoted_ops"], 0)  # its backward: OTHER
-        self.assert_valid_and_peak_matches(rec)
 
     def test_layer_hints_follow_top_level_units(self):
         class Net(torch.nn.Module):
@@ -195,7 +192,6 @@ class Kinds(support.RecorderTestCase):
         inputs = [t for t in tr.doc["tensors"] if t["kind"] == "INPUT"]
         self.assertEqual(sorted(t["size_bytes"] for t in inputs), [80, 80, 1000, 1000])
         self.assertEqual(tr.kinds()["PARAMETER"], 4)
-        self.assert_valid_and_peak_matches(rec)
 
     def test_state_existing_before_recording_is_resident(self):
         model = mlp()
@@ -221,7 +217,6 @@ class Kinds(support.RecorderTestCase):
         self.assertEqual([k for _, k in tr.events_of(new_grad["id"])], ["ALLOC"])
         x_t = [t for t in tr.doc["tensors"] if t["size_bytes"] == 1000]
         self.assertEqual([t["kind"] for t in x_t], ["INPUT"])  # pre-existing, read by forward
-        self.assert_valid_and_peak_matches(rec)
 
     def test_pause_and_untouched_tensors(self):
         model = mlp()
@@ -243,7 +238,6 @@ class Kinds(support.RecorderTestCase):
         # Alive before and after, never touched: left out, counted aside.
         self.assertFalse(any(t["size_bytes"] == 5000 for t in tr.doc["tensors"]))
         self.assertGreaterEqual(rec.summary["untouched_resident_bytes"], 5000)
-        self.assert_valid_and_peak_matches(rec)
         del table
 
     def test_register(self):

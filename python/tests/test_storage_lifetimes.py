@@ -60,7 +60,6 @@ class HandWorkedLinearStep(support.RecorderTestCase):
         #   W 400 + x 1000 + loss 4 + seed 4 + dW 400 = 1808 B.
         self.assertEqual(rec.peak_bytes, 1808)
         self.assertEqual(rec.summary["peak_op"], (0, 7))
-        self.assert_valid_and_peak_matches(rec)
 
 
 class SavedForBackward(support.RecorderTestCase):
@@ -95,7 +94,6 @@ class SavedForBackward(support.RecorderTestCase):
         addmm = tr.by_name("aten::addmm@0:%d" % names.index("aten::addmm"))
         (free_op, kind), = [e for e in tr.events_of(addmm["id"]) if e[1] == "FREE"]
         self.assertLess(free_op, names.index("aten::sum"))
-        self.assert_valid_and_peak_matches(rec)
 
 
 class ViewsAndInPlace(support.RecorderTestCase):
@@ -128,7 +126,6 @@ class ViewsAndInPlace(support.RecorderTestCase):
         # Freed after op 5 (the add dispatched while `s` was still alive).
         self.assertEqual(tr.events_of(x["id"]), [(0, "ALLOC"), (5, "FREE")])
         self.assertEqual(len(tr.tensors), 4)
-        self.assert_valid_and_peak_matches(rec)
 
     def test_in_place_out_and_resize(self):
         def body(rec):
@@ -160,7 +157,6 @@ class ViewsAndInPlace(support.RecorderTestCase):
         # During the resize both d allocations exist (it copies):
         #   a 40 + c 40 + old d 40 + new d 80 = 200 B.
         self.assertEqual(rec.peak_bytes, 200)
-        self.assert_valid_and_peak_matches(rec)
 
     def test_frees_between_iterations_go_to_the_last_op_before_them(self):
         def body(rec):
@@ -177,4 +173,3 @@ class ViewsAndInPlace(support.RecorderTestCase):
         self.assertEqual(tr.events_of(x["id"], iteration=0), [(0, "ALLOC"), (1, "FREE")])
         self.assertEqual(tr.events_of(x["id"], iteration=1), [])
         self.assertEqual(len(tr.iterations), 2)
-        self.assert_valid_and_peak_matches(rec)
