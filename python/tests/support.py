@@ -24,6 +24,18 @@ import swapplan_recorder  # noqa: E402
 torch.set_num_threads(1)
 
 
+def import_example(name):
+    """Imports examples/<name>.py; skips the test when it needs a package
+    that is missing (torchvision), unless SWAPPLAN_REQUIRE_TORCH=1."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        if os.environ.get("SWAPPLAN_REQUIRE_TORCH") == "1":
+            raise
+        raise unittest.SkipTest("example %s needs %s" % (name, e.name))
+
+
 def swapplan_binary():
     path = os.environ.get("SWAPPLAN_BINARY") or os.path.join(SOURCE_ROOT, "build", "cli",
                                                               "swapplan")

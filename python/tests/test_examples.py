@@ -10,7 +10,6 @@ import bilstm                   # noqa: E402  (examples/, on sys.path via suppor
 import gpt2_small               # noqa: E402
 import llama_small              # noqa: E402
 import loss_scale_validation    # noqa: E402
-import resnet18                 # noqa: E402
 
 
 class Examples(support.RecorderTestCase):
@@ -56,6 +55,7 @@ class Examples(support.RecorderTestCase):
         self.assert_training_kinds(tr)
 
     def test_resnet18(self):
+        resnet18 = support.import_example("resnet18")   # needs torchvision
         _, tr, _ = self.run_example(resnet18, "--batch", "2", "--image", "32")
         names = set(tr.op_names(1))
         self.assertTrue({"aten::convolution", "aten::native_batch_norm",
