@@ -150,7 +150,10 @@ class Recorder(DispatchMixin):
                 for p in model.parameters():
                     device = p.device
                     break
-        self.device = torch.device(device)
+        device = torch.device(device)
+        if device.type == "cuda" and device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = device
         if allocator_check and self.device.type != "cpu":
             raise ValueError("allocator_check reads the CPU allocator's reports; the recorded "
                              "device is %s" % self.device)

@@ -259,6 +259,25 @@ class Kinds(support.RecorderTestCase):
         self.assert_valid_and_peak_matches(rec)
 
 
+class Devices(support.RecorderTestCase):
+    def test_tensors_on_other_devices_are_ignored(self):
+        def body(rec):
+            a = torch.ones(25)                       # cpu, 100 B
+            m = torch.empty(25, device="meta")       # another device: not recorded
+            b = a * 2
+            n = m * 2
+            rec.step()
+            return a, b, n
+
+        rec, tr = self.record(body)
+        self.assertEqual(tr.op_names(), ["aten::ones", "aten::empty", "aten::mul", "aten::mul"])
+        ops = tr.ops()
+        self.assertNotIn("outputs", ops[1])
+        self.assertEqual((ops[3].get("inputs"), ops[3].get("outputs")), (None, None))
+        self.assertEqual(sorted(t["size_bytes"] for t in tr.doc["tensors"]), [100, 100])
+        self.assertEqual(rec.peak_bytes, 200)
+
+
 class Errors(support.RecorderTestCase):
     def test_path_must_be_json(self):
         with self.assertRaisesRegex(ValueError, r"must end in \.json or \.json\.gz, got "
