@@ -23,6 +23,8 @@ using Action = std::function<absl::Status()>;
 // Subcommands. Each adds itself to `root` and sets `*action` when selected.
 void SetupInspect(CLI::App& root, Action* action);
 void SetupCurve(CLI::App& root, Action* action);
+void SetupPlan(CLI::App& root, Action* action);
+void SetupCheck(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   cli::Action action;
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
+  cli::SetupPlan(app, &action);
+  cli::SetupCheck(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
