@@ -131,8 +131,12 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
   }
   absl::StrAppend(&out, "\ndecisions:\n");
   for (const ChameleonDecision& d : x.decisions) {
-    absl::StrAppend(&out, "  [round ", d.round, " pass ", d.pass, "] ",
-                    ChameleonDecisionKindName(d.kind), ": ", d.reason);
+    const bool in_pass = d.kind == ChameleonDecisionKind::kScheduled ||
+                         d.kind == ChameleonDecisionKind::kNoLayerFits ||
+                         d.kind == ChameleonDecisionKind::kNoLongerNeeded ||
+                         d.kind == ChameleonDecisionKind::kStallFallback;
+    absl::StrAppend(&out, "  [round ", d.round, in_pass ? absl::StrCat(" pass ", d.pass) : "",
+                    "] ", ChameleonDecisionKindName(d.kind), ": ", d.reason);
     if (x.mrl_snapshots && (d.kind == ChameleonDecisionKind::kScheduled ||
                             d.kind == ChameleonDecisionKind::kStallFallback ||
                             d.kind == ChameleonDecisionKind::kRepairRound)) {
@@ -349,11 +353,11 @@ absl::Status RunPlan(const PlanArgs& a) {
   if (!a.d2h.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(d2h, ParseBandwidth(a.d2h));
   }
-  for (auto [flag, bw] : {std::pair<const char*, double>{"--h2d-bandwidth", h2d},
-                          {"--d2h-bandwidth", d2h}}) {
+  for (auto [dir, bw] : {std::pair<const char*, double>{"h2d", h2d}, {"d2h", d2h}}) {
     if (!(bw > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat("no ", flag + 2, ": give ", flag, " (",
-                                                     trace.source(), " does not record it)"));
+      return absl::InvalidArgumentError(absl::StrCat("no ", dir, " bandwidth: give --", dir,
+                                                     "-bandwidth (", trace.source(),
+                                                     " does not record it)"));
     }
   }
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));

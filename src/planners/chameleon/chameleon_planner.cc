@@ -321,10 +321,26 @@ absl::Status PlannerRun::Infeasible(const std::vector<int64_t>& bytes, int32_t c
       budget_, " bytes, even with every one of the ", candidates,
       " candidate tensors off the device from its release to its first backward use");
   if (explanation_ != nullptr) {
+    FinishExplanation(bytes);
     explanation_->infeasible = msg;
     Decide({.kind = ChameleonDecisionKind::kInfeasible, .reason = msg});
   }
   return absl::ResourceExhaustedError(msg);
+}
+
+void PlannerRun::FinishExplanation(const std::vector<int64_t>& bytes) {
+  if (explanation_ == nullptr) return;
+  const int32_t peak =
+      static_cast<int32_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+  explanation_->peak_bytes = bytes[peak];
+  explanation_->peak_op = peak;
+  explanation_->windows = windows_;
+  explanation_->h2d_used_ns.clear();
+  explanation_->d2h_used_ns.clear();
+  for (int32_t l = 0; l < budgets_->num_layers(); ++l) {
+    explanation_->h2d_used_ns.push_back(budgets_->h2d_used_ns(l));
+    explanation_->d2h_used_ns.push_back(budgets_->d2h_used_ns(l));
+  }
 }
 
 Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
@@ -365,17 +381,7 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
     item.size_bytes = w.size_bytes;
     p.items.push_back(std::move(item));
   }
-  if (explanation_ != nullptr) {
-    explanation_->peak_bytes = bytes[peak];
-    explanation_->peak_op = peak;
-    explanation_->windows = windows_;
-    explanation_->h2d_used_ns.clear();
-    explanation_->d2h_used_ns.clear();
-    for (int32_t l = 0; l < budgets_->num_layers(); ++l) {
-      explanation_->h2d_used_ns.push_back(budgets_->h2d_used_ns(l));
-      explanation_->d2h_used_ns.push_back(budgets_->d2h_used_ns(l));
-    }
-  }
+  FinishExplanation(bytes);
   return p;
 }
 

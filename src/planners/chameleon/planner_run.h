@@ -60,6 +60,9 @@ class PlannerRun {
   Policy BuildPolicy(const std::vector<Selection>& s, const std::vector<int64_t>& bytes,
                      double overhead_ns);
   void Decide(ChameleonDecision d);
+  // Copies the windows, final layer charges and the peak of `bytes` into
+  // the explanation (when there is one).
+  void FinishExplanation(const std::vector<int64_t>& bytes);
   std::string OpText(int32_t local) const;
   std::string LayerText(int32_t layer) const;
   std::string WindowText(int32_t window) const;
