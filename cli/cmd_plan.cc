@@ -43,6 +43,7 @@ struct PlanArgs {
   std::string swap_out_completion = "d2h-queue";
   std::string idle_window_start = "earliest-release";
   std::string candidate_rebuild = "per-pass";
+  std::string stall_fallback = "batched";
   std::string op_times = "auto";
   std::string iteration_time;
   int runtime_key_bits = 32;
@@ -308,6 +309,7 @@ absl::StatusOr<ChameleonOptions> MakeOptions(const PlanArgs& a) {
   ParseSwapOutCompletion(a.swap_out_completion, &o.swap_out_completion);
   ParseIdleWindowStart(a.idle_window_start, &o.idle_window_start);
   ParseCandidateRebuild(a.candidate_rebuild, &o.candidate_rebuild);
+  ParseStallFallback(a.stall_fallback, &o.stall_fallback);
   ParseOpTimeModel(a.op_times, &o.op_time_model);
   if (!a.iteration_time.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(o.iteration_time_ns, ParseDurationNs(a.iteration_time));
@@ -454,6 +456,10 @@ void SetupPlan(CLI::App& root, Action* action) {
                   "per-pass (Algorithm 2) or per-selection")
       ->capture_default_str()
       ->check(CLI::IsMember({"per-pass", "per-selection"}));
+  sub->add_option("--stall-fallback", a->stall_fallback,
+                  "batched (rest of the pass too) or one-per-pass (the papers')")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"batched", "one-per-pass"}));
   sub->add_option("--op-times", a->op_times, "auto, eq1 or recorded")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "eq1", "recorded"}));

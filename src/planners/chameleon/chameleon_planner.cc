@@ -177,6 +177,21 @@ bool PlannerRun::SelectionPasses(int32_t round) {
       const int32_t m_last = mrl_.LastIn(w.cover_begin, w.cover_end());
       SwapInPlacement p = PlaceSwapInWithStall(w, m_last, layers_, *timeline_, &*budgets_);
       Schedule(best, p, round, pass, m_last);
+      if (options_.stall_fallback == StallFallback::kBatched &&
+          options_.candidate_rebuild == CandidateRebuild::kPerPass) {
+        // The rest of the CL, same order: in a layer when one fits now,
+        // else with a stall.
+        for (size_t i = 1; i < cl.size() && !mrl_.empty(); ++i) {
+          const SwapWindow& v = windows_[cl[i].window];
+          const int32_t last = mrl_.LastIn(v.cover_begin, v.cover_end());
+          if (last < 0) continue;
+          SwapInPlacement q;
+          if (!PlaceSwapIn(v, last, layers_, &*budgets_, &q)) {
+            q = PlaceSwapInWithStall(v, last, layers_, *timeline_, &*budgets_);
+          }
+          Schedule(cl[i].window, q, round, pass, last);
+        }
+      }
     }
   }
   return true;

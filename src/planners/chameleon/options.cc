@@ -36,6 +36,10 @@ absl::string_view CandidateRebuildName(CandidateRebuild v) {
   return v == CandidateRebuild::kPerPass ? "per-pass" : "per-selection";
 }
 
+absl::string_view StallFallbackName(StallFallback v) {
+  return v == StallFallback::kBatched ? "batched" : "one-per-pass";
+}
+
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out) {
   constexpr ScoreNormalization kAll[] = {ScoreNormalization::kMax, ScoreNormalization::kMinMax};
   return ParseByName(s, kAll, &ScoreNormalizationName, out);
@@ -87,11 +91,17 @@ std::vector<std::pair<std::string, std::string>> ChameleonOptions::ToParameters(
       {"swap_out_completion", std::string(SwapOutCompletionName(swap_out_completion))},
       {"idle_window_start", std::string(IdleWindowStartName(idle_window_start))},
       {"candidate_rebuild", std::string(CandidateRebuildName(candidate_rebuild))},
+      {"stall_fallback", std::string(StallFallbackName(stall_fallback))},
       {"op_time_model", std::string(OpTimeModelName(op_time_model))},
       {"iteration_time_ns", absl::StrCat(iteration_time_ns)},
       {"runtime_key_mask_bits", absl::StrCat(runtime_key_mask_bits)},
       {"maximal_fallback", maximal_fallback ? "true" : "false"},
   };
+}
+
+bool ParseStallFallback(absl::string_view s, StallFallback* out) {
+  constexpr StallFallback kAll[] = {StallFallback::kBatched, StallFallback::kOnePerPass};
+  return ParseByName(s, kAll, &StallFallbackName, out);
 }
 
 }  // namespace swapplan

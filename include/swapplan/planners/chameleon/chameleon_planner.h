@@ -16,11 +16,13 @@
 //      coverage still holds an MRE is scheduled if some layer fits its
 //      swap-in (§5.4.1), and its size is removed from the MREs of its
 //      estimated off-device window (earliest release .. swap-in); if no
-//      candidate of the pass fits, the best one is scheduled with a stall.
+//      candidate of the pass fits, the best one is scheduled with a stall
+//      (and by default the rest of the CL after it, each in a layer if one
+//      fits by then, else with a stall: options.h StallFallback).
 //      An empty CL ends the round unsatisfied.
 //   2. SetFreeTime: release points of all selected swaps (§5.4.2). A copy
 //      queued behind others releases later than its estimate; one that
-//      cannot complete before its swap-in is dropped.
+//      completes too late to leave any op off the device is dropped.
 //   3. Replay the policy with its release points (the checker's exact byte
 //      accounting). No op above the budget: done. Otherwise the MRL is
 //      rebuilt from that replay and a new round selects more ("repair
@@ -47,9 +49,10 @@
 // P passes over all rounds and R rounds: O(n + u + w log n) to prepare;
 // each pass O(w log n + w log w) to build and sort the CL, then
 // O(log n + log L) per candidate visited and O(log n) per MRE dropped; each
-// round O(n + w log n) for release points and the replay. In practice P and
-// R are small (a pass schedules every candidate that fits), except when the
-// link is so slow that every pass ends in a stall fallback.
+// round O(n + w log n) for release points and the replay. P and R are
+// small in practice (a pass schedules every candidate that fits, and with
+// the default batched stall fallback every candidate it needs); with
+// StallFallback::kOnePerPass a slow link makes P the number of swaps.
 #ifndef SWAPPLAN_PLANNERS_CHAMELEON_CHAMELEON_PLANNER_H_
 #define SWAPPLAN_PLANNERS_CHAMELEON_CHAMELEON_PLANNER_H_
 

@@ -90,6 +90,24 @@ enum class CandidateRebuild : uint8_t {
   kPerSelection = 1,
 };
 
+// What happens when a pass ends with no candidate fitting any layer.
+enum class StallFallback : uint8_t {
+  // Default. Walk the pass's CL once more, in the same order: every
+  // candidate that still covers an MRE is placed — in a layer if one fits
+  // now (its last MRE may have moved earlier), else with the stall fallback
+  // — until the MRL is empty; then the CL is rebuilt as usual. Normal
+  // placements already work this way within a pass (Algorithm 2 schedules a
+  // whole CL per pass); this treats stall placements alike. One pass per
+  // round in the stall regime.
+  kBatched = 0,
+  // The papers as written (§5.4.1 / Algorithm 2): one stall placement, then
+  // the CL is rebuilt and rescored and every candidate retried. Exact, but a
+  // pass costs O(c log c) for c candidates and the stall regime (a link too
+  // slow for any layer to hide a copy) needs one pass per swapped tensor:
+  // O(swaps × c log c) — hours on a 1M-op trace over a slow link.
+  kOnePerPass = 1,
+};
+
 struct ChameleonOptions {
   // Logical layers L per forward and per backward segment (each micro-batch
   // has its own segments). 0: the number of distinct layer hints on the
@@ -110,6 +128,7 @@ struct ChameleonOptions {
   SwapOutCompletion swap_out_completion = SwapOutCompletion::kD2hQueue;
   IdleWindowStart idle_window_start = IdleWindowStart::kEarliestRelease;
   CandidateRebuild candidate_rebuild = CandidateRebuild::kPerPass;
+  StallFallback stall_fallback = StallFallback::kBatched;
   // Per-op time estimates; auto = recorded durations when every op has one,
   // else Eq. (1). `swapplan check` uses the same default.
   OpTimeModel op_time_model = OpTimeModel::kAuto;
@@ -135,10 +154,12 @@ absl::string_view LinkBudgetName(LinkBudget v);                  // "per-directi
 absl::string_view SwapOutCompletionName(SwapOutCompletion v);    // "d2h-queue", "layer-search"
 absl::string_view IdleWindowStartName(IdleWindowStart v);  // "earliest-release", "last-forward-use"
 absl::string_view CandidateRebuildName(CandidateRebuild v);  // "per-pass", "per-selection"
+absl::string_view StallFallbackName(StallFallback v);        // "batched", "one-per-pass"
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out);
 bool ParseSwapOutCompletion(absl::string_view s, SwapOutCompletion* out);
 bool ParseIdleWindowStart(absl::string_view s, IdleWindowStart* out);
 bool ParseCandidateRebuild(absl::string_view s, CandidateRebuild* out);
+bool ParseStallFallback(absl::string_view s, StallFallback* out);
 
 }  // namespace swapplan
 
