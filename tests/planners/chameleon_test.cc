@@ -271,8 +271,8 @@ TEST_CASE("chameleon: stall fallback", "[chameleon]") {
   ChameleonExplanation x;
   REQUIRE(ChameleonPlanner(o).PlanExplained(ToyProblem(900, 2.5e8), &x).ok());
   CHECK(x.decisions[0].reason ==
-        "tensor 10 (200 bytes, ops 1->11): no whole layer lies between op 5 (its last MRE or "
-        "earliest release) and its first use at op 11 (embed_bwd, BACKWARD)");
+        "tensor 10 (200 bytes, ops 1->11): no whole layer lies between op 5 (its last MRE) and "
+        "its first use at op 11 (embed_bwd, BACKWARD)");
   CHECK(x.decisions[3].reason ==
         "tensor 10 (200 bytes, ops 1->11): no candidate fits any layer; the best one: swap-in "
         "triggered at op 6 (loss_bwd, BACKWARD), first op of layer 1 (BWD 0); 300.0 ns of its "

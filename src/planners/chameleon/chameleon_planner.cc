@@ -118,6 +118,50 @@ absl::Status PlannerRun::Prepare() {
   return absl::OkStatus();
 }
 
+PlannerRun::Assessment PlannerRun::Assess(int32_t window) const {
+  const SwapWindow& w = windows_[window];
+  Assessment a;
+  a.m_last = mrl_.LastIn(w.cover_begin, w.cover_end());
+  a.release = timeline_->OpEndingAtOrAfter(queue_->CompletionIfActive(fifo_slot_[window]));
+  return a;
+}
+
+bool PlannerRun::Usable(int32_t window, const Assessment& a, int32_t round, int32_t pass) {
+  const SwapWindow& w = windows_[window];
+  if (a.m_last < 0) {
+    Decide({.kind = ChameleonDecisionKind::kNoLongerNeeded,
+            .round = round,
+            .pass = pass,
+            .window = window,
+            .reason = absl::StrCat(WindowText(window), ": its window no longer covers an MRE")});
+    return false;
+  }
+  if (a.release > w.first_bwd_op - 2) {
+    // Queued behind the copies selected so far, it cannot leave the device
+    // before its first backward use; the queue only grows.
+    state_[window] = WindowState::kRejected;
+    Decide({.kind = ChameleonDecisionKind::kDropped,
+            .round = round,
+            .pass = pass,
+            .window = window,
+            .reason = absl::StrCat(WindowText(window), ": queued behind the copies selected so "
+                                   "far, its copy out would complete during op ",
+                                   a.release, ", too late to leave the device: dropped")});
+    return false;
+  }
+  if (a.release >= a.m_last) {
+    Decide({.kind = ChameleonDecisionKind::kNoLongerNeeded,
+            .round = round,
+            .pass = pass,
+            .window = window,
+            .reason = absl::StrCat(WindowText(window), ": queued behind the copies selected so "
+                                   "far, its copy out would complete during op ",
+                                   a.release, ", after its last MRE (op ", a.m_last, ")")});
+    return false;
+  }
+  return true;
+}
+
 bool PlannerRun::SelectionPasses(int32_t round) {
   std::vector<int32_t> available;
   for (int32_t pass = 0; !mrl_.empty(); ++pass) {
@@ -132,28 +176,22 @@ bool PlannerRun::SelectionPasses(int32_t round) {
     }
     if (cl.empty()) return false;
     bool scheduled = false;
+    int32_t best = -1;  // first usable candidate, for the stall fallback
     for (const ScoredCandidate& c : cl) {
       if (mrl_.empty()) break;
+      const Assessment a = Assess(c.window);
+      if (!Usable(c.window, a, round, pass)) continue;
+      if (best < 0) best = c.window;
       const SwapWindow& w = windows_[c.window];
-      const int32_t m_last = mrl_.LastIn(w.cover_begin, w.cover_end());
-      if (m_last < 0) {
-        Decide({.kind = ChameleonDecisionKind::kNoLongerNeeded,
-                .round = round,
-                .pass = pass,
-                .window = c.window,
-                .reason = absl::StrCat(WindowText(c.window),
-                                       ": its window no longer covers an MRE")});
-        continue;
-      }
       SwapInPlacement p;
-      if (!PlaceSwapIn(w, m_last, layers_, &*budgets_, &p)) {
+      if (!PlaceSwapIn(w, a.m_last, a.release, layers_, &*budgets_, &p)) {
         if (explanation_ != nullptr) {
-          const int32_t after = std::max(m_last, w.earliest_release_op);
+          const int32_t after = std::max(a.m_last, a.release);
           const int32_t lo = layers_.layer_of_op[after] + 1;
           const int32_t hi = layers_.layer_of_op[w.first_bwd_op] - 1;
           std::string why =
               lo > hi ? absl::StrCat("no whole layer lies between op ", after,
-                                     " (its last MRE or earliest release) and its first use at ",
+                                     " (its last MRE) and its first use at ",
                                      OpText(w.first_bwd_op))
                       : absl::StrCat("no layer among ", lo, "..", hi, " has ", Ns(w.in_ns),
                                      " of h2d time left");
@@ -165,61 +203,70 @@ bool PlannerRun::SelectionPasses(int32_t round) {
         }
         continue;
       }
-      Schedule(c.window, p, round, pass, m_last);
+      Schedule(c.window, p, a, round, pass);
       scheduled = true;
       if (options_.candidate_rebuild == CandidateRebuild::kPerSelection) break;
     }
-    if (!scheduled) {
-      // Nothing was scheduled, so the MRL is as it was when the CL was built
-      // and the best candidate still covers an MRE.
-      const int32_t best = cl.front().window;
-      const SwapWindow& w = windows_[best];
-      const int32_t m_last = mrl_.LastIn(w.cover_begin, w.cover_end());
-      SwapInPlacement p = PlaceSwapInWithStall(w, m_last, layers_, *timeline_, &*budgets_);
-      Schedule(best, p, round, pass, m_last);
-      if (options_.stall_fallback == StallFallback::kBatched &&
-          options_.candidate_rebuild == CandidateRebuild::kPerPass) {
-        // The rest of the CL, same order: in a layer when one fits now,
-        // else with a stall.
-        for (size_t i = 1; i < cl.size() && !mrl_.empty(); ++i) {
-          const SwapWindow& v = windows_[cl[i].window];
-          const int32_t last = mrl_.LastIn(v.cover_begin, v.cover_end());
-          if (last < 0) continue;
-          SwapInPlacement q;
-          if (!PlaceSwapIn(v, last, layers_, &*budgets_, &q)) {
-            q = PlaceSwapInWithStall(v, last, layers_, *timeline_, &*budgets_);
-          }
-          Schedule(cl[i].window, q, round, pass, last);
-        }
+    if (scheduled) continue;
+    // Nothing was scheduled, so the MRL is as it was when the CL was built.
+    if (best < 0) return false;  // no candidate can relieve any MRE
+    const Assessment a = Assess(best);
+    Schedule(best, PlaceSwapInWithStall(windows_[best], a.m_last, a.release, layers_, *timeline_,
+                                        &*budgets_),
+             a, round, pass);
+    if (options_.stall_fallback != StallFallback::kBatched ||
+        options_.candidate_rebuild != CandidateRebuild::kPerPass) {
+      continue;
+    }
+    // The rest of the CL, same order: in a layer when one fits now, else
+    // with a stall.
+    bool after_best = false;
+    for (const ScoredCandidate& c : cl) {
+      if (mrl_.empty()) break;
+      if (c.window == best) {
+        after_best = true;
+        continue;
       }
+      if (!after_best || state_[c.window] != WindowState::kAvailable) continue;
+      const Assessment b = Assess(c.window);
+      if (!Usable(c.window, b, round, pass)) continue;
+      SwapInPlacement q;
+      if (!PlaceSwapIn(windows_[c.window], b.m_last, b.release, layers_, &*budgets_, &q)) {
+        q = PlaceSwapInWithStall(windows_[c.window], b.m_last, b.release, layers_, *timeline_,
+                                 &*budgets_);
+      }
+      Schedule(c.window, q, b, round, pass, /*after_best=*/true);
     }
   }
   return true;
 }
 
-void PlannerRun::Schedule(int32_t window, const SwapInPlacement& p, int32_t round, int32_t pass,
-                          int32_t m_last) {
+void PlannerRun::Schedule(int32_t window, const SwapInPlacement& p, const Assessment& a,
+                          int32_t round, int32_t pass, bool after_best) {
   const SwapWindow& w = windows_[window];
   state_[window] = WindowState::kSelected;
-  mrl_.Reduce(w.earliest_release_op + 1, p.swap_in_op - 1, w.size_bytes);
+  queue_->SetActive(fifo_slot_[window], true);
+  mrl_.Reduce(a.release + 1, p.swap_in_op - 1, w.size_bytes);
   selections_.push_back({window, p, -1});
   if (explanation_ == nullptr) return;
   std::string where = absl::StrCat("swap-in triggered at ", OpText(p.swap_in_op), ", first op of ",
                                    LayerText(p.layer));
   if (p.swap_in_op != layers_.layers[p.layer].begin_op) {
     where = absl::StrCat("swap-in triggered at ", OpText(p.swap_in_op), " in ",
-                         LayerText(p.layer), ", right after its last MRE (op ", m_last, ")");
+                         LayerText(p.layer), ", right after its last MRE (op ", a.m_last, ")");
   }
   std::string reason;
   if (!p.fallback) {
     reason = absl::StrCat(WindowText(window), ": ", where, "; its ", Ns(w.in_ns),
                           " copy fits the layer's h2d time left; off the device during ops ",
-                          w.earliest_release_op + 1, "..", p.swap_in_op - 1, " (estimated)");
+                          a.release + 1, "..", p.swap_in_op - 1, " (estimated)");
   } else {
-    reason = absl::StrCat(WindowText(window), ": no candidate fits any layer; the best one: ",
+    reason = absl::StrCat(WindowText(window),
+                          after_best ? ": no layer fits it either (stall fallback, batched): "
+                                     : ": no candidate fits any layer; the best one: ",
                           where, "; ", Ns(p.stall_ns), " of its ", Ns(w.in_ns),
                           " copy cannot be hidden (expected stall); off the device during ops ",
-                          w.earliest_release_op + 1, "..", p.swap_in_op - 1, " (estimated)");
+                          a.release + 1, "..", p.swap_in_op - 1, " (estimated)");
   }
   Decide({.kind = p.fallback ? ChameleonDecisionKind::kStallFallback
                              : ChameleonDecisionKind::kScheduled,
@@ -267,6 +314,7 @@ void PlannerRun::ComputeReleases(int32_t round) {
       continue;
     }
     state_[sel.window] = WindowState::kRejected;
+    queue_->SetActive(fifo_slot_[sel.window], false);
     budgets_->ChargeH2d(sel.in.layer, -sel.in.charged_ns);
     if (explanation_ != nullptr) {
       const SwapWindow& w = windows_[sel.window];
@@ -413,6 +461,23 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
                              problem_.d2h_bandwidth_bytes_per_s, options_.min_tensor_bytes,
                              options_.idle_window_start);
   state_.assign(windows_.size(), WindowState::kAvailable);
+  {
+    // Slots of the d2h queue estimate: windows in FIFO order (swap-out op,
+    // then window index), as CompleteSwapOuts orders them.
+    std::vector<int32_t> order(windows_.size());
+    for (size_t w = 0; w < order.size(); ++w) order[w] = static_cast<int32_t>(w);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return windows_[a].last_fwd_op < windows_[b].last_fwd_op;
+    });
+    fifo_slot_.assign(windows_.size(), 0);
+    std::vector<double> ready(order.size()), copy(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      fifo_slot_[order[i]] = static_cast<int32_t>(i);
+      ready[i] = timeline_->end_ns(windows_[order[i]].last_fwd_op);
+      copy[i] = windows_[order[i]].out_ns;
+    }
+    queue_.emplace(ready, copy);
+  }
   for (int32_t w = 0; w < static_cast<int32_t>(windows_.size()); ++w) {
     if (mrl_.CountIn(windows_[w].cover_begin, windows_[w].cover_end()) > 0) {
       initial_candidates_.push_back(w);

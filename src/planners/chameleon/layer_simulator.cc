@@ -32,9 +32,39 @@ void LayerBudgets::ClearD2h() {
   d2h_left_.Assign(d2h);
 }
 
-bool PlaceSwapIn(const SwapWindow& w, int32_t m_last, const LogicalLayers& layers,
-                 LayerBudgets* budgets, SwapInPlacement* out) {
-  const int32_t after = std::max(m_last, w.earliest_release_op);
+D2hQueue::D2hQueue(const std::vector<double>& ready_ns, const std::vector<double>& copy_ns)
+    : ready_ns_(ready_ns), copy_ns_(copy_ns) {
+  while (width_ < static_cast<int32_t>(ready_ns.size())) width_ *= 2;
+  tree_.assign(2 * width_, Node{});
+}
+
+void D2hQueue::SetActive(int32_t slot, bool active) {
+  int32_t node = width_ + slot;
+  tree_[node] = active ? Node{copy_ns_[slot], ready_ns_[slot] + copy_ns_[slot]} : Node{};
+  for (node /= 2; node >= 1; node /= 2) {
+    tree_[node] = Combine(tree_[2 * node], tree_[2 * node + 1]);
+  }
+}
+
+double D2hQueue::CompletionIfActive(int32_t slot) const {
+  // Fold the nodes covering slots [0, slot) left to right, then the slot.
+  Node acc;
+  int32_t lo = width_, hi = width_ + slot;  // half-open [lo, hi) at the leaves
+  int32_t right[32];  // nodes of the right border, collected right to left
+  int32_t num_right = 0;
+  while (lo < hi) {
+    if (lo & 1) acc = Combine(acc, tree_[lo++]);
+    if (hi & 1) right[num_right++] = --hi;
+    lo /= 2;
+    hi /= 2;
+  }
+  while (num_right > 0) acc = Combine(acc, tree_[right[--num_right]]);
+  return Combine(acc, Node{copy_ns_[slot], ready_ns_[slot] + copy_ns_[slot]}).m;
+}
+
+bool PlaceSwapIn(const SwapWindow& w, int32_t m_last, int32_t release_estimate,
+                 const LogicalLayers& layers, LayerBudgets* budgets, SwapInPlacement* out) {
+  const int32_t after = std::max(m_last, release_estimate);
   const int32_t lo = layers.layer_of_op[after] + 1;
   const int32_t hi = layers.layer_of_op[w.first_bwd_op] - 1;
   if (lo > hi) return false;
@@ -46,11 +76,11 @@ bool PlaceSwapIn(const SwapWindow& w, int32_t m_last, const LogicalLayers& layer
 }
 
 SwapInPlacement PlaceSwapInWithStall(const SwapWindow& w, int32_t m_last,
-                                     const LogicalLayers& layers, const OpTimeline& timeline,
-                                     LayerBudgets* budgets) {
+                                     int32_t release_estimate, const LogicalLayers& layers,
+                                     const OpTimeline& timeline, LayerBudgets* budgets) {
   const int32_t before_use = layers.layer_of_op[w.first_bwd_op] - 1;
   int32_t s = before_use >= 0 ? layers.layers[before_use].begin_op : 0;
-  s = std::max({s, m_last + 1, w.earliest_release_op + 1});
+  s = std::max({s, m_last + 1, release_estimate + 1});
   s = std::min(s, w.first_bwd_op);
   const int32_t k = layers.layer_of_op[s];
   const double left = std::max(0.0, budgets->h2d_left_ns(k));

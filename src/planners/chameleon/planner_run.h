@@ -42,8 +42,22 @@ class PlannerRun {
   absl::Status Prepare();
   // Algorithm 2 passes until the MRL is empty (true) or the CL is (false).
   bool SelectionPasses(int32_t round);
-  void Schedule(int32_t window, const SwapInPlacement& p, int32_t round, int32_t pass,
-                int32_t m_last);
+  // A candidate's standing now: the last MRE its coverage holds (-1: none)
+  // and the op during which its copy out would complete, queued behind the
+  // copies selected so far.
+  struct Assessment {
+    int32_t m_last = -1;
+    int32_t release = 0;
+  };
+  Assessment Assess(int32_t window) const;
+  // False (with a decision recorded) when the candidate cannot relieve any
+  // MRE now; rejects it for good when its copy cannot complete in time.
+  bool Usable(int32_t window, const Assessment& a, int32_t round, int32_t pass);
+  // Records a placement: marks the window, enters its copy in the d2h
+  // queue estimate, reduces the MRL over its estimated off-device ops.
+  // `after_best`: a batched stall placement.
+  void Schedule(int32_t window, const SwapInPlacement& p, const Assessment& a, int32_t round,
+                int32_t pass, bool after_best = false);
   // Orders `s` for the d2h FIFO: swap-out op, then window index.
   void SortFifo(std::vector<Selection>* s) const;
   // Sorts `s` into FIFO order and sets release points (-1 for dropped ones).
@@ -82,6 +96,8 @@ class PlannerRun {
   LayerCountSource layers_source_ = LayerCountSource::kDefault;
   LogicalLayers layers_;
   std::optional<LayerBudgets> budgets_;
+  std::optional<D2hQueue> queue_;
+  std::vector<int32_t> fifo_slot_;  // per window: its slot in queue_
   OpFrequencyRanking ranking_;
   MemoryReductionList mrl_;
   std::vector<SwapWindow> windows_;

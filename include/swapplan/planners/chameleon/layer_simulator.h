@@ -35,11 +35,19 @@
 //   d2h           |=== copy ===|                 release = the op where
 //                              ^ completes        the copy completes
 //
+// While selecting, the d2h queue is estimated incrementally (D2hQueue): a
+// candidate's copy out is placed among the copies already selected, in
+// swap-out order, so its estimated release accounts for queueing. Copies
+// selected later may still delay it; the final release points come from
+// CompleteSwapOuts, and the planner's repair rounds absorb the difference.
+//
 // Complexity: LayerBudgets construction O(layers), each search or charge
-// O(log layers); CompleteSwapOuts O(items × (log ops + layers a copy spans)).
+// O(log layers); D2hQueue O(log windows) per query or update;
+// CompleteSwapOuts O(items × (log ops + layers a copy spans)).
 #ifndef SWAPPLAN_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
 #define SWAPPLAN_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -96,17 +104,49 @@ struct SwapInPlacement {
   bool fallback = false;
 };
 
-// §5.4.1 for window `w` whose coverage holds MREs up to op `m_last`: the
-// latest layer that fits, charged; `found` false when none does (nothing
-// charged). Search range: layers starting after max(m_last,
-// w.earliest_release_op) up to the layer before the first backward use's.
-bool PlaceSwapIn(const SwapWindow& w, int32_t m_last, const LogicalLayers& layers,
-                 LayerBudgets* budgets, SwapInPlacement* out);
+// §5.4.1 for window `w` whose coverage holds MREs up to op `m_last` and
+// whose copy out is estimated to complete during op `release_estimate`
+// (< m_last): sets *out to the latest layer that fits, charged, and returns
+// true; false when none does (nothing charged). Search range: layers
+// starting after m_last up to the layer before the first backward use's.
+bool PlaceSwapIn(const SwapWindow& w, int32_t m_last, int32_t release_estimate,
+                 const LogicalLayers& layers, LayerBudgets* budgets, SwapInPlacement* out);
 
 // The stall fallback for `w` (always succeeds), charged.
 SwapInPlacement PlaceSwapInWithStall(const SwapWindow& w, int32_t m_last,
-                                     const LogicalLayers& layers, const OpTimeline& timeline,
-                                     LayerBudgets* budgets);
+                                     int32_t release_estimate, const LogicalLayers& layers,
+                                     const OpTimeline& timeline, LayerBudgets* budgets);
+
+// The d2h FIFO over a fixed set of slots (every window, in swap-out order),
+// of which the selected ones are active: completion time of the copy in a
+// slot, given the active slots before it. A segment tree whose node holds
+// the active copies' total duration D and the completion time M of its
+// last active copy when the stream is free at the node's start; nodes
+// combine as D = D_l + D_r, M = max(M_l + D_r, M_r).
+class D2hQueue {
+ public:
+  // `ready_ns[i]` and `copy_ns[i]`: when slot i's copy may start (end of its
+  // swap-out op) and how long it takes; slots in FIFO order, all inactive.
+  D2hQueue(const std::vector<double>& ready_ns, const std::vector<double>& copy_ns);
+  void SetActive(int32_t slot, bool active);
+  // Completion time of slot `slot`'s copy if it were active, behind the
+  // active slots before it. O(log slots).
+  double CompletionIfActive(int32_t slot) const;
+
+ private:
+  struct Node {
+    double d = 0;
+    double m = kIdle;
+  };
+  static constexpr double kIdle = -1e300;
+  static Node Combine(const Node& l, const Node& r) {
+    return {l.d + r.d, std::max(l.m + r.d, r.m)};
+  }
+  int32_t width_ = 1;
+  std::vector<double> ready_ns_;
+  std::vector<double> copy_ns_;
+  std::vector<Node> tree_;
+};
 
 // One selected swap for swap-out completion, in FIFO (swap-out) order.
 struct SwapOutRequest {
