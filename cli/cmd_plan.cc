@@ -47,6 +47,7 @@ struct PlanArgs {
   std::string op_times = "auto";
   std::string iteration_time;
   int runtime_key_bits = 32;
+  int max_rounds = 8;
   bool no_maximal_fallback = false;
   std::string output;
   bool json = false;
@@ -315,6 +316,7 @@ absl::StatusOr<ChameleonOptions> MakeOptions(const PlanArgs& a) {
     SWAPPLAN_ASSIGN_OR_RETURN(o.iteration_time_ns, ParseDurationNs(a.iteration_time));
   }
   o.runtime_key_mask_bits = a.runtime_key_bits;
+  o.max_rounds = a.max_rounds;
   o.maximal_fallback = !a.no_maximal_fallback;
   SWAPPLAN_RETURN_IF_ERROR(o.Validate());
   return o;
@@ -468,6 +470,10 @@ void SetupPlan(CLI::App& root, Action* action) {
   sub->add_option("--runtime-key-bits", a->runtime_key_bits, "Runtime-key op mask width")
       ->capture_default_str()
       ->check(CLI::IsMember({32, 64}));
+  sub->add_option("--max-rounds", a->max_rounds,
+                  "Rounds of Algorithm 2 (first + release-point repairs) before the fallback")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--no-maximal-fallback", a->no_maximal_fallback,
                 "Report infeasible when Algorithm 2 runs out of candidates");
   sub->add_option("-o,--output", a->output, "Write the policy (.json: JSON, else binary)");

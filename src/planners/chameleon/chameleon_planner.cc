@@ -497,6 +497,15 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
       return BuildPolicy(selections_, bytes, stall);
     }
     if (!satisfied) break;
+    if (round + 1 >= options_.max_rounds) {
+      Decide({.kind = ChameleonDecisionKind::kRepairRound,
+              .round = round,
+              .reason = absl::StrCat("with their release points the ", selections_.size(),
+                                     " swaps leave ", mrl_.size(),
+                                     " ops above the budget, and the ", options_.max_rounds,
+                                     " rounds allowed are used up")});
+      break;
+    }
     if (explanation_ != nullptr) {
       const std::vector<MrlRange> runs = mrl_.Ranges();
       int64_t worst = 0;

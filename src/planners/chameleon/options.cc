@@ -74,6 +74,7 @@ absl::Status ChameleonOptions::Validate() const {
   if (iteration_time_ns < 0) {
     return bad("iteration_time_ns", iteration_time_ns, "must be >= 0 (0 = recorded)");
   }
+  if (max_rounds < 1) return bad("max_rounds", max_rounds, "must be >= 1");
   if (runtime_key_mask_bits != 32 && runtime_key_mask_bits != 64) {
     return bad("runtime_key_mask_bits", runtime_key_mask_bits, "must be 32 or 64");
   }
@@ -95,6 +96,7 @@ std::vector<std::pair<std::string, std::string>> ChameleonOptions::ToParameters(
       {"op_time_model", std::string(OpTimeModelName(op_time_model))},
       {"iteration_time_ns", absl::StrCat(iteration_time_ns)},
       {"runtime_key_mask_bits", absl::StrCat(runtime_key_mask_bits)},
+      {"max_rounds", absl::StrCat(max_rounds)},
       {"maximal_fallback", maximal_fallback ? "true" : "false"},
   };
 }

@@ -136,6 +136,12 @@ struct ChameleonOptions {
   int64_t iteration_time_ns = 0;
   // Width of the runtime-key op mask (seed 001 Appendix A): 32 or 64.
   int32_t runtime_key_mask_bits = 32;
+  // Rounds of Algorithm 2 (the first plus release-point repair rounds)
+  // before giving up on it. Each round costs O(ops + windows log ops); on
+  // random traces 99% of plans need at most 3, but a saturated d2h link
+  // near the feasibility boundary can make each round gain little (a 1M-op
+  // trace took 165 rounds and 13 s uncapped).
+  int32_t max_rounds = 8;
   // Last resort when Algorithm 2 and the release-point repair rounds end
   // with MREs left: swap every candidate for its whole idle window (swap-in
   // at its first backward use, then moved earlier where memory allows). The
