@@ -96,7 +96,7 @@ absl::Status RunCheck(const CheckArgs& a) {
     SWAPPLAN_ASSIGN_OR_RETURN(options.iteration_time_ns, ParseDurationNs(a.iteration_time));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicy(a.policy));
+  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       "", a.json ? RenderJson(trace, report, a) : RenderText(trace, policy, report, a)));

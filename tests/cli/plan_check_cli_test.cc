@@ -127,6 +127,10 @@ TEST_CASE("check: violations listed, exit 2; JSON form", "[cli][check]") {
   Run f = Swapplan("check traces/toy_valid.json policies/chameleon_toy_bad.json");
   CHECK(f.exit_code == 2);
   CHECK(f.out.find("[fingerprint-mismatch]") != std::string::npos);
+  // Structural problems in a policy file are listed too, every one of them.
+  Run d = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_disordered.json");
+  CHECK(d.exit_code == 2);
+  CheckGolden("check_toy_disordered.txt", d.out);
   Run missing = Swapplan("check traces/chameleon_toy.json nope.json");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "swapplan: nope.json: no such file\n");
