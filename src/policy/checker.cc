@@ -1,7 +1,6 @@
 #include "swapplan/policy/checker.h"
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <tuple>
 

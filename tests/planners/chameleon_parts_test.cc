@@ -217,8 +217,9 @@ TEST_CASE("swap windows: each micro-batch's forward to its own backward", "[cand
   CHECK(t.tensor(w[2].tensor).trace_id == 3);
   CHECK(w[2].last_fwd_op == 6);
   CHECK(w[2].first_bwd_op == 9);
-  // With 1 B/ns the copies take 100 ns: a0 would complete during op 12 —
-  // after its use: no window at all.
+  // With 1 B/ns the copies take 100 ns: every copy would complete after
+  // its tensor's next use (a0: at 130 ns, past op 5's end at 60): no
+  // window at all.
   CHECK(FindSwapWindows(t, 0, ll, tl, 1e9, 1e9, 0, IdleWindowStart::kEarliestRelease).empty());
 }
 

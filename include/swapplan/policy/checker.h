@@ -38,8 +38,11 @@
 //   release-before-copy-done the copy out is still running after release_op
 //   over-budget              one per maximal run of ops above the budget,
 //                            naming the worst op and by how much
-// Items failing one of the first six checks (or not-resident) are left out
-// of the byte accounting and the copy queue.
+// Items with an unknown tensor, an op out of range, a bad op order, a
+// tensor not resident, or that duplicate or overlap an earlier item are
+// left out of the byte accounting and the copy queue (a size mismatch is
+// accounted with the trace's size). `swapplan check` reads policy files
+// with ReadPolicyForCheck, so structural problems are listed here too.
 //
 //   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport r, CheckPolicy(trace, policy));
 //   for (const Violation& v : r.violations) std::cout << v.message << "\n";
