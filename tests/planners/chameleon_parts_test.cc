@@ -303,6 +303,41 @@ TEST_CASE("Eq. (2): max and min-max normalisation", "[candidates]") {
   CHECK(ScoreCandidates(w, one, mrl, 2.0, ScoreNormalization::kMinMax)[0].score == Approx(3.0));
 }
 
+TEST_CASE("d2h queue estimate: against a naive FIFO", "[simulator]") {
+  const uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  auto real = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  for (int round = 0; round < 30; ++round) {
+    const int n = 1 + static_cast<int>(rng() % 60);
+    std::vector<double> ready(n), copy(n);
+    double t = 0;
+    for (int i = 0; i < n; ++i) {
+      t += real(0, 10);  // FIFO slots: ready times non-decreasing
+      ready[i] = t;
+      copy[i] = real(0.5, 30);
+    }
+    D2hQueue q(ready, copy);
+    std::vector<bool> active(n, false);
+    for (int step = 0; step < 80; ++step) {
+      const int slot = static_cast<int>(rng() % n);
+      if (rng() % 2) {
+        active[slot] = !active[slot];
+        q.SetActive(slot, active[slot]);
+      }
+      double free_at = -1e300, done = 0;
+      for (int i = 0; i <= slot; ++i) {
+        if (!active[i] && i != slot) continue;
+        done = std::max(ready[i], free_at) + copy[i];
+        free_at = done;
+      }
+      CHECK(q.CompletionIfActive(slot) == Approx(done));
+    }
+  }
+}
+
 TEST_CASE("d2h queue: copies wait for each other; late ones are dropped", "[simulator]") {
   // Four FORWARD ops of 100 ns; L = 4 gives one layer per op.
   Trace t = testing::TraceFromJson(R"({"format": "swapplan-trace", "metadata": {},
