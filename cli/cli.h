@@ -26,6 +26,8 @@ void SetupCurve(CLI::App& root, Action* action);
 void SetupSynth(CLI::App& root, Action* action);
 void SetupSimulate(CLI::App& root, Action* action);
 void SetupCompare(CLI::App& root, Action* action);
+void SetupPlan(CLI::App& root, Action* action);
+void SetupCheck(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

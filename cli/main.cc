@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   cli::SetupSynth(app, &action);
   cli::SetupSimulate(app, &action);
   cli::SetupCompare(app, &action);
+  cli::SetupPlan(app, &action);
+  cli::SetupCheck(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
+#include "swapplan/planners/chameleon/chameleon_planner.h"
 
 namespace swapplan {
 namespace {
@@ -26,6 +27,8 @@ const PlannerInfo kPlanners[] = {
      &Make<IdealPlanner>},
     {"noswap", "no swapping; feasible only when the unswapped peak fits", false, true,
      &Make<NoSwapPlanner>},
+    {"chameleon", "logical layers, MRL, Eq. 2 candidates, logical-layer simulator (seeds 000/001)",
+     false, true, &Make<ChameleonPlanner>},
     {"recompute", "full recomputation: drop each layer's activations, re-run its forward", false,
      true, &Make<RecomputePlanner>},
     {"vdnn", "every activation out, released at its layer's end, prefetched 1 layer ahead", false,

@@ -70,7 +70,8 @@ void ToProto(const Policy& p, pb::Policy* out) {
 
 int32_t Clamp32(uint32_t v) { return v > INT32_MAX ? INT32_MAX : static_cast<int32_t>(v); }
 
-absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source) {
+absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source,
+                                 bool validate = true) {
   if (in.format() != kPolicyFormat) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": not a swapplan policy (format is '", in.format(), "')"));
@@ -127,7 +128,7 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     it.recompute_ns = o.recompute_ns();
     p.items.push_back(std::move(it));
   }
-  if (absl::Status st = p.Validate(); !st.ok()) {
+  if (absl::Status st = validate ? p.Validate() : absl::OkStatus(); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", st.message()));
   }
   return p;
@@ -417,32 +418,50 @@ std::string PolicyToBinary(const Policy& policy) {
   return msg.SerializeAsString();
 }
 
-absl::StatusOr<Policy> ParsePolicyJson(absl::string_view json, const std::string& source) {
+namespace {
+
+absl::StatusOr<Policy> ParseJson(absl::string_view json, const std::string& source,
+                                 bool validate) {
   Json j = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": not valid JSON"));
   }
   pb::Policy msg;
   SWAPPLAN_RETURN_IF_ERROR(PolicyJsonReader(source).Read(j, &msg));
-  return FromProto(msg, source);
+  return FromProto(msg, source, validate);
 }
 
-absl::StatusOr<Policy> ParsePolicyBinary(absl::string_view bytes, const std::string& source) {
+absl::StatusOr<Policy> ParseBinary(absl::string_view bytes, const std::string& source,
+                                   bool validate) {
   pb::Policy msg;
   if (!msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": neither a JSON nor a binary swapplan policy"));
   }
-  return FromProto(msg, source);
+  return FromProto(msg, source, validate);
 }
 
-absl::StatusOr<Policy> ReadPolicy(const std::string& path) {
+absl::StatusOr<Policy> Read(const std::string& path, bool validate) {
   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<InputFile> in, InputFile::Open(path));
   SWAPPLAN_ASSIGN_OR_RETURN(std::string content, in->ReadAll());
   absl::string_view s = absl::StripLeadingAsciiWhitespace(content);
-  if (!s.empty() && s.front() == '{') return ParsePolicyJson(content, path);
-  return ParsePolicyBinary(content, path);
+  if (!s.empty() && s.front() == '{') return ParseJson(content, path, validate);
+  return ParseBinary(content, path, validate);
 }
+
+}  // namespace
+
+absl::StatusOr<Policy> ParsePolicyJson(absl::string_view json, const std::string& source) {
+  return ParseJson(json, source, /*validate=*/true);
+}
+
+absl::StatusOr<Policy> ParsePolicyBinary(absl::string_view bytes, const std::string& source) {
+  return ParseBinary(bytes, source, /*validate=*/true);
+}
+
+absl::StatusOr<Policy> ReadPolicy(const std::string& path) { return Read(path, true); }
+
+absl::StatusOr<Policy> ReadPolicyForCheck(const std::string& path) { return Read(path, false); }
 
 absl::Status WritePolicy(const Policy& policy, const std::string& path) {
   SWAPPLAN_RETURN_IF_ERROR(policy.Validate());

@@ -190,7 +190,7 @@ TEST_CASE("compare: no planner fits -> exit 3 with the table printed", "[cli]") 
 TEST_CASE("compare: usage errors exit 2", "[cli]") {
   Run r = Swapplan("compare traces/two_layers.json --planners vdnn,chameleon9");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, "
+  CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, chameleon, "
                  "recompute, vdnn, lru, bucket)\n");
   r = Swapplan("compare traces/toy_valid.json");
   CHECK(r.exit_code == 2);

@@ -276,7 +276,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 }
 
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
-  CHECK(PlannerNames() == "ideal, noswap, recompute, vdnn, lru, bucket");
+  CHECK(PlannerNames() == "ideal, noswap, chameleon, recompute, vdnn, lru, bucket");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
@@ -287,11 +287,15 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK_FALSE(FindPlanner("lru")->unlimited_memory);
   CHECK(FindPlanner("chameleon2") == nullptr);
   CHECK(CreatePlanner("x").status().message() ==
-        "unknown planner 'x' (known: ideal, noswap, recompute, vdnn, lru, bucket)");
+        "unknown planner 'x' (known: ideal, noswap, chameleon, recompute, vdnn, lru, bucket)");
 }
 
-TEST_CASE("every feasible baseline policy simulates within its budget", "[baselines][property]") {
-  int feasible[6] = {0, 0, 0, 0, 0, 0};
+// Every registered planner (baselines and chameleon): a feasible policy
+// simulates without OOM and with exactly the peak the planner expected — two
+// independent implementations of the policy semantics agreeing; an
+// infeasible one says where it fails.
+TEST_CASE("every feasible policy simulates within its budget", "[baselines][property]") {
+  std::vector<int> feasible(RegisteredPlanners().size(), 0);
   for (uint64_t seed = 1; seed <= 80; ++seed) {
     INFO("seed " << seed);
     testing::RandomTraceOptions o;
@@ -318,8 +322,7 @@ TEST_CASE("every feasible baseline policy simulates within its budget", "[baseli
       absl::StatusOr<Policy> p = planner->Plan(problem);
       if (!p.ok()) {
         CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
-        CHECK_THAT(std::string(p.status().message()),
-                   Catch::StartsWith(info.name + std::string(":")));
+        CHECK_THAT(std::string(p.status().message()), Catch::Contains(" op "));
         ++k;
         continue;
       }
@@ -336,8 +339,8 @@ TEST_CASE("every feasible baseline policy simulates within its budget", "[baseli
     }
   }
   // Each planner succeeds somewhere (noswap only where the budget is the peak).
-  for (int k = 0; k < 6; ++k) {
-    INFO("planner " << k);
+  for (size_t k = 0; k < feasible.size(); ++k) {
+    INFO("planner " << RegisteredPlanners()[k].name);
     CHECK(feasible[k] > 0);
   }
 }

@@ -65,34 +65,56 @@ std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& o) {
     struct Op {
       const char* phase;
       std::vector<uint64_t> in, out;
+      int mb = -1;  // micro-batch hint; -1: none
     };
     std::vector<Op> ops;
     const int n = std::max(3, o.ops_per_iteration);
     const int nf = n * 2 / 5, nb = n * 2 / 5;
-    std::vector<uint64_t> saved;  // activations saved for backward
-    uint64_t prev = params.empty() ? new_tensor("INPUT") : params[0];
-    for (int i = 0; i < nf; ++i) {
-      Op op{"FORWARD", {prev}, {}};
-      if (!params.empty() && coin(0.5)) op.in.push_back(params[uni(0, params.size() - 1)]);
-      uint64_t out = new_tensor(coin(0.3) ? "TEMPORARY" : "ACTIVATION");
-      op.out.push_back(out);
-      if (tensors[out]["kind"] == "ACTIVATION" && coin(0.6)) saved.push_back(out);
-      prev = out;
-      ops.push_back(op);
-    }
-    uint64_t grad = new_tensor("GRADIENT");
-    ops.push_back({"BACKWARD", {prev}, {grad}});
-    for (int i = 0; i < nb && !saved.empty(); ++i) {
-      Op op{"BACKWARD", {grad}, {}};
-      if (coin(0.7)) {
-        op.in.push_back(saved.back());
-        saved.pop_back();
+    const int mbs = std::max(1, o.micro_batches);
+    std::vector<std::vector<Op>> fwd(mbs), bwd(mbs);
+    uint64_t grad = 0;
+    for (int mb = 0; mb < mbs; ++mb) {
+      const int tag = mbs > 1 ? mb : -1;
+      std::vector<uint64_t> saved;  // activations saved for backward
+      uint64_t prev = params.empty() ? new_tensor("INPUT") : params[0];
+      for (int i = 0; i < nf / mbs; ++i) {
+        Op op{"FORWARD", {prev}, {}, tag};
+        if (!params.empty() && coin(0.5)) op.in.push_back(params[uni(0, params.size() - 1)]);
+        uint64_t out = new_tensor(coin(0.3) ? "TEMPORARY" : "ACTIVATION");
+        op.out.push_back(out);
+        if (tensors[out]["kind"] == "ACTIVATION" && coin(0.6)) saved.push_back(out);
+        prev = out;
+        fwd[mb].push_back(op);
       }
       grad = new_tensor("GRADIENT");
-      op.out.push_back(grad);
-      ops.push_back(op);
+      bwd[mb].push_back({"BACKWARD", {prev}, {grad}, tag});
+      for (int i = 0; i < nb / mbs && !saved.empty(); ++i) {
+        Op op{"BACKWARD", {grad}, {}, tag};
+        if (coin(0.7)) {
+          op.in.push_back(saved.back());
+          saved.pop_back();
+        }
+        grad = new_tensor("GRADIENT");
+        op.out.push_back(grad);
+        bwd[mb].push_back(op);
+      }
+      for (uint64_t s : saved) bwd[mb].push_back({"BACKWARD", {s, grad}, {}, tag});
     }
-    for (uint64_t s : saved) ops.push_back({"BACKWARD", {s, grad}, {}});
+    auto append = [&](const std::vector<Op>& v) { ops.insert(ops.end(), v.begin(), v.end()); };
+    if (o.one_f_one_b && mbs > 1) {
+      // F0 F1 B0 F2 B1 ... F(M-1) B(M-2) B(M-1): a pipeline stage's 1F1B.
+      append(fwd[0]);
+      for (int mb = 1; mb < mbs; ++mb) {
+        append(fwd[mb]);
+        append(bwd[mb - 1]);
+      }
+      append(bwd[mbs - 1]);
+    } else {
+      for (int mb = 0; mb < mbs; ++mb) {
+        append(fwd[mb]);
+        append(bwd[mb]);
+      }
+    }
     for (uint64_t p : params) ops.push_back({"OPTIMIZER", {p, grad}, {}});
     if (params.empty()) ops.push_back({"OPTIMIZER", {grad}, {}});
 
@@ -134,6 +156,7 @@ std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& o) {
                       {"inputs", op.in},
                       {"outputs", op.out},
                       {"duration_ns", uni(1, 100)}});
+      if (op.mb >= 0) jops.back()["micro_batch"] = op.mb;
     }
     iterations.push_back({{"wall_time_ns", uni(1000, 2000)}, {"ops", jops}, {"memory_events", events}});
   }

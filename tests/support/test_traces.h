@@ -30,6 +30,12 @@ struct RandomTraceOptions {
   // Probability that an idle activation is swapped out and back in.
   double swap_probability = 0.2;
   int64_t max_tensor_bytes = 1000;
+  // Micro-batches per iteration (gradient accumulation: F0 B0 F1 B1 ...),
+  // each with its own activations and micro_batch hints; 1 = no hints.
+  int32_t micro_batches = 1;
+  // With micro_batches > 1: order them as a 1F1B pipeline stage
+  // (F0 F1 B0 F2 B1 ... B(M-1)) instead.
+  bool one_f_one_b = false;
 };
 
 // A random *valid* trace in the JSON form: forward/backward/optimizer phases,

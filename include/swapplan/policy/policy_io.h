@@ -46,6 +46,10 @@ absl::Status CheckFingerprint(const Policy& policy, const Trace& trace);
 // validates it (Policy::Validate). NotFound / InvalidArgument / DataLoss
 // naming the file.
 absl::StatusOr<Policy> ReadPolicy(const std::string& path);
+// The same without Policy::Validate (format errors are still errors): for
+// the checker (policy/checker.h), which reports the items' structural
+// problems itself — every one of them, not just the first.
+absl::StatusOr<Policy> ReadPolicyForCheck(const std::string& path);
 absl::StatusOr<Policy> ParsePolicyJson(absl::string_view json, const std::string& source);
 absl::StatusOr<Policy> ParsePolicyBinary(absl::string_view bytes, const std::string& source);
 

@@ -1,0 +1,143 @@
+// Policy checker (SPEC §6): replays a policy against the trace iteration it
+// was made for, with exact byte accounting, and lists every violation — not
+// just the first. A policy passes only when the list is empty; every planner
+// test runs its policies through this.
+//
+// Byte accounting follows the item semantics of policy/policy.h: during op i
+// the device holds the unswapped bytes of op i (curve/memory_curve.h) minus
+// the size of every item with release_op < i < swap_in_op.
+//
+// Release points are checked against a device->host copy stream that is one
+// FIFO: copies are enqueued in swap_out_op order (ties: item order), each
+// starts when its swap_out_op has ended and the stream is free, and takes
+// bytes / d2h bandwidth (Eq. 3) on the op timeline of trace/op_times.h.
+// The block may be reused after release_op, so the copy must be done by the
+// end of release_op:
+//
+//   compute  |op 10 |op 11 |op 12 |op 13 |op 14 |
+//   d2h             |==== item A ====|= B =|          B queued behind A
+//                                         ^ B completes during op 14:
+//                   release_op of B >= 14, else [release-before-copy-done]
+//
+// Violations, each tagged (the tag ends the message):
+//   fingerprint-mismatch     the policy was made for another op sequence;
+//                            nothing else is checked
+//   unknown-tensor           the item's tensor id is not in the trace
+//   op-out-of-range          an op index outside the iteration
+//   swap-in-before-swap-out  swap_in_op <= swap_out_op
+//   bad-op-order             otherwise not swap_out <= release < swap_in <= first_use
+//   size-mismatch            size_bytes differs from the trace's
+//   not-resident             the tensor is not allocated from swap_out_op to
+//                            first_use_op
+//   use-while-off-device     a use strictly between swap_out_op and
+//                            first_use_op (one violation per use)
+//   duplicate-item           two items with the same tensor and ops
+//   overlapping-items        two windows [swap_out_op, first_use_op] of one
+//                            tensor overlap (touching at one op is fine)
+//   no-bandwidth             items but no d2h bandwidth to time them with
+//   release-before-copy-done the copy out is still running after release_op
+//   over-budget              one per maximal run of ops above the budget,
+//                            naming the worst op and by how much
+// Items with an unknown tensor, an op out of range, a bad op order, a
+// tensor not resident, or that duplicate or overlap an earlier item are
+// left out of the byte accounting and the copy queue (a size mismatch is
+// accounted with the trace's size). `swapplan check` reads policy files
+// with ReadPolicyForCheck, so structural problems are listed here too.
+//
+//   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport r, CheckPolicy(trace, policy));
+//   for (const Violation& v : r.violations) std::cout << v.message << "\n";
+//
+// Complexity: O(ops + tensors + items log items + uses of the items'
+// tensors) time, O(ops + tensors) memory (the curve and an id map).
+#ifndef SWAPPLAN_POLICY_CHECKER_H_
+#define SWAPPLAN_POLICY_CHECKER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/trace/op_times.h"
+#include "swapplan/trace/trace.h"
+
+namespace swapplan {
+
+enum class ViolationKind : uint8_t {
+  kFingerprintMismatch,
+  kUnknownTensor,
+  kOpOutOfRange,
+  kSwapInBeforeSwapOut,
+  kBadOpOrder,
+  kSizeMismatch,
+  kNotResident,
+  kUseWhileOffDevice,
+  kDuplicateItem,
+  kOverlappingItems,
+  kNoBandwidth,
+  kReleaseBeforeCopyDone,
+  kOverBudget,
+};
+
+// The bracketed tag of each kind, e.g. "use-while-off-device".
+absl::string_view ViolationTag(ViolationKind kind);
+
+struct Violation {
+  ViolationKind kind = ViolationKind::kOverBudget;
+  // Index of the item concerned in Policy::items; -1 for policy-wide ones.
+  int32_t item = -1;
+  // Local op concerned (the use, the copy's completion op, the worst op over
+  // budget); -1 when none.
+  int32_t op = -1;
+  // Bytes over the budget (over-budget only).
+  int64_t bytes = 0;
+  // Full message, ending in " [tag]".
+  std::string message;
+};
+
+struct CheckOptions {
+  // Op times for the copy queue: must match what the planner used (both
+  // default to auto).
+  OpTimeModel op_time_model = OpTimeModel::kAuto;
+  // > 0: iteration time for Eq. (1) instead of the recorded wall time (ns).
+  int64_t iteration_time_ns = 0;
+
+  // InvalidArgument when iteration_time_ns < 0.
+  absl::Status Validate() const;
+};
+
+struct CheckReport {
+  std::vector<Violation> violations;
+  int32_t iteration = 0;
+  int32_t items = 0;
+  int64_t budget_bytes = 0;
+  // Unswapped peak of the iteration, and the peak with the policy applied
+  // (items excluded from accounting do not count); local op of the peak.
+  int64_t peak_unswapped_bytes = 0;
+  int64_t peak_bytes = 0;
+  int32_t peak_op = -1;
+  // Bytes copied each way by the accounted items.
+  int64_t bytes_out = 0;
+  // Informational, not violations: swap-ins whose copy (h2d FIFO in
+  // swap_in_op order, on the stall-free timeline) ends after their
+  // first_use_op starts, and the summed waits.
+  int32_t late_swap_ins = 0;
+  double swap_in_wait_ns = 0;
+
+  bool clean() const { return violations.empty(); }
+};
+
+// Checks `policy` against iteration policy.fingerprint.iteration of `trace`.
+// `curve` may be a precomputed ComputeMemoryCurve(trace). Returns the report
+// (violations are data, not errors); InvalidArgument for bad options or when
+// the op timeline cannot be built for a policy that has items.
+absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
+                                        const CheckOptions& options = {},
+                                        const MemoryCurve* curve = nullptr);
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_POLICY_CHECKER_H_
