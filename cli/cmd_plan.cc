@@ -91,7 +91,7 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
   std::string out;
   absl::StrAppend(&out, "logical layers: L = ", x.layers_per_segment, " per segment (from ",
                   LayerCountSourceName(x.layers_source), "), ", x.layers.size(),
-                  " layers; op times ", OpTimeModelName(x.op_time_model), ", T_iter ",
+                  " layers; op times ", DurationSourceName(x.durations), ", T_iter ",
                   x.iteration_time_ns, " ns; ",
                   x.link_budget == LinkBudget::kShared ? "one budget for both directions"
                                                        : "one budget per direction",
@@ -212,7 +212,7 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
   }
   return {{"layers_per_segment", x.layers_per_segment},
           {"layers_source", std::string(LayerCountSourceName(x.layers_source))},
-          {"op_time_model", std::string(OpTimeModelName(x.op_time_model))},
+          {"op_durations", std::string(DurationSourceName(x.durations))},
           {"iteration_time_ns", x.iteration_time_ns},
           {"layers", std::move(layers)},
           {"initial_mrl_entries", x.initial_mrl_entries},

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan {
 
@@ -28,60 +29,98 @@ bool ParseOpTimeModel(absl::string_view name, OpTimeModel* out) {
   return false;
 }
 
-absl::StatusOr<OpTimeline> OpTimeline::Build(const Trace& trace, int32_t iteration,
-                                             OpTimeModel model, int64_t iteration_time_ns) {
+absl::string_view DurationSourceName(DurationSource s) {
+  switch (s) {
+    case DurationSource::kRecorded:
+      return "recorded";
+    case DurationSource::kEstimated:
+      return "estimated (Eq. 1)";
+    case DurationSource::kMixed:
+      return "mixed (recorded + Eq. 1)";
+  }
+  return "recorded";
+}
+
+absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t iteration,
+                                               OpTimeModel model, int64_t iteration_time_ns) {
   if (iteration < 0 || iteration >= trace.num_iterations()) {
-    return absl::InvalidArgumentError(absl::StrCat("op timeline: iteration ", iteration,
-                                                   " is out of range (", trace.source(), " has ",
+    return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is out of range (",
+                                                   trace.source(), " has ",
                                                    trace.num_iterations(), " iterations)"));
   }
   if (iteration_time_ns < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("op timeline: iteration time ", iteration_time_ns, " ns is negative"));
+        absl::StrCat("iteration time ", iteration_time_ns, " ns is negative"));
   }
   const IterationInfo& iter = trace.iteration(iteration);
   const int32_t n = iter.num_ops();
-  bool all_durations = true;
-  for (OpIndex i = iter.op_begin; i < iter.op_end && all_durations; ++i) {
-    all_durations = trace.op(i).duration_ns >= 0;
+  OpDurations d;
+  d.duration_ns.resize(n);
+  int64_t recorded_sum = 0;
+  int32_t missing = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const int64_t v = model == OpTimeModel::kEq1 ? -1 : trace.op(iter.op_begin + i).duration_ns;
+    d.duration_ns[i] = v;
+    if (v < 0) {
+      ++missing;
+    } else {
+      recorded_sum += v;
+    }
   }
-  if (model == OpTimeModel::kAuto) {
-    model = all_durations && iteration_time_ns == 0 ? OpTimeModel::kRecorded : OpTimeModel::kEq1;
+  if (model == OpTimeModel::kRecorded && missing > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        trace.source(), ": iteration ", iteration, ": op times 'recorded' need a duration on "
+        "every op, and ", missing, " of ", n, " ops have none"));
   }
+  if (missing == 0 && iteration_time_ns == 0) {
+    d.source = DurationSource::kRecorded;
+    d.total_ns = recorded_sum;
+    return d;
+  }
+  if (missing == 0) {
+    // An explicit iteration time asks for Eq. (1) over every op.
+    std::fill(d.duration_ns.begin(), d.duration_ns.end(), -1);
+    missing = n;
+    recorded_sum = 0;
+  }
+  const int64_t t = iteration_time_ns > 0 ? iteration_time_ns : iter.wall_time_ns;
+  if (t <= 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        trace.source(), ": iteration ", iteration, ": ", missing, " of ", n,
+        " ops have no duration and Eq. (1) needs the iteration's wall time, which was not "
+        "recorded (give the iteration time, or record op durations)"));
+  }
+  d.source = missing == n ? DurationSource::kEstimated : DurationSource::kMixed;
+  const int64_t rest = std::max<int64_t>(0, t - recorded_sum);
+  int32_t k = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (d.duration_ns[i] >= 0) continue;
+    const __int128 lo = static_cast<__int128>(rest) * k / missing;
+    const __int128 hi = static_cast<__int128>(rest) * (k + 1) / missing;
+    d.duration_ns[i] = static_cast<int64_t>(hi - lo);
+    ++k;
+  }
+  d.total_ns = recorded_sum + rest;
+  return d;
+}
+
+absl::StatusOr<OpTimeline> OpTimeline::Build(const Trace& trace, int32_t iteration,
+                                             OpTimeModel model, int64_t iteration_time_ns) {
+  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations d,
+                            ComputeOpDurations(trace, iteration, model, iteration_time_ns));
   OpTimeline tl;
-  tl.model_ = model;
-  tl.end_ns_.resize(n);
-  if (model == OpTimeModel::kRecorded) {
-    if (!all_durations) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          trace.source(), ": iteration ", iteration,
-          ": op times 'recorded' need a duration on every op, and some ops have none"));
-    }
-    int64_t sum = 0;
-    for (int32_t i = 0; i < n; ++i) {
-      sum += trace.op(iter.op_begin + i).duration_ns;
-      tl.end_ns_[i] = static_cast<double>(sum);
-    }
-    tl.iteration_time_ns_ = sum;
-  } else {
-    const int64_t t = iteration_time_ns > 0 ? iteration_time_ns : iter.wall_time_ns;
-    if (t <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          trace.source(), ": iteration ", iteration,
-          ": Eq. (1) op times need the iteration's wall time, and none was recorded "
-          "(give the iteration time, or record op durations)"));
-    }
-    // end(i) = T * (i + 1) / N, computed per op rather than summed so that
-    // round numbers stay exact and no error accumulates.
-    for (int32_t i = 0; i < n; ++i) {
-      tl.end_ns_[i] = static_cast<double>(t) * static_cast<double>(i + 1) / static_cast<double>(n);
-    }
-    tl.iteration_time_ns_ = t;
+  tl.source_ = d.source;
+  tl.end_ns_.resize(d.duration_ns.size());
+  int64_t sum = 0;
+  for (size_t i = 0; i < d.duration_ns.size(); ++i) {
+    sum += d.duration_ns[i];
+    tl.end_ns_[i] = static_cast<double>(sum);
   }
+  tl.iteration_time_ns_ = d.total_ns;
   if (tl.total_ns() <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(trace.source(), ": iteration ", iteration,
-                     ": the ops' recorded durations sum to 0 ns; nothing can overlap with them"));
+                     ": the ops' durations sum to 0 ns; nothing can overlap with them"));
   }
   return tl;
 }

@@ -132,7 +132,7 @@ TEST_CASE("chameleon: worked two-layer example", "[chameleon]") {
   REQUIRE(x.layers.size() == 5);
   CHECK(x.layers_per_segment == 2);
   CHECK(x.layers_source == LayerCountSource::kMetadata);
-  CHECK(x.op_time_model == OpTimeModel::kEq1);
+  CHECK(x.durations == DurationSource::kEstimated);
   CHECK(x.layers[1].begin_op == 3);
   CHECK(x.layers[1].end_op == 6);
   CHECK(x.layers[2].type == LayerType::kBackward);

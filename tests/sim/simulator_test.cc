@@ -381,8 +381,8 @@ TEST_CASE("Eq. 1 durations when the trace has none; the result says so", "[sim]"
   absl::StatusOr<Simulator> s = Simulator::Create(none, 0);
   CHECK(s.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(s.status().message() ==
-        "test.json: iteration 0 has 1 of 1 ops without a duration and no wall time to estimate "
-        "them from (Eq. 1)");
+        "test.json: iteration 0: 1 of 1 ops have no duration and Eq. (1) needs the iteration's "
+        "wall time, which was not recorded (give the iteration time, or record op durations)");
 }
 
 TEST_CASE("a schedule reorders ops and their memory", "[sim]") {

@@ -23,9 +23,9 @@ std::string FourOps(bool all_durations, int64_t wall) {
 
 TEST_CASE("op times: Eq. (1) gives every op T_iter / N_iter", "[op_times]") {
   Trace t = testing::TraceFromJson(FourOps(false, 1000));
-  absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, 0, OpTimeModel::kAuto);
+  absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, 0, OpTimeModel::kEq1);
   REQUIRE(tl.ok());
-  CHECK(tl->model() == OpTimeModel::kEq1);  // op c has no duration
+  CHECK(tl->source() == DurationSource::kEstimated);
   CHECK(tl->iteration_time_ns() == 1000);
   // 1000 / 4 = 250 ns per op.
   CHECK(tl->start_ns(0) == 0);
@@ -43,13 +43,33 @@ TEST_CASE("op times: Eq. (1) gives every op T_iter / N_iter", "[op_times]") {
   absl::StatusOr<OpTimeline> o = OpTimeline::Build(t, 0, OpTimeModel::kEq1, 400);
   REQUIRE(o.ok());
   CHECK(o->end_ns(1) == 200);
+  // Eq. (1) shares T exactly in integers: 1000 over 3 ops is 333, 333, 334
+  // (floor((k+1)T/m) - floor(kT/m)).
+  Trace three = testing::TraceFromJson(R"({"iterations": [{"wall_time_ns": 1000, "ops": [
+      {"name": "a", "phase": "FORWARD"}, {"name": "b", "phase": "FORWARD"},
+      {"name": "c", "phase": "BACKWARD"}]}]})");
+  absl::StatusOr<OpDurations> d = ComputeOpDurations(three, 0);
+  REQUIRE(d.ok());
+  CHECK(d->duration_ns == std::vector<int64_t>{333, 333, 334});
+  CHECK(d->total_ns == 1000);
+}
+
+TEST_CASE("op times: auto with some durations shares the rest (mixed)", "[op_times]") {
+  // a 10, b 20, d 40 recorded; c gets 1000 - 70 = 930.
+  Trace t = testing::TraceFromJson(FourOps(false, 1000));
+  absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, 0, OpTimeModel::kAuto);
+  REQUIRE(tl.ok());
+  CHECK(tl->source() == DurationSource::kMixed);
+  CHECK(tl->end_ns(1) == 30);
+  CHECK(tl->end_ns(2) == 960);
+  CHECK(tl->total_ns() == 1000);
 }
 
 TEST_CASE("op times: recorded durations back to back", "[op_times]") {
   Trace t = testing::TraceFromJson(FourOps(true, 1000));
   absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, 0, OpTimeModel::kAuto);
   REQUIRE(tl.ok());
-  CHECK(tl->model() == OpTimeModel::kRecorded);
+  CHECK(tl->source() == DurationSource::kRecorded);
   // 10, 20, 30, 40 -> ends 10, 30, 60, 100.
   CHECK(tl->end_ns(0) == 10);
   CHECK(tl->end_ns(1) == 30);
@@ -63,15 +83,16 @@ TEST_CASE("op times: recorded durations back to back", "[op_times]") {
 TEST_CASE("op times: missing inputs are errors", "[op_times]") {
   Trace no_wall = testing::TraceFromJson(FourOps(false, 0));
   absl::StatusOr<OpTimeline> a = OpTimeline::Build(no_wall, 0, OpTimeModel::kAuto);
+  CHECK(a.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(a.status().message() ==
-        "test.json: iteration 0: Eq. (1) op times need the iteration's wall time, and none was "
-        "recorded (give the iteration time, or record op durations)");
+        "test.json: iteration 0: 1 of 4 ops have no duration and Eq. (1) needs the iteration's "
+        "wall time, which was not recorded (give the iteration time, or record op durations)");
   absl::StatusOr<OpTimeline> b = OpTimeline::Build(no_wall, 0, OpTimeModel::kRecorded);
   CHECK(b.status().message() ==
-        "test.json: iteration 0: op times 'recorded' need a duration on every op, and some ops "
-        "have none");
+        "test.json: iteration 0: op times 'recorded' need a duration on every op, and 1 of 4 "
+        "ops have none");
   CHECK(OpTimeline::Build(no_wall, 3, OpTimeModel::kAuto).status().message() ==
-        "op timeline: iteration 3 is out of range (test.json has 1 iterations)");
+        "iteration 3 is out of range (test.json has 1 iterations)");
 }
 
 TEST_CASE("op times: names and transfer times", "[op_times]") {

@@ -98,7 +98,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "swapplan/policy/policy.h"
-#include "swapplan/sim/op_durations.h"
+#include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {

@@ -1,14 +1,21 @@
-// Op timeline: per-op time estimates of one iteration, as the planners and
-// the checker see them. Two sources:
+// Op durations and timeline: per-op time estimates of one iteration — the one
+// definition shared by the planners, the checker, the evaluation simulator and
+// the baselines. Two sources:
 //
 //   eq1       seed 001 Eq. (1): every op takes T_iter / N_iter, where T_iter
 //             is the iteration's measured wall time and N_iter its op count.
 //             Needs no per-op durations — the point of the Chameleon method.
 //   recorded  the ops' measured device durations, back to back.
 //   auto      recorded when every op of the iteration has a duration (and
-//             no iteration time is given explicitly), otherwise eq1. The default of both the planner and the checker,
-//             so that a policy is checked against the timeline it was
+//             no iteration time is given explicitly); eq1 when none has;
+//             when only some have, the others share what the recorded ones
+//             leave of the wall time ("mixed"). The default everywhere, so a
+//             policy is checked and simulated against the timeline it was
 //             planned on.
+//
+// Durations are integers: Eq. (1) shares T exactly — the k-th of m estimated
+// ops gets floor((k+1)·T/m) − floor(k·T/m) ns — so they sum to T and round
+// numbers stay round.
 //
 //   time ->  0        end(0)     end(1)          end(2)
 //            |--op 0--|--op 1----|-----op 2------|
@@ -37,6 +44,32 @@ namespace swapplan {
 
 enum class OpTimeModel : uint8_t { kAuto = 0, kEq1 = 1, kRecorded = 2 };
 
+// Where the durations of an iteration came from.
+enum class DurationSource : uint8_t {
+  kRecorded = 0,   // every op's recorded duration
+  kEstimated = 1,  // Eq. 1 from the iteration time
+  kMixed = 2,      // recorded where present; the others share the rest (Eq. 1)
+};
+// "recorded", "estimated (Eq. 1)", "mixed (recorded + Eq. 1)".
+absl::string_view DurationSourceName(DurationSource s);
+
+struct OpDurations {
+  // One entry per op of the iteration, by local op index.
+  std::vector<int64_t> duration_ns;
+  DurationSource source = DurationSource::kRecorded;
+  // Sum of duration_ns.
+  int64_t total_ns = 0;
+};
+
+// Returns the durations of iteration `iteration` under `model`.
+// `iteration_time_ns` > 0 replaces the recorded wall time in Eq. (1).
+// InvalidArgument for a bad iteration or a negative iteration time, or for
+// kRecorded when some op has no duration; FailedPrecondition when Eq. (1) is
+// needed and there is no iteration time. O(ops of the iteration).
+absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t iteration,
+                                               OpTimeModel model = OpTimeModel::kAuto,
+                                               int64_t iteration_time_ns = 0);
+
 // "auto", "eq1", "recorded".
 absl::string_view OpTimeModelName(OpTimeModel m);
 // Parses the names above; false for anything else.
@@ -51,11 +84,9 @@ inline double TransferNs(int64_t bytes, double bytes_per_s) {
 
 class OpTimeline {
  public:
-  // Returns the timeline of iteration `iteration` (which must exist).
-  // `iteration_time_ns` > 0 replaces the recorded wall time in Eq. (1).
-  // InvalidArgument when the model needs something the trace lacks (eq1
-  // without a wall time, recorded without every duration) or when the
-  // iteration's total time is 0 (no time to overlap anything with).
+  // Returns the timeline of iteration `iteration`: ComputeOpDurations laid
+  // back to back. Its errors, plus InvalidArgument when the iteration's total
+  // time is 0 (no time to overlap anything with).
   static absl::StatusOr<OpTimeline> Build(const Trace& trace, int32_t iteration,
                                           OpTimeModel model, int64_t iteration_time_ns = 0);
 
@@ -70,14 +101,14 @@ class OpTimeline {
   // belongs to the op that just ended). num_ops() when t > total_ns().
   int32_t OpEndingAtOrAfter(double t) const;
 
-  // The model actually used (never kAuto).
-  OpTimeModel model() const { return model_; }
+  // Where the durations came from.
+  DurationSource source() const { return source_; }
   // T_iter of Eq. (1), or the sum of the recorded durations.
   int64_t iteration_time_ns() const { return iteration_time_ns_; }
 
  private:
   std::vector<double> end_ns_;
-  OpTimeModel model_ = OpTimeModel::kEq1;
+  DurationSource source_ = DurationSource::kEstimated;
   int64_t iteration_time_ns_ = 0;
 };
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/baselines/common.h"
-#include "swapplan/sim/op_durations.h"
+#include "swapplan/trace/op_times.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {

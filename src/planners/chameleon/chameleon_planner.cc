@@ -109,7 +109,7 @@ absl::Status PlannerRun::Prepare() {
     x.peak_unswapped_op = peak_unswapped_op_;
     x.layers_per_segment = layers_per_segment_;
     x.layers_source = layers_source_;
-    x.op_time_model = timeline_->model();
+    x.durations = timeline_->source();
     x.iteration_time_ns = timeline_->iteration_time_ns();
     x.link_budget = options_.link_budget;
     x.layers = layers_.layers;
@@ -422,7 +422,7 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
       p.parameters.push_back({"layers_source", std::string(LayerCountSourceName(layers_source_))});
       continue;
     }
-    if (name == "op_time_model") value = std::string(OpTimeModelName(timeline_->model()));
+    if (name == "op_time_model") value = std::string(DurationSourceName(timeline_->source()));
     if (name == "iteration_time_ns") value = absl::StrCat(timeline_->iteration_time_ns());
     p.parameters.push_back({name, value});
   }

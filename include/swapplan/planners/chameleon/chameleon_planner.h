@@ -134,7 +134,7 @@ struct ChameleonExplanation {
   int32_t peak_op = -1;
   int32_t layers_per_segment = 0;
   LayerCountSource layers_source = LayerCountSource::kDefault;
-  OpTimeModel op_time_model = OpTimeModel::kEq1;  // the one used
+  DurationSource durations = DurationSource::kEstimated;  // where op times came from
   int64_t iteration_time_ns = 0;
   LinkBudget link_budget = LinkBudget::kPerDirection;
   std::vector<LogicalLayer> layers;
