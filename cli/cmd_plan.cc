@@ -20,6 +20,7 @@
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/policy/checker.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -68,6 +69,8 @@ struct Context {
   int64_t device_bytes;
   int64_t reserve_bytes;
   PlanningProblem problem;
+  // The evaluation simulator's verdict on the final policy.
+  SimulationResult simulation = {};
 };
 
 std::string OpText(const Context& c, int32_t local) {
@@ -252,6 +255,12 @@ std::string RenderSummary(const Context& c, const Policy& p, const CheckReport& 
   t.AddRow({"expected overhead", absl::StrCat(FormatDurationNs(p.expected_overhead_ns),
                                               " (stalls the layer simulator accepted)")});
   t.AddRow({"check", "clean"});
+  const SimulationResult& s = c.simulation;
+  t.AddRow({"simulated", absl::StrCat(FormatDurationNs(s.iteration_time_ns), " per iteration vs ",
+                                      FormatDurationNs(s.ideal_time_ns), " ideal (",
+                                      absl::StrFormat("%+.2f%%", 100.0 * s.overhead_vs_ideal),
+                                      "), stall ", FormatDurationNs(s.stall_ns),
+                                      s.oom.occurred ? ", OOM" : "")});
   if (!output.empty()) t.AddRow({"policy", output});
   absl::StrAppend(&out, t.Render(2));
   return out;
@@ -295,6 +304,11 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
           {"peak_after_op", r.peak_op},
           {"expected_overhead_ns", p.expected_overhead_ns},
           {"check", "clean"},
+          {"simulated_iteration_time_ns", c.simulation.iteration_time_ns},
+          {"simulated_ideal_time_ns", c.simulation.ideal_time_ns},
+          {"simulated_overhead_vs_ideal", c.simulation.overhead_vs_ideal},
+          {"simulated_stall_ns", c.simulation.stall_ns},
+          {"simulated_oom", c.simulation.oom.occurred},
           {"items", std::move(items)}};
 }
 
@@ -365,7 +379,7 @@ absl::Status RunPlan(const PlanArgs& a) {
     }
   }
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
-  Context c{trace, iteration, trace.iteration(iteration).op_begin, device, reserve, {}};
+  Context c{trace, iteration, trace.iteration(iteration).op_begin, device, reserve, {}, {}};
   c.problem = {.trace = &trace,
                .iteration = iteration,
                .device_budget_bytes = device - reserve,
@@ -392,6 +406,11 @@ absl::Status RunPlan(const PlanArgs& a) {
     return absl::InternalError(absl::StrCat("the planner's policy fails the checker: ",
                                             report.violations.front().message));
   }
+  // The common yardstick: the evaluation simulator on the budget.
+  SimulatorOptions sim_options;
+  sim_options.device_capacity_bytes = c.problem.device_budget_bytes;
+  SWAPPLAN_ASSIGN_OR_RETURN(c.simulation, Simulate(trace, *policy, sim_options));
+  policy->simulated_iteration_time_ns = c.simulation.iteration_time_ns;
   if (!a.output.empty()) {
     SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*policy, a.output));
   }
