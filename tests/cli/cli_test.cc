@@ -3,7 +3,6 @@
 //
 // Goldens live in tests/golden/. After an intended output change, regenerate
 // them with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,69 +11,45 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/cli_runner.h"
 #include "support/test_traces.h"
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Runs `swapplan <args>` with tests/data as the working directory.
-Run Swapplan(const std::string& args) {
-  std::string dir = swapplan::testing::TempDir();
-  std::string out = dir + "/cli.out", err = dir + "/cli.err";
-  std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR + "' && '" + SWAPPLAN_BINARY +
-                    "' " + args + " > '" + out + "' 2> '" + err + "'";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
-}
-
-void CheckGolden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(SWAPPLAN_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("SWAPPLAN_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-  }
-  INFO("golden " << path);
-  CHECK(actual == Slurp(path));
-}
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::ReadFile;
+using swapplan::testing::Swapplan;
 
 TEST_CASE("inspect: text and JSON goldens", "[cli]") {
-  Run r = Swapplan("inspect traces/toy_valid.json");
+  CliRun r = Swapplan("inspect traces/toy_valid.json");
   CHECK(r.exit_code == 0);
   CheckGolden("inspect_toy.txt", r.out);
-  Run j = Swapplan("inspect traces/toy_valid.json --json");
+  CliRun j = Swapplan("inspect traces/toy_valid.json --json");
   CHECK(j.exit_code == 0);
   CheckGolden("inspect_toy.json", j.out);
 }
 
 TEST_CASE("curve: CSV and JSON goldens", "[cli]") {
-  Run r = Swapplan("curve traces/toy_valid.json");
+  CliRun r = Swapplan("curve traces/toy_valid.json");
   CHECK(r.exit_code == 0);
   CheckGolden("curve_toy.csv", r.out);
-  Run j = Swapplan("curve traces/toy_valid.json --format json --iteration 0");
+  CliRun j = Swapplan("curve traces/toy_valid.json --format json --iteration 0");
   CHECK(j.exit_code == 0);
   CheckGolden("curve_toy.json", j.out);
 }
 
 TEST_CASE("curve -o writes the file", "[cli]") {
   std::string path = swapplan::testing::TempDir() + "/curve.csv";
-  Run r = Swapplan("curve traces/toy_valid.json -o '" + path + "'");
+  CliRun r = Swapplan("curve traces/toy_valid.json -o '" + path + "'");
   CHECK(r.exit_code == 0);
   CHECK(r.out.empty());
-  CHECK(Slurp(path) == Swapplan("curve traces/toy_valid.json").out);
+  CHECK(ReadFile(path) == Swapplan("curve traces/toy_valid.json").out);
 }
 
 TEST_CASE("bad input exits 2 with the validation message and writes nothing", "[cli]") {
   std::string path = swapplan::testing::TempDir() + "/never.csv";
-  Run r = Swapplan("curve malformed/double_free.json -o '" + path + "'");
+  CliRun r = Swapplan("curve malformed/double_free.json -o '" + path + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(r.err ==
@@ -87,21 +62,21 @@ TEST_CASE("usage errors exit 2; --help exits 0", "[cli]") {
   CHECK(Swapplan("inspect").exit_code == 2);
   CHECK(Swapplan("nonsense").exit_code == 2);
   CHECK(Swapplan("curve traces/toy_valid.json --format xml").exit_code == 2);
-  Run r = Swapplan("curve traces/toy_valid.json --iteration 3");
+  CliRun r = Swapplan("curve traces/toy_valid.json --iteration 3");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: --iteration 3 is out of range: traces/toy_valid.json has 1 iterations\n");
-  Run h = Swapplan("--help");
+  CliRun h = Swapplan("--help");
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("inspect") != std::string::npos);
   for (const char* sub : {"inspect", "curve"}) {
-    Run s = Swapplan(std::string(sub) + " --help");
+    CliRun s = Swapplan(std::string(sub) + " --help");
     CHECK(s.exit_code == 0);
     CHECK(s.out.find("Usage") != std::string::npos);
   }
 }
 
 TEST_CASE("missing trace exits 2", "[cli]") {
-  Run r = Swapplan("inspect nope.trace");
+  CliRun r = Swapplan("inspect nope.trace");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: nope.trace: no such file\n");
 }
@@ -129,49 +104,49 @@ constexpr const char* kTinySynth =
 TEST_CASE("synth: tiny config, summary and inspect --json goldens", "[cli][synth]") {
   const std::string dir = swapplan::testing::TempDir();
   const std::string path = dir + "/synth_tiny.json";
-  Run r = Swapplan(std::string(kTinySynth) + " -o '" + path + "'");
+  CliRun r = Swapplan(std::string(kTinySynth) + " -o '" + path + "'");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CheckGolden("synth_tiny.txt", ReplaceAll(r.out, dir, "$TMP"));
-  Run j = Swapplan("inspect '" + path + "' --json");
+  CliRun j = Swapplan("inspect '" + path + "' --json");
   CHECK(j.exit_code == 0);
   CheckGolden("synth_tiny_inspect.json", ReplaceAll(j.out, dir, "$TMP"));
   // The binary form (gzip) holds the same trace.
   const std::string bin = dir + "/synth_tiny.trace.gz";
   CHECK(Swapplan(std::string(kTinySynth) + " -q -o '" + bin + "'").exit_code == 0);
-  Run jb = Swapplan("inspect '" + bin + "' --json");
+  CliRun jb = Swapplan("inspect '" + bin + "' --json");
   CHECK(ReplaceAll(jb.out, bin, path) == j.out);
 }
 
 TEST_CASE("synth: invalid configurations exit 2 and write nothing", "[cli][synth]") {
   const std::string path = swapplan::testing::TempDir() + "/never.trace";
-  Run r = Swapplan("synth --heads 32 --tp 3 -o '" + path + "'");
+  CliRun r = Swapplan("synth --heads 32 --tp 3 -o '" + path + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "swapplan: synth: --heads 32 is not divisible by --tp 3\n");
   CHECK_FALSE(std::filesystem::exists(path));
-  Run m = Swapplan("synth --model llama5 -o '" + path + "'");
+  CliRun m = Swapplan("synth --model llama5 -o '" + path + "'");
   CHECK(m.exit_code == 2);
   CHECK(m.err ==
         "swapplan: synth: unknown model preset 'llama5' (known: llama2-7b, llama2-13b, "
         "llama2-70b, llama3-8b, mixtral-8x7b, gpt2)\n");
-  Run p = Swapplan("synth --pp 4 --pp-stage 4 -o '" + path + "'");
+  CliRun p = Swapplan("synth --pp 4 --pp-stage 4 -o '" + path + "'");
   CHECK(p.exit_code == 2);
   CHECK(p.err == "swapplan: synth: --pp-stage is 4; must be in 0..3 (--pp 4)\n");
-  Run d = Swapplan("synth --dtype int8 -o '" + path + "'");
+  CliRun d = Swapplan("synth --dtype int8 -o '" + path + "'");
   CHECK(d.exit_code == 2);
   CHECK(d.err == "swapplan: synth: --dtype 'int8' is not bf16, fp16 or fp32\n");
-  Run o = Swapplan("synth --model gpt2");
+  CliRun o = Swapplan("synth --model gpt2");
   CHECK(o.exit_code == 2);
   CHECK(o.err == "swapplan: synth: -o FILE is required (or --list-presets)\n");
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
 TEST_CASE("synth: --list-presets and --help", "[cli][synth]") {
-  Run r = Swapplan("synth --list-presets");
+  CliRun r = Swapplan("synth --list-presets");
   CHECK(r.exit_code == 0);
   CheckGolden("synth_presets.txt", r.out);
-  Run h = Swapplan("synth --help");
+  CliRun h = Swapplan("synth --help");
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("--loss-scale-skip-every") != std::string::npos);
 }

@@ -5,7 +5,6 @@
 //
 // Goldens live in tests/golden/; regenerate with
 //   SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,54 +13,30 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/cli_runner.h"
 #include "support/test_traces.h"
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Runs `swapplan <args>` with tests/data as the working directory.
-Run Swapplan(const std::string& args) {
-  std::string dir = swapplan::testing::TempDir();
-  std::string out = dir + "/plan_cli.out", err = dir + "/plan_cli.err";
-  std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR + "' && '" + SWAPPLAN_BINARY +
-                    "' " + args + " > '" + out + "' 2> '" + err + "'";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
-}
-
-void CheckGolden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(SWAPPLAN_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("SWAPPLAN_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-  }
-  INFO("golden " << path);
-  CHECK(actual == Slurp(path));
-}
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::ReadFile;
+using swapplan::testing::Swapplan;
 
 const char* kToy = "traces/chameleon_toy.json --reserve 100 --min-tensor-bytes 0";
 
 TEST_CASE("plan: summary, JSON and explanation goldens", "[cli][plan]") {
-  Run r = Swapplan(std::string("plan ") + kToy);
+  CliRun r = Swapplan(std::string("plan ") + kToy);
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CheckGolden("plan_toy.txt", r.out);
-  Run j = Swapplan(std::string("plan ") + kToy + " --json");
+  CliRun j = Swapplan(std::string("plan ") + kToy + " --json");
   CHECK(j.exit_code == 0);
   CheckGolden("plan_toy.json", j.out);
-  Run x = Swapplan(std::string("plan ") + kToy + " --explain");
+  CliRun x = Swapplan(std::string("plan ") + kToy + " --explain");
   CHECK(x.exit_code == 0);
   CheckGolden("plan_toy_explain.txt", x.out);
-  Run s = Swapplan(std::string("plan ") + kToy + " --layers 1 --h2d-bandwidth 0.25GB/s --explain");
+  CliRun s = Swapplan(std::string("plan ") + kToy + " --layers 1 --h2d-bandwidth 0.25GB/s --explain");
   CHECK(s.exit_code == 0);
   CheckGolden("plan_toy_stall_explain.txt", s.out);
 }
@@ -69,10 +44,10 @@ TEST_CASE("plan: summary, JSON and explanation goldens", "[cli][plan]") {
 TEST_CASE("plan -o writes a policy that check accepts", "[cli][plan]") {
   for (const char* name : {"/toy_policy.json", "/toy_policy.pb"}) {
     std::string path = swapplan::testing::TempDir() + name;
-    Run r = Swapplan(std::string("plan ") + kToy + " -o '" + path + "'");
+    CliRun r = Swapplan(std::string("plan ") + kToy + " -o '" + path + "'");
     CHECK(r.exit_code == 0);
     REQUIRE(std::filesystem::exists(path));
-    Run c = Swapplan("check traces/chameleon_toy.json '" + path + "'");
+    CliRun c = Swapplan("check traces/chameleon_toy.json '" + path + "'");
     CHECK(c.exit_code == 0);
     CHECK(c.out.find("result         clean") != std::string::npos);
   }
@@ -80,7 +55,7 @@ TEST_CASE("plan -o writes a policy that check accepts", "[cli][plan]") {
 
 TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[cli][plan]") {
   std::string path = swapplan::testing::TempDir() + "/never_policy.json";
-  Run r = Swapplan(
+  CliRun r = Swapplan(
       "plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 -o '" + path + "'");
   CHECK(r.exit_code == 3);
   CHECK(r.out.empty());
@@ -92,19 +67,19 @@ TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[
         "over-budget op)\n");
   CHECK_FALSE(std::filesystem::exists(path));
   // With --explain the reasoning still goes to stdout.
-  Run x = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 --explain");
+  CliRun x = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 --explain");
   CHECK(x.exit_code == 3);
   CHECK(x.out.find("maximal-fallback") != std::string::npos);
   CHECK(x.out.find("] infeasible: ") != std::string::npos);
 }
 
 TEST_CASE("plan: bad input exits 2", "[cli][plan]") {
-  Run bw = Swapplan("plan traces/toy_valid.json");
+  CliRun bw = Swapplan("plan traces/toy_valid.json");
   CHECK(bw.exit_code == 2);
   CHECK(bw.err ==
         "swapplan: no h2d bandwidth: give --h2d-bandwidth (traces/toy_valid.json does not record "
         "it)\n");
-  Run mem = Swapplan("plan traces/toy_valid.json --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
+  CliRun mem = Swapplan("plan traces/toy_valid.json --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
                      "--reserve 8KiB");
   CHECK(mem.exit_code == 2);
   CHECK(mem.err ==
@@ -116,24 +91,24 @@ TEST_CASE("plan: bad input exits 2", "[cli][plan]") {
 }
 
 TEST_CASE("check: violations listed, exit 2; JSON form", "[cli][check]") {
-  Run r = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_bad.json");
+  CliRun r = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_bad.json");
   CHECK(r.exit_code == 2);
   CheckGolden("check_toy_bad.txt", r.out);
   CHECK(r.err ==
         "swapplan: policies/chameleon_toy_bad.json: 3 violations against "
         "traces/chameleon_toy.json\n");
-  Run j = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_bad.json --json");
+  CliRun j = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_bad.json --json");
   CHECK(j.exit_code == 2);
   CheckGolden("check_toy_bad.json", j.out);
   // The same policy against another trace: fingerprint mismatch only.
-  Run f = Swapplan("check traces/toy_valid.json policies/chameleon_toy_bad.json");
+  CliRun f = Swapplan("check traces/toy_valid.json policies/chameleon_toy_bad.json");
   CHECK(f.exit_code == 2);
   CHECK(f.out.find("[fingerprint-mismatch]") != std::string::npos);
   // Structural problems in a policy file are listed too, every one of them.
-  Run d = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_disordered.json");
+  CliRun d = Swapplan("check traces/chameleon_toy.json policies/chameleon_toy_disordered.json");
   CHECK(d.exit_code == 2);
   CheckGolden("check_toy_disordered.txt", d.out);
-  Run missing = Swapplan("check traces/chameleon_toy.json nope.json");
+  CliRun missing = Swapplan("check traces/chameleon_toy.json nope.json");
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "swapplan: nope.json: no such file\n");
 }

@@ -9,7 +9,6 @@
 //   swapplan compare traces/two_layers.json --device-memory 600
 //       --planners lru,recompute --save-policies policies/two_layers
 // Regenerate the goldens with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_sim
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -20,39 +19,15 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "support/cli_runner.h"
 #include "support/test_traces.h"
 
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Runs `swapplan <args>` with tests/data as the working directory.
-Run Swapplan(const std::string& args) {
-  std::string dir = swapplan::testing::TempDir();
-  std::string out = dir + "/sim_cli.out", err = dir + "/sim_cli.err";
-  std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR + "' && '" + SWAPPLAN_BINARY +
-                    "' " + args + " > '" + out + "' 2> '" + err + "'";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
-}
-
-void CheckGolden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(SWAPPLAN_GOLDEN_DIR) + "/" + name;
-  if (std::getenv("SWAPPLAN_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
-  }
-  INFO("golden " << path);
-  CHECK(actual == Slurp(path));
-}
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::ReadFile;
+using swapplan::testing::Swapplan;
 
 // Planning times differ from run to run: the table's last column becomes
 // "<time>", and plan_time_ns 0 in JSON.
@@ -86,27 +61,27 @@ std::string MaskPlanTimesJson(const std::string& text) {
 const char* kVdnn = "traces/two_layers.json policies/two_layers/vdnn.json";
 
 TEST_CASE("simulate: text and JSON goldens", "[cli]") {
-  Run r = Swapplan(std::string("simulate ") + kVdnn);
+  CliRun r = Swapplan(std::string("simulate ") + kVdnn);
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CheckGolden("simulate_vdnn.txt", r.out);
-  Run j = Swapplan(std::string("simulate ") + kVdnn + " --json");
+  CliRun j = Swapplan(std::string("simulate ") + kVdnn + " --json");
   CHECK(j.exit_code == 0);
   CheckGolden("simulate_vdnn.json", j.out);
-  Run rc = Swapplan("simulate traces/two_layers.json policies/two_layers/recompute.json");
+  CliRun rc = Swapplan("simulate traces/two_layers.json policies/two_layers/recompute.json");
   CHECK(rc.exit_code == 0);
   CheckGolden("simulate_recompute.txt", rc.out);
 }
 
 TEST_CASE("simulate: link, half-duplex and naive record-stream options", "[cli]") {
-  Run r = Swapplan(std::string("simulate ") + kVdnn +
+  CliRun r = Swapplan(std::string("simulate ") + kVdnn +
                    " --latency 10ns --half-duplex --naive-record-stream --launch-queue-depth 3");
   CHECK(r.exit_code == 0);
   CheckGolden("simulate_vdnn_naive.txt", r.out);
 }
 
 TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
-  Run r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+  CliRun r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
                    "--device-memory 550");
   CHECK(r.exit_code == 3);
   CheckGolden("simulate_lru_oom.txt", r.out);
@@ -117,9 +92,9 @@ TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
 
 TEST_CASE("simulate --timeline writes Chrome trace JSON", "[cli]") {
   std::string path = swapplan::testing::TempDir() + "/timeline.json";
-  Run r = Swapplan(std::string("simulate ") + kVdnn + " --timeline '" + path + "'");
+  CliRun r = Swapplan(std::string("simulate ") + kVdnn + " --timeline '" + path + "'");
   CHECK(r.exit_code == 0);
-  nlohmann::json j = nlohmann::json::parse(Slurp(path));
+  nlohmann::json j = nlohmann::json::parse(ReadFile(path));
   int ops = 0, d2h = 0, h2d = 0, stalls = 0, counters = 0, tracks = 0;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e["ph"];
@@ -153,7 +128,7 @@ TEST_CASE("simulate --timeline writes Chrome trace JSON", "[cli]") {
 }
 
 TEST_CASE("simulate: bad inputs exit 2", "[cli]") {
-  Run r = Swapplan("simulate traces/toy_valid.json policies/two_layers/vdnn.json");
+  CliRun r = Swapplan("simulate traces/toy_valid.json policies/two_layers/vdnn.json");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("swapplan: policy fingerprint (") &&
                         Catch::EndsWith("[fingerprint-mismatch]\n"));
@@ -167,28 +142,28 @@ TEST_CASE("simulate: bad inputs exit 2", "[cli]") {
 }
 
 TEST_CASE("compare: text and JSON goldens", "[cli]") {
-  Run r = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100");
+  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100");
   CHECK(r.exit_code == 0);
   CheckGolden("compare_two_layers.txt", MaskPlanTimes(r.out));
-  Run j = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100 --json");
+  CliRun j = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100 --json");
   CHECK(j.exit_code == 0);
   CheckGolden("compare_two_layers.json", MaskPlanTimesJson(j.out));
   // A roomier budget where every planner fits, on a half-duplex link.
-  Run h = Swapplan("compare traces/two_layers.json --device-memory 800 --half-duplex "
+  CliRun h = Swapplan("compare traces/two_layers.json --device-memory 800 --half-duplex "
                    "--latency 10ns --planners vdnn,bucket,lru,recompute");
   CHECK(h.exit_code == 0);
   CheckGolden("compare_two_layers_800.txt", MaskPlanTimes(h.out));
 }
 
 TEST_CASE("compare: no planner fits -> exit 3 with the table printed", "[cli]") {
-  Run r = Swapplan("compare traces/two_layers.json --device-memory 300 --planners ideal,noswap,lru");
+  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 300 --planners ideal,noswap,lru");
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.out, Catch::Contains("\nnoswap   no ") && Catch::Contains("\nlru      no "));
   CHECK(r.err == "swapplan: no planner reaches the budget of 300 B on traces/two_layers.json\n");
 }
 
 TEST_CASE("compare: usage errors exit 2", "[cli]") {
-  Run r = Swapplan("compare traces/two_layers.json --planners vdnn,chameleon9");
+  CliRun r = Swapplan("compare traces/two_layers.json --planners vdnn,chameleon9");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, chameleon, "
                  "recompute, vdnn, lru, bucket)\n");
@@ -202,7 +177,7 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
   r = Swapplan("compare traces/two_layers.json --iteration 2");
   CHECK(r.exit_code == 2);
   for (const char* sub : {"simulate", "compare"}) {
-    Run h = Swapplan(std::string(sub) + " --help");
+    CliRun h = Swapplan(std::string(sub) + " --help");
     CHECK(h.exit_code == 0);
     CHECK(h.out.find("Usage") != std::string::npos);
   }
