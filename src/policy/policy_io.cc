@@ -65,6 +65,19 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_size_bytes(it.size_bytes);
     o->set_action(static_cast<pb::ItemAction>(it.action));
     o->set_recompute_ns(it.recompute_ns);
+    o->set_wraps(it.wraps);
+    o->set_clean(it.clean);
+  }
+  for (int32_t op : p.schedule) out->add_schedule(static_cast<uint32_t>(op));
+  if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
+    pb::MemoryPool* pool = out->mutable_pool();
+    for (int64_t s : p.pool.tensor_sizes) pool->add_tensor_sizes(s);
+    for (int32_t c : p.pool.size_class) pool->add_size_class(static_cast<uint32_t>(c));
+    for (const PoolClass& c : p.pool.classes) {
+      pb::PoolClass* pc = pool->add_classes();
+      pc->set_object_bytes(c.object_bytes);
+      pc->set_count(static_cast<uint32_t>(c.count));
+    }
   }
 }
 
@@ -126,7 +139,19 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     }
     it.action = static_cast<ItemAction>(o.action());
     it.recompute_ns = o.recompute_ns();
+    it.wraps = o.wraps();
+    it.clean = o.clean();
     p.items.push_back(std::move(it));
+  }
+  p.schedule.reserve(in.schedule_size());
+  for (uint32_t op : in.schedule()) p.schedule.push_back(Clamp32(op));
+  if (in.has_pool()) {
+    const pb::MemoryPool& pool = in.pool();
+    p.pool.tensor_sizes.assign(pool.tensor_sizes().begin(), pool.tensor_sizes().end());
+    for (uint32_t c : pool.size_class()) p.pool.size_class.push_back(Clamp32(c));
+    for (const pb::PoolClass& c : pool.classes()) {
+      p.pool.classes.push_back({c.object_bytes(), Clamp32(c.count())});
+    }
   }
   if (absl::Status st = validate ? p.Validate() : absl::OkStatus(); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", st.message()));
@@ -161,9 +186,12 @@ Json ToJson(const Policy& p) {
       item["action"] = std::string(ItemActionName(it.action));
       item["recompute_ns"] = it.recompute_ns;
     }
+    // Likewise the Advisor's flags: written only when set.
+    if (it.wraps) item["wraps"] = true;
+    if (it.clean) item["clean"] = true;
     items.push_back(std::move(item));
   }
-  return {{"format", std::string(kPolicyFormat)},
+  Json out = {{"format", std::string(kPolicyFormat)},
           {"format_version", kPolicyFormatVersion},
           {"fingerprint",
            {{"op_sequence_hash", Hex(p.fingerprint.op_sequence_hash)},
@@ -178,6 +206,18 @@ Json ToJson(const Policy& p) {
           {"expected_overhead_ns", p.expected_overhead_ns},
           {"simulated_iteration_time_ns", p.simulated_iteration_time_ns},
           {"items", items}};
+  // Advisor fields, left out when absent so other policies read as before.
+  if (!p.schedule.empty()) out["schedule"] = p.schedule;
+  if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
+    Json classes = Json::array();
+    for (const PoolClass& c : p.pool.classes) {
+      classes.push_back({{"object_bytes", c.object_bytes}, {"count", c.count}});
+    }
+    out["pool"] = {{"tensor_sizes", p.pool.tensor_sizes},
+                   {"size_class", p.pool.size_class},
+                   {"classes", classes}};
+  }
+  return out;
 }
 
 // Reads JSON into the proto message so both forms share FromProto's checks.
@@ -276,6 +316,16 @@ class PolicyJsonReader {
         for (size_t i = 0; i < v.size(); ++i) {
           SWAPPLAN_RETURN_IF_ERROR(Item(v[i], absl::StrCat(path, "[", i, "]"), out->add_items()));
         }
+      } else if (key == "schedule") {
+        if (!v.is_array()) return Fail(path, "expected an array");
+        for (size_t i = 0; i < v.size(); ++i) {
+          const std::string ip = absl::StrCat(path, "[", i, "]");
+          SWAPPLAN_ASSIGN_OR_RETURN(uint64_t x, Uint(v[i], ip));
+          if (x > INT32_MAX) return Fail(ip, "op index out of range");
+          out->add_schedule(static_cast<uint32_t>(x));
+        }
+      } else if (key == "pool") {
+        SWAPPLAN_RETURN_IF_ERROR(Pool(v, path, out->mutable_pool()));
       } else {
         return Fail(path, "unknown field");
       }
@@ -317,8 +367,47 @@ class PolicyJsonReader {
       } else if (key == "recompute_ns") {
         SWAPPLAN_ASSIGN_OR_RETURN(int64_t x, Int(v, p));
         o->set_recompute_ns(x);
+      } else if (key == "wraps" || key == "clean") {
+        if (!v.is_boolean()) return Fail(p, absl::StrCat("expected true or false, got ", v.type_name()));
+        (key == "wraps") ? o->set_wraps(v.get<bool>()) : o->set_clean(v.get<bool>());
       } else {
         return Fail(p, "unknown field");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Pool(const Json& j, const std::string& path, pb::MemoryPool* pool) {
+    if (!j.is_object()) return Fail(path, "expected an object");
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& key = it.key();
+      const Json& v = it.value();
+      const std::string p = path + "." + key;
+      if (key != "tensor_sizes" && key != "size_class" && key != "classes") {
+        return Fail(p, "unknown field");
+      }
+      if (!v.is_array()) return Fail(p, "expected an array");
+      for (size_t i = 0; i < v.size(); ++i) {
+        const std::string ip = absl::StrCat(p, "[", i, "]");
+        if (key == "tensor_sizes") {
+          SWAPPLAN_ASSIGN_OR_RETURN(int64_t x, Int(v[i], ip));
+          pool->add_tensor_sizes(x);
+        } else if (key == "size_class") {
+          SWAPPLAN_ASSIGN_OR_RETURN(uint64_t x, Uint(v[i], ip));
+          if (x > INT32_MAX) return Fail(ip, "class index out of range");
+          pool->add_size_class(static_cast<uint32_t>(x));
+        } else if (key == "classes") {
+          if (!v[i].is_object() || !v[i].contains("object_bytes") || !v[i].contains("count") ||
+              v[i].size() != 2) {
+            return Fail(ip, "expected {\"object_bytes\": ..., \"count\": ...}");
+          }
+          pb::PoolClass* c = pool->add_classes();
+          SWAPPLAN_ASSIGN_OR_RETURN(int64_t b, Int(v[i]["object_bytes"], ip + ".object_bytes"));
+          SWAPPLAN_ASSIGN_OR_RETURN(uint64_t n, Uint(v[i]["count"], ip + ".count"));
+          if (n > INT32_MAX) return Fail(ip + ".count", "count out of range");
+          c->set_object_bytes(b);
+          c->set_count(static_cast<uint32_t>(n));
+        }
       }
     }
     return absl::OkStatus();

@@ -123,6 +123,55 @@ namespace {
 
 std::string Hex(uint64_t v) { return absl::StrFormat("0x%016x", v); }
 
+// A clean item frees its block without a copy, so the host must hold the
+// bytes: the tensor came back from the host — the first use of an earlier
+// window of the same tensor, or of its wrapping window (on the host when
+// the iteration starts) — and no op wrote it (had it among its outputs)
+// from that use through swap_out_op. O(items + uses of their tensors).
+absl::Status CheckCleanItems(const Trace& trace, const IterationInfo& iter, const Policy& policy,
+                             const internal_sim::Prepared& pr,
+                             const std::vector<TensorId>& item_tensor) {
+  const size_t ni = pr.items.size();
+  bool any = false;
+  for (const internal_sim::Item& r : pr.items) any = any || r.clean;
+  if (!any) return absl::OkStatus();
+  absl::flat_hash_map<int32_t, std::vector<int32_t>> by_slot;
+  for (size_t k = 0; k < ni; ++k) by_slot[pr.items[k].slot].push_back(static_cast<int32_t>(k));
+  auto pos = [&](int32_t local) { return pr.pos.empty() ? local : pr.pos[local]; };
+  for (size_t k = 0; k < ni; ++k) {
+    const internal_sim::Item& r = pr.items[k];
+    if (!r.clean) continue;
+    const PolicyItem& it = policy.items[k];
+    // The latest return from the host at or before the swap-out.
+    int32_t arrival = -1;
+    // (A window's first use is after its own swap-out unless it wraps.)
+    for (int32_t j : by_slot[r.slot]) {
+      if (pr.items[j].use <= r.out) arrival = std::max(arrival, pr.items[j].use);
+    }
+    if (arrival < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "policy item ", k, " (tensor ", it.tensor_id,
+          "): marked clean but the host holds no copy (the tensor was not brought back from "
+          "the host before its swap-out)"));
+    }
+    const TensorId t = item_tensor[k];
+    absl::Span<const OpIndex> u = trace.tensor_uses(t);
+    for (auto x = std::lower_bound(u.begin(), u.end(), iter.op_begin);
+         x != u.end() && *x < iter.op_end; ++x) {
+      const int32_t local = *x - iter.op_begin;
+      const int32_t p = pos(local);
+      if (p < arrival || p > r.out) continue;
+      absl::Span<const TensorId> outs = trace.outputs(*x);
+      if (std::find(outs.begin(), outs.end(), t) != outs.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "policy item ", k, " (tensor ", it.tensor_id, "): marked clean but op ", local, " (",
+            trace.op_name_at(*x), ") writes it after it came back from the host"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
@@ -193,6 +242,7 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   // --- items --------------------------------------------------------------
   const size_t ni = policy.items.size();
   pr.items.resize(ni);
+  std::vector<TensorId> item_tensor(ni, kNoTensor);
   bool any_swap = false;
   for (size_t k = 0; k < ni; ++k) {
     const PolicyItem& it = policy.items[k];
@@ -214,6 +264,7 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
                                " of ", trace.source()));
     }
     const IterTensor& t = tensors_[ti];
+    item_tensor[k] = t.id;
     const int64_t size = trace.tensor(t.id).size_bytes;
     if (it.size_bytes != size) {
       return fail(absl::StrCat("size_bytes ", it.size_bytes, " differs from the trace's ", size));
@@ -234,17 +285,46 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     r.size = size;
     r.swap = it.action == ItemAction::kSwap;
     r.recompute_ns = it.recompute_ns;
+    r.wraps = it.wraps;
+    r.clean = it.clean && r.swap;
     r.out = pos(it.swap_out_op);
     r.release = pos(it.release_op);
     r.in = pos(it.swap_in_op);
     r.use = pos(it.first_use_op);
+    const int32_t a = identity ? t.alloc : pr.tensor_alloc[ti];
+    const int32_t f = identity ? t.free : pr.tensor_free[ti];
+    if (r.wraps) {
+      if (!r.swap) return fail("a wrapping item must be a SWAP item");
+      if (!(r.in <= r.use && r.use < r.out && r.out <= r.release)) {
+        return fail(absl::StrCat("under the schedule the ops run at positions ", r.in, ", ",
+                                 r.use, ", ", r.out, ", ", r.release,
+                                 "; a wrapping item needs swap_in <= first_use < swap_out <= "
+                                 "release"));
+      }
+      if (a >= 0 || f < n) {
+        return fail("wraps around the iteration but the tensor is not resident before and after "
+                    "it");
+      }
+      for (OpIndex g : uses_in_iteration(t.id)) {
+        const int32_t local = g - iter.op_begin;
+        const int32_t p = pos(local);
+        if (p < r.use || p > r.out) {
+          return fail(absl::StrCat("used at ", op_text(local),
+                                   " while off device (on the host until ",
+                                   op_text(it.first_use_op), " and again after ",
+                                   op_text(it.swap_out_op), ")"));
+        }
+      }
+      pr.initial_bytes -= size;
+      r.slot = ti;
+      any_swap = true;
+      continue;
+    }
     if (!(r.out <= r.release && r.release < r.in && r.in <= r.use)) {
       return fail(absl::StrCat("under the schedule the ops run at positions ", r.out, ", ",
                                r.release, ", ", r.in, ", ", r.use,
                                "; need swap_out <= release < swap_in <= first_use"));
     }
-    const int32_t a = identity ? t.alloc : pr.tensor_alloc[ti];
-    const int32_t f = identity ? t.free : pr.tensor_free[ti];
     if (a > r.out) {
       return fail(absl::StrCat("not resident at swap_out_op ", op_text(it.swap_out_op),
                                ": allocated at ", op_text(identity ? a : schedule[a])));
@@ -300,7 +380,21 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     bucket(pr.by_use, [](const internal_sim::Item& r) { return r.use; });
     // Items of one tensor may not overlap: walking swap-outs in position
     // order, each must start at or after the previous window's first use.
+    // A wrapping item's window starts the iteration (up to its first use)
+    // and ends it (from its swap-out).
     std::vector<int32_t> window_end(tensors_.size(), -1), window_item(tensors_.size(), -1);
+    for (size_t k = 0; k < ni; ++k) {
+      const internal_sim::Item& r = pr.items[k];
+      if (!r.wraps) continue;
+      if (window_item[r.slot] >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "policy item ", k, " (tensor ", policy.items[k].tensor_id,
+            "): a second wrapping item of the same tensor (policy item ", window_item[r.slot],
+            ")"));
+      }
+      window_end[r.slot] = r.use;
+      window_item[r.slot] = static_cast<int32_t>(k);
+    }
     for (int32_t p = 0; p < n; ++p) {
       for (int32_t k : pr.by_out.at(p)) {
         const internal_sim::Item& r = pr.items[k];
@@ -312,10 +406,14 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
               " of the same tensor (its window ends at first_use_op ",
               policy.items[prev].first_use_op, ", after swap_out_op ", it.swap_out_op, ")"));
         }
-        window_end[r.slot] = r.use;
+        window_end[r.slot] = r.wraps ? n : r.use;
         window_item[r.slot] = k;
       }
     }
+    SWAPPLAN_RETURN_IF_ERROR(CheckCleanItems(trace, iter, policy, pr, item_tensor));
+  }
+  if (options_.model_pool && !policy.pool.empty()) {
+    SWAPPLAN_RETURN_IF_ERROR(PreparePool(policy, &pr));
   }
   if (identity) {
     pr.ideal_time_ns = ideal_time_ns_;
@@ -327,6 +425,7 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
 
 absl::StatusOr<SimulationResult> Simulator::Run(const Policy& policy,
                                                 absl::Span<const int32_t> schedule) const {
+  if (schedule.empty() && !policy.schedule.empty()) schedule = policy.schedule;
   SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, schedule));
   return internal_sim::Replay(*this, pr, policy, schedule);
 }

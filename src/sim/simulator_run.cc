@@ -11,6 +11,8 @@
 //   compute    recompute R; start = max(reach + R, waited copies); end = start + dur
 //   d2h        copies after p: start = max(end, stream free)
 //   memory     frees after p; custom: items released after p
+//   pool       (policies with a size-class pool) objects taken at the
+//              dispatch, given back with the frees and releases (pool.cc)
 //
 // Every quantity depends only on earlier ones in this order, so one pass is
 // exact. O(ops + items).
@@ -76,8 +78,13 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   };
   std::vector<Stalled> stalled;
 
+  PoolState pool;
+  if (pr.pool.enabled) PoolStart(pr.pool, &pool);
+  r.pool_bytes = pr.pool.pool_bytes;
+
   auto release_block = [&](int32_t k, int32_t p) {
     usage -= items[k].size;
+    if (pr.pool.enabled) --pool.in_use[pr.pool.item_class[k]];
     const int32_t interval = p - items[k].out;
     ++r.reuse.blocks;
     reuse_sum += interval;
@@ -120,6 +127,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       ++r.oom.ops_over_capacity;
       r.oom.max_excess_bytes = std::max(r.oom.max_excess_bytes, usage + request - cap);
     }
+    if (pr.pool.enabled) PoolAllocate(pr.pool, p, op, cap, &pool, &r);
     usage += request;
     if (usage > peak) {
       peak = usage;
@@ -196,7 +204,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     // --- d2h copies after p ----------------------------------------------------
     for (int32_t k : pr.by_out.at(p)) {
       const Item& it = items[k];
-      if (!it.swap) continue;
+      if (!it.swap || it.clean) continue;
       const int64_t s = std::max(end, out_stream);
       d2h_end[k] = out_stream = s + it.out_ns;
       r.bytes_d2h += it.size;
@@ -210,15 +218,17 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     usage -= free_after[p];
     for (int32_t k : pr.by_release.at(p)) {
       const Item& it = items[k];
-      if (!it.swap) {
+      if (!it.swap || it.clean) {
         usage -= it.size;
       } else if (!naive) {
         release_block(k, p + 1);
       }
     }
+    if (pr.pool.enabled) PoolFree(pr.pool, p, &pool);
   }
 
-  r.iteration_time_ns = end_prev;
+  // Only a wrapping item's copy out can outlast the last op.
+  r.iteration_time_ns = std::max({end_prev, d2h_free, h2d_free});
   r.peak_bytes = std::max<int64_t>(peak, 0);
   r.events += r.copies_d2h + r.copies_h2d;
   r.overhead_vs_ideal =

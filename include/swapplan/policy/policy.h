@@ -23,7 +23,31 @@
 //
 // Op indices are local to the iteration named by `fingerprint.iteration`.
 // Invariants (checked by Policy::Validate, the rest by the checker):
-//   swap_out_op <= release_op < swap_in_op <= first_use_op < iteration_ops.
+//   swap_out_op <= release_op < swap_in_op <= first_use_op < iteration_ops,
+// compared as positions in the policy's schedule when it has one (an
+// Advisor policy runs the ops in another order: `schedule` lists the local
+// op indices in execution order).
+//
+// Wrapping items (`wraps`, Advisor policies): a tensor resident before and
+// after the iteration (a parameter, an optimizer state) that lives on the
+// host across the iteration boundary. In schedule positions
+//   swap_in_op <= first_use_op < swap_out_op <= release_op:
+//
+//   compute  |op 0| ... [swap_in_op] ... [first_use_op] ... [swap_out_op] ... [release_op] ... |
+//   h2d                    |== copy in ==|
+//   d2h                                                        |== copy out ==|
+//   device   |<-- off -->|<------------------ resident ------------------->|<------ off ---->|
+//
+// The copy out writes the host copy the next iteration's copy in reads; it
+// may still run when the last op ends (the iteration then ends with it).
+//
+// Clean items (`clean`): the host already holds the bytes (the tensor came
+// from the host and nothing wrote it since), so the swap-out frees the block
+// without a device->host copy — seed 002 Fig. 1's parameters.
+//
+// Memory pool (`pool`, Advisor policies): the device memory is a set of size
+// classes with a fixed number of objects each (seed 002 §4.1); every tensor
+// takes one object of its class for as long as it is on the device.
 //
 //   Policy p;
 //   p.planner = "chameleon";
@@ -95,6 +119,44 @@ struct PolicyItem {
   ItemAction action = ItemAction::kSwap;
   // Compute time re-running the producing ops (RECOMPUTE only, else 0).
   int64_t recompute_ns = 0;
+  // The window wraps around the iteration boundary (see above).
+  bool wraps = false;
+  // No device->host copy: the host copy is current (see above).
+  bool clean = false;
+};
+
+// One size class: `count` objects of `object_bytes`.
+struct PoolClass {
+  int64_t object_bytes = 0;
+  int32_t count = 0;
+  bool operator==(const PoolClass& o) const {
+    return object_bytes == o.object_bytes && count == o.count;
+  }
+};
+
+// Size-class memory pool (seed 002 §5.3 encoding): TS, CLS and CNT.
+struct MemoryPool {
+  // TS: distinct tensor sizes, strictly ascending, > 0.
+  std::vector<int64_t> tensor_sizes;
+  // CLS: class of each size; size_class[0] == 0, steps of 0 or +1.
+  std::vector<int32_t> size_class;
+  // Per class (classes.size() == size_class.back() + 1): object size = the
+  // largest tensor size of the class, and the object count.
+  std::vector<PoolClass> classes;
+
+  bool empty() const { return classes.empty(); }
+  // Sum of count * object_bytes.
+  int64_t TotalBytes() const;
+  // The class a tensor of `bytes` uses: its TS entry's class, else the
+  // smallest class whose objects hold it; -1 when none does. O(log sizes).
+  int32_t ClassOf(int64_t bytes) const;
+  // InvalidArgument naming the rule broken (sizes not ascending, CLS not
+  // starting at 0 or stepping by more than 1, class count or object size
+  // inconsistent with TS/CLS, negative count). An empty pool is valid.
+  absl::Status Validate() const;
+  bool operator==(const MemoryPool& o) const {
+    return tensor_sizes == o.tensor_sizes && size_class == o.size_class && classes == o.classes;
+  }
 };
 
 struct Policy {
@@ -113,11 +175,22 @@ struct Policy {
   // Iteration time from the evaluation simulator; 0 when not simulated.
   int64_t simulated_iteration_time_ns = 0;
   std::vector<PolicyItem> items;
+  // Execution order (local op indices); empty = the recorded order.
+  std::vector<int32_t> schedule;
+  // Size-class pool; empty = byte-granular memory.
+  MemoryPool pool;
 
-  // Structural checks: op order within each item, indices inside the
-  // fingerprint's iteration, positive sizes and bandwidths, budget >= 0.
-  // InvalidArgument naming the item (index and tensor id) otherwise.
+  // Structural checks: the schedule is a permutation of the iteration's ops,
+  // op order within each item in schedule positions (wrapping items in their
+  // own order), indices inside the fingerprint's iteration, positive sizes
+  // and bandwidths, budget >= 0, wrapping and clean items are SWAP items, a
+  // valid pool. InvalidArgument naming the item (index and tensor id)
+  // otherwise. O(items + schedule + pool).
   absl::Status Validate() const;
+
+  // Position of every local op in the schedule (identity when there is
+  // none). Requires a valid schedule.
+  std::vector<int32_t> SchedulePositions() const;
 
   // Total bytes of all items.
   int64_t TotalItemBytes() const;

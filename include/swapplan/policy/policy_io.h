@@ -16,6 +16,12 @@
 //               "runtime_key": {"op_count": 2, "op_mask": "0x5", "op_history": "0x0300",
 //                               "dtype": "bfloat16", "size_bytes": 1048576, "shape": [512, 1024],
 //                               "mask_bits": 32}}]}
+// Advisor policies add, after "items" (all optional; absent in other
+// policies, so older files read unchanged):
+//    "schedule": [3, 0, 1, 2, ...],              execution order, local op indices
+//    "pool": {"tensor_sizes": [100, 200], "size_class": [0, 1],
+//             "classes": [{"object_bytes": 100, "count": 8}, {"object_bytes": 200, "count": 1}]}
+// and items may carry "wraps": true and "clean": true (policy/policy.h).
 // 64-bit hashes and masks are hex strings so that JSON readers without
 // 64-bit integers keep them exact.
 #ifndef SWAPPLAN_POLICY_POLICY_IO_H_

@@ -15,7 +15,8 @@
 //
 // ---------------------------------------------------------------------------
 // Model. Ops run in schedule order (the recorded order unless a schedule — a
-// permutation of the iteration's local op indices — is passed). Times are
+// permutation of the iteration's local op indices — is passed, or the policy
+// carries one: an Advisor policy's schedule is used when Run gets none). Times are
 // integer nanoseconds from the moment the host starts dispatching the first op.
 //
 //   host      |disp 0|disp 1|disp 2| ...   op k dispatched at h_k
@@ -60,6 +61,17 @@
 //   extent), and reports the first OOM op (requested, free), how many ops
 //   were over capacity and by how much at worst. A real run would crash at
 //   the first one: feasible == !oom.occurred.
+// Wrapping items (policy.h): the tensor is not counted before swap_in_op
+//   (it is on the host when the iteration starts); its h2d copy waits for no
+//   copy out of this iteration; its d2h copy after swap_out_op may end after
+//   the last op, and the iteration then ends with it. Clean items make no
+//   d2h copy: the block is released after release_op without a wait.
+// Size-class pool (model_pool, when the policy has a pool): on top of the
+//   bytes, every tensor on the device holds one object of its class
+//   (MemoryPool::ClassOf) for the same positions. An op whose allocations
+//   find no free object of their class is an OOM (an allocation can only
+//   wait for a release point, which the model above already charges), as
+//   is a pool larger than the capacity (at the first op). pool.cc.
 // Naive record-stream (PyTorch recordStream). A SWAP item's block is
 //   released only when the host, polling at an op dispatch, sees the copy
 //   complete: at the first dispatch k > swap_out_op with h_k >= copy end.
@@ -75,8 +87,9 @@
 //   release_op + 1; naive: the op at whose dispatch it was released). Blocks
 //   still pending at the end of the iteration are counted separately.
 //
-// Iteration time = end of the last op (every copy has finished by then: each
-// h2d copy before its first_use_op, each d2h copy before its h2d copy).
+// Iteration time = end of the last op, or of the last copy if later (only a
+// wrapping item's copy out can be: every other h2d copy ends before its
+// first_use_op, every other d2h copy before its h2d copy).
 // Ideal = the same run with no policy and unlimited memory.
 //
 // Complexity: Create O(ops + uses + tensors of the trace); Run O(ops + items)
@@ -137,6 +150,9 @@ struct SimulatorOptions {
   bool record_timeline = false;
   // How many of the ops with the longest stalls to list.
   int32_t top_stall_ops = 10;
+  // Honour the policy's size-class memory pool when it has one (see above);
+  // false: bytes only.
+  bool model_pool = true;
 
   // InvalidArgument naming the field when a value is out of range
   // (capacity <= 0, negative times or bandwidths, depth < 1, ...).
@@ -175,6 +191,11 @@ struct OomReport {
   // Ops over capacity, and the largest excess (peak − capacity).
   int32_t ops_over_capacity = 0;
   int64_t max_excess_bytes = 0;
+  // Size-class pool: the class that had no free object at the first OOM
+  // (-1: the first OOM was about bytes; requested/free_bytes then count
+  // objects of that class), and the ops where some class ran out.
+  int32_t pool_class = -1;
+  int32_t pool_ops_over_capacity = 0;
 };
 
 struct ReuseStats {
@@ -237,6 +258,8 @@ struct SimulationResult {
   int64_t peak_bytes = 0;
   int32_t peak_op = -1;  // local index of the first op at the peak
   OomReport oom;
+  // Bytes of the size-class pool modelled; 0 when none.
+  int64_t pool_bytes = 0;
 
   int64_t bytes_d2h = 0;
   int64_t bytes_h2d = 0;
@@ -273,7 +296,8 @@ class Simulator {
 
   // Simulates `policy` (its op indices local to this iteration). `schedule`:
   // empty for the recorded order, else a permutation of 0..num_ops-1 giving
-  // the order ops run in (dependencies are the caller's business).
+  // the order ops run in (dependencies are the caller's business); when
+  // empty and the policy has a schedule, the policy's.
   // FailedPrecondition when the policy's fingerprint does not match this
   // iteration; InvalidArgument, naming the item, tensor and op, when an item
   // does not fit the trace: unknown tensor, size differing from the trace,
@@ -302,6 +326,9 @@ class Simulator {
   // Resolves and validates the policy against this iteration (see Run).
   absl::StatusOr<internal_sim::Prepared> Prepare(const Policy& policy,
                                                  absl::Span<const int32_t> schedule) const;
+  // Fills pr->pool from the policy's pool (pool.cc). InvalidArgument when a
+  // tensor of the iteration has no class.
+  absl::Status PreparePool(const Policy& policy, internal_sim::Prepared* pr) const;
 
   const Trace* trace_ = nullptr;
   int32_t iteration_ = 0;
