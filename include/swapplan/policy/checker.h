@@ -7,6 +7,16 @@
 // the device holds the unswapped bytes of op i (curve/memory_curve.h) minus
 // the size of every item with release_op < i < swap_in_op.
 //
+// Schedules (Advisor policies): everything above and below is evaluated in
+// schedule positions — the replay runs the ops in the policy's order, the
+// unswapped bytes of a position come from the tensors' lifetimes under the
+// schedule (the simulator's rule, trace/dataflow.h: ScheduleLifetime), and
+// the op timeline lays the ops back to back in that order. A wrapping item
+// takes its tensor off before swap_in_op and after release_op; its copy out
+// may run past the last op when release_op is the last position. A clean
+// item makes no copy. With a pool, every tensor on the device also holds
+// one object of its class.
+//
 // Release points are checked against a device->host copy stream that is one
 // FIFO: copies are enqueued in swap_out_op order (ties: item order), each
 // starts when its swap_out_op has ended and the stream is free, and takes
@@ -38,6 +48,21 @@
 //   release-before-copy-done the copy out is still running after release_op
 //   over-budget              one per maximal run of ops above the budget,
 //                            naming the worst op and by how much
+//   bad-schedule             the schedule is not a permutation of the ops;
+//                            nothing else is checked
+//   schedule-breaks-dependency  the schedule runs an op before one it
+//                            depends on (trace/dataflow.h); the first edge
+//   wrap-not-persistent      a wrapping item's tensor is not resident
+//                            before and after the iteration
+//   clean-not-on-host        a clean item's tensor never came back from the
+//                            host before its swap-out
+//   clean-but-written        a clean item's tensor was written after it came
+//                            back from the host
+//   bad-pool                 the pool breaks a rule of MemoryPool::Validate
+//   pool-over-budget         the pool's objects exceed the budget
+//   pool-no-class            a tensor size no class can hold
+//   pool-class-full          one per maximal run of ops where a class needs
+//                            more objects than it has, naming the worst op
 // Items with an unknown tensor, an op out of range, a bad op order, a
 // tensor not resident, or that duplicate or overlap an earlier item are
 // left out of the byte accounting and the copy queue (a size mismatch is
@@ -48,7 +73,9 @@
 //   for (const Violation& v : r.violations) std::cout << v.message << "\n";
 //
 // Complexity: O(ops + tensors + items log items + uses of the items'
-// tensors) time, O(ops + tensors) memory (the curve and an id map).
+// tensors) time, O(ops + tensors) memory (the curve and an id map); with a
+// schedule add the dataflow graph, O(uses log uses); with a pool
+// O(tensors log tensors).
 #ifndef SWAPPLAN_POLICY_CHECKER_H_
 #define SWAPPLAN_POLICY_CHECKER_H_
 
@@ -80,6 +107,15 @@ enum class ViolationKind : uint8_t {
   kNoBandwidth,
   kReleaseBeforeCopyDone,
   kOverBudget,
+  kBadSchedule,
+  kScheduleBreaksDependency,
+  kWrapNotPersistent,
+  kCleanNotOnHost,
+  kCleanWritten,
+  kBadPool,
+  kPoolOverBudget,
+  kPoolNoClass,
+  kPoolClassFull,
 };
 
 // The bracketed tag of each kind, e.g. "use-while-off-device".
@@ -114,8 +150,9 @@ struct CheckReport {
   int32_t iteration = 0;
   int32_t items = 0;
   int64_t budget_bytes = 0;
-  // Unswapped peak of the iteration, and the peak with the policy applied
-  // (items excluded from accounting do not count); local op of the peak.
+  // Unswapped peak of the iteration (under the policy's schedule), and the
+  // peak with the policy applied (items excluded from accounting do not
+  // count); local op of the peak.
   int64_t peak_unswapped_bytes = 0;
   int64_t peak_bytes = 0;
   int32_t peak_op = -1;
