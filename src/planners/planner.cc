@@ -28,4 +28,9 @@ absl::Status PlanningProblem::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Status Planner::SetOption(absl::string_view name, absl::string_view value) {
+  return absl::InvalidArgumentError(absl::StrCat("planner ", this->name(), " has no option '",
+                                                 name, "' (given '", value, "')"));
+}
+
 }  // namespace swapplan

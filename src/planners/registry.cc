@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
+#include "swapplan/planners/advisor/advisor_planner.h"
 
 namespace swapplan {
 namespace {
@@ -37,6 +38,10 @@ const PlannerInfo kPlanners[] = {
      true, &Make<LruPlanner>},
     {"bucket", "SmartSwap v2-like: activations >= 20 MiB out per layer, back 1 layer early", false,
      true, &MakeBucket},
+    // Not in the default set: a time-bounded search, seconds to minutes
+    // where every other planner takes milliseconds (compare --planners).
+    {"advisor", "SwapAdvisor: genetic search over schedule and size-class pool, Belady swaps (seed 002)",
+     false, false, &Make<AdvisorPlanner>},
 };
 
 }  // namespace

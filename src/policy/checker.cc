@@ -210,10 +210,10 @@ class Checker {
         }
       }
       if (w.wraps) {
-        if (!(w.in <= w.use && w.use < w.out && w.out <= w.rel)) {
+        if (!(w.in <= w.use && w.use <= w.out && w.out <= w.rel)) {
           Add(ViolationKind::kBadOpOrder, idx, -1,
               absl::StrCat(ItemText(i),
-                           ": a wrapping item's ops must satisfy swap_in_op <= first_use_op < "
+                           ": a wrapping item's ops must satisfy swap_in_op <= first_use_op <= "
                            "swap_out_op <= release_op",
                            in_positions, ", got ", w.in, ", ", w.use, ", ", w.out, ", ", w.rel));
           continue;
@@ -456,6 +456,12 @@ class Checker {
       // A wrapping item released by the last op may finish its copy after
       // it: the iteration ends when the copy does.
       if (w.wraps && w.rel == n_ - 1) continue;
+      if (policy_.release_waits) {
+        // Planned: the op after release_op waits for the copy.
+        ++report_.release_waits;
+        report_.release_wait_ns += done - end_ns_[w.rel];
+        continue;
+      }
       const int32_t done_pos = PositionEndingAtOrAfter(done);
       std::string during = done_pos < n_ ? absl::StrCat("during ", Op(order_[done_pos]))
                                          : std::string("after the iteration ends");

@@ -139,8 +139,8 @@ absl::Status Policy::Validate() const {
                                "first_use_op",
                                where, ", got ", out, ", ", rel, ", ", in, ", ", use));
     }
-    if (it.wraps && !(in <= use && use < out && out <= rel)) {
-      return fail(absl::StrCat("a wrapping item's ops must satisfy swap_in_op <= first_use_op < "
+    if (it.wraps && !(in <= use && use <= out && out <= rel)) {
+      return fail(absl::StrCat("a wrapping item's ops must satisfy swap_in_op <= first_use_op <= "
                                "swap_out_op <= release_op",
                                where, ", got ", in, ", ", use, ", ", out, ", ", rel));
     }

@@ -69,6 +69,7 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_clean(it.clean);
   }
   for (int32_t op : p.schedule) out->add_schedule(static_cast<uint32_t>(op));
+  out->set_release_waits(p.release_waits);
   if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
     pb::MemoryPool* pool = out->mutable_pool();
     for (int64_t s : p.pool.tensor_sizes) pool->add_tensor_sizes(s);
@@ -143,6 +144,7 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     it.clean = o.clean();
     p.items.push_back(std::move(it));
   }
+  p.release_waits = in.release_waits();
   p.schedule.reserve(in.schedule_size());
   for (uint32_t op : in.schedule()) p.schedule.push_back(Clamp32(op));
   if (in.has_pool()) {
@@ -207,6 +209,7 @@ Json ToJson(const Policy& p) {
           {"simulated_iteration_time_ns", p.simulated_iteration_time_ns},
           {"items", items}};
   // Advisor fields, left out when absent so other policies read as before.
+  if (p.release_waits) out["release_waits"] = true;
   if (!p.schedule.empty()) out["schedule"] = p.schedule;
   if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
     Json classes = Json::array();
@@ -326,6 +329,9 @@ class PolicyJsonReader {
         }
       } else if (key == "pool") {
         SWAPPLAN_RETURN_IF_ERROR(Pool(v, path, out->mutable_pool()));
+      } else if (key == "release_waits") {
+        if (!v.is_boolean()) return Fail(path, absl::StrCat("expected true or false, got ", v.type_name()));
+        out->set_release_waits(v.get<bool>());
       } else {
         return Fail(path, "unknown field");
       }

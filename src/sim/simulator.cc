@@ -295,10 +295,10 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     const int32_t f = identity ? t.free : pr.tensor_free[ti];
     if (r.wraps) {
       if (!r.swap) return fail("a wrapping item must be a SWAP item");
-      if (!(r.in <= r.use && r.use < r.out && r.out <= r.release)) {
+      if (!(r.in <= r.use && r.use <= r.out && r.out <= r.release)) {
         return fail(absl::StrCat("under the schedule the ops run at positions ", r.in, ", ",
                                  r.use, ", ", r.out, ", ", r.release,
-                                 "; a wrapping item needs swap_in <= first_use < swap_out <= "
+                                 "; a wrapping item needs swap_in <= first_use <= swap_out <= "
                                  "release"));
       }
       if (a >= 0 || f < n) {

@@ -55,6 +55,11 @@ class Planner {
   // gives the bytes still missing and the op where); InvalidArgument for a
   // bad problem.
   virtual absl::StatusOr<Policy> Plan(const PlanningProblem& problem) = 0;
+  // Sets a planner-specific option from its command-line spelling
+  // (`compare --planner-option advisor.time-limit=30s` calls
+  // SetOption("time-limit", "30s") on the advisor). InvalidArgument for an
+  // unknown name or a bad value; the default knows no options.
+  virtual absl::Status SetOption(absl::string_view name, absl::string_view value);
 };
 
 }  // namespace swapplan

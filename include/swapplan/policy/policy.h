@@ -31,7 +31,7 @@
 // Wrapping items (`wraps`, Advisor policies): a tensor resident before and
 // after the iteration (a parameter, an optimizer state) that lives on the
 // host across the iteration boundary. In schedule positions
-//   swap_in_op <= first_use_op < swap_out_op <= release_op:
+//   swap_in_op <= first_use_op <= swap_out_op <= release_op:
 //
 //   compute  |op 0| ... [swap_in_op] ... [first_use_op] ... [swap_out_op] ... [release_op] ... |
 //   h2d                    |== copy in ==|
@@ -179,6 +179,10 @@ struct Policy {
   std::vector<int32_t> schedule;
   // Size-class pool; empty = byte-granular memory.
   MemoryPool pool;
+  // A release point may precede its copy's end: the op after it waits for
+  // the copy (planned waits; see proto/policy.proto). False: release points
+  // are where the copies end (Chameleon's contract, checked).
+  bool release_waits = false;
 
   // Structural checks: the schedule is a permutation of the iteration's ops,
   // op order within each item in schedule positions (wrapping items in their

@@ -1,0 +1,64 @@
+// AdvisorPlanner: the SwapAdvisor-style planner (SPEC §5, seed 002 §4–5)
+// behind the Planner interface — a genetic search over operator schedules
+// and size-class memory pools, each judged by its Belady swap plan in the
+// evaluation simulator. Its policies carry the schedule and the pool.
+//
+//   AdvisorOptions o;
+//   o.search.time_limit_ns = 60'000'000'000;
+//   AdvisorPlanner planner(o);
+//   planner.set_progress([](const GenerationStats& g) { ... });
+//   SWAPPLAN_ASSIGN_OR_RETURN(Policy p, planner.Plan(problem));
+//   planner.last_result();   // generations, evaluations, history
+//
+// Registered as "advisor" (planners/registry.h) with CompareDefaults(): a
+// short search that is reproducible on small traces (a generation limit)
+// and bounded on large ones (a time limit). SetOption understands the
+// spellings of `swapplan search`: time-limit (e.g. 30s), generations,
+// population, mutation, threads, seed, convergence, temperature, elites,
+// initial (recorded|random), param-residency (double-pass|start-on-host),
+// threshold (e.g. 10us; -1 = per class).
+#ifndef SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
+#define SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "swapplan/planners/advisor/options.h"
+#include "swapplan/planners/advisor/search.h"
+#include "swapplan/planners/planner.h"
+#include "swapplan/sim/simulator.h"
+
+namespace swapplan {
+
+class AdvisorPlanner : public Planner {
+ public:
+  explicit AdvisorPlanner(AdvisorOptions options = CompareDefaults(),
+                          SimulatorOptions sim_options = {})
+      : options_(std::move(options)), sim_options_(sim_options) {}
+
+  // 30 generations or 20 s, whichever comes first; everything else default.
+  static AdvisorOptions CompareDefaults();
+
+  std::string name() const override { return "advisor"; }
+  // Searches and returns the best policy. ResourceExhausted when no
+  // chromosome fits the budget.
+  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+
+  const AdvisorOptions& options() const { return options_; }
+  void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
+  // The last Plan's search (empty before the first successful one).
+  const std::optional<SearchResult>& last_result() const { return last_; }
+
+ private:
+  AdvisorOptions options_;
+  SimulatorOptions sim_options_;
+  ProgressCallback progress_;
+  std::optional<SearchResult> last_;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_

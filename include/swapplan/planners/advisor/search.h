@@ -1,0 +1,115 @@
+// The Advisor's genetic search (seed 002 §5, SPEC §5.4): a population of
+// (schedule, pool) chromosomes evolved by crossover and mutation, each
+// judged by its swap plan's iteration time in the evaluation simulator,
+// survivors drawn by softmax over normalised time.
+//
+//   GeneticSearch search(*problem, options);
+//   SWAPPLAN_ASSIGN_OR_RETURN(SearchResult r, search.Run([](const GenerationStats& g) {
+//     std::cerr << g.generation << " best " << g.best_ns << "\n";
+//   }));
+//   WritePolicy(r.plan.policy, "advisor.json");
+//
+// One generation:
+//   pairs     the survivors in a random order, taken two by two (Np / 2 pairs)
+//   children  each pair gives 2 schedules x 2 allocations = 4 children
+//             (chromosome.h crossover at random points), each then mutated
+//             (schedule and allocation, probability P) and its counts
+//             repaired to the budget
+//   fitness   swap planner (swap_planner.h) + evaluation simulator with the
+//             pool modelled; a chromosome without a plan, or whose plan the
+//             simulator finds out of memory, is infeasible (never survives
+//             while feasible ones can)
+//   survival  from the Np survivors and 2 Np children (S = 3 Np): the
+//             `elites` fastest, then the rest drawn without replacement with
+//             probability proportional to exp(t_norm / temperature),
+//             t_norm = (T_best - t) / T_best, T_best the best time seen so
+//             far (Eq. 1; Efraimidis–Spirakis keys)
+//
+// Parallelism and determinism: children (and the first generation) are
+// made and evaluated on a thread pool, each from its own seed drawn in
+// order from the master generator, so the result for a seed does not depend
+// on the thread count — unless the time limit ends the search (or cuts a
+// generation short: children not started by the deadline are dropped).
+//
+// Stops on the time limit, the generation limit, or convergence (no
+// relative improvement of the best above the tolerance for K generations).
+// Complexity per generation: 2 Np plans and simulations, O(Np log Np)
+// selection.
+#ifndef SWAPPLAN_PLANNERS_ADVISOR_SEARCH_H_
+#define SWAPPLAN_PLANNERS_ADVISOR_SEARCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "swapplan/planners/advisor/chromosome.h"
+#include "swapplan/planners/advisor/options.h"
+#include "swapplan/planners/advisor/problem.h"
+#include "swapplan/planners/advisor/swap_planner.h"
+#include "swapplan/sim/simulator.h"
+
+namespace swapplan {
+
+inline constexpr int64_t kInfeasibleNs = INT64_MAX;
+
+struct GenerationStats {
+  // 0 = the first generation.
+  int32_t generation = 0;
+  int64_t elapsed_ns = 0;
+  // Simulated iteration time over the feasible survivors (-1 when none).
+  int64_t best_ns = -1;
+  int64_t mean_ns = -1;
+  int64_t worst_ns = -1;
+  // Best ever (-1 when none feasible yet).
+  int64_t best_ever_ns = -1;
+  int32_t feasible = 0;
+  int32_t population = 0;
+  // Evaluations so far, and per second in this generation.
+  int64_t evaluations = 0;
+  double evaluations_per_s = 0;
+};
+
+using ProgressCallback = std::function<void(const GenerationStats&)>;
+
+struct SearchResult {
+  Chromosome best;
+  // The best chromosome's plan (with runtime keys; the policy's
+  // simulated_iteration_time_ns, expected peak and overhead set) and its
+  // simulation.
+  SwapPlan plan;
+  SimulationResult simulation;
+  int64_t best_ns = kInfeasibleNs;
+  int32_t generations = 0;
+  int64_t evaluations = 0;
+  int64_t infeasible_evaluations = 0;
+  int64_t elapsed_ns = 0;
+  // "time limit", "generation limit", "converged".
+  std::string stop_reason;
+  std::vector<GenerationStats> history;
+};
+
+// Fitness of one chromosome: its plan's simulated iteration time.
+// ResourceExhausted when it has no plan or the simulator runs out of
+// memory. `planner` must be built on `problem`.
+absl::StatusOr<int64_t> EvaluateChromosome(const AdvisorProblem& problem, SwapPlanner* planner,
+                                           const Chromosome& c);
+
+class GeneticSearch {
+ public:
+  GeneticSearch(const AdvisorProblem& problem, const AdvisorOptions& options);
+
+  // Runs the search. ResourceExhausted when no chromosome of any
+  // generation was feasible (the message gives the last reason);
+  // InvalidArgument for bad options.
+  absl::StatusOr<SearchResult> Run(const ProgressCallback& progress = nullptr);
+
+ private:
+  const AdvisorProblem& problem_;
+  AdvisorOptions options_;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_PLANNERS_ADVISOR_SEARCH_H_
