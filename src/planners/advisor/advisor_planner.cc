@@ -39,7 +39,8 @@ absl::Status BadValue(absl::string_view name, absl::string_view value, absl::str
 }  // namespace
 
 absl::Status AdvisorPlanner::SetOption(absl::string_view name, absl::string_view value) {
-  SearchOptions& s = options_.search;
+  AdvisorOptions next = options_;  // committed only when valid
+  SearchOptions& s = next.search;
   int64_t i = 0;
   double d = 0;
   if (name == "time-limit") {
@@ -69,16 +70,16 @@ absl::Status AdvisorPlanner::SetOption(absl::string_view name, absl::string_view
       return BadValue(name, value, "recorded or random");
     }
   } else if (name == "param-residency") {
-    if (!ParseParamResidency(value, &options_.planner.param_residency)) {
+    if (!ParseParamResidency(value, &next.planner.param_residency)) {
       return BadValue(name, value, "double-pass or start-on-host");
     }
   } else if (name == "threshold") {
     if (value == "-1" || value == "auto") {
-      options_.planner.eviction_threshold_ns = -1;
+      next.planner.eviction_threshold_ns = -1;
     } else {
       absl::StatusOr<int64_t> ns = ParseDurationNs(value);
       if (!ns.ok()) return BadValue(name, value, "a duration like 10us, or auto");
-      options_.planner.eviction_threshold_ns = *ns;
+      next.planner.eviction_threshold_ns = *ns;
     }
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -86,7 +87,9 @@ absl::Status AdvisorPlanner::SetOption(absl::string_view name, absl::string_view
         "' (known: time-limit, generations, population, mutation, threads, seed, convergence, "
         "temperature, elites, initial, param-residency, threshold)"));
   }
-  return options_.Validate();
+  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
+  options_ = std::move(next);
+  return absl::OkStatus();
 }
 
 }  // namespace swapplan

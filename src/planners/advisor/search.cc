@@ -94,6 +94,17 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   const std::vector<int64_t>& sizes = problem_.sizes();
   const int32_t n = problem_.num_ops();
   const int64_t budget = problem_.budget_bytes();
+  if (fixed_alloc_) {
+    if (fixed_alloc_->cls.size() != sizes.size() || !IsValidAllocation(*fixed_alloc_)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "advisor: the fixed allocation has ", fixed_alloc_->cls.size(), " size classes entries "
+          "for ", sizes.size(), " tensor sizes, or an invalid CLS/CNT"));
+    }
+    if (!RepairCounts(sizes, MinCounts(problem_, fixed_alloc_->cls), budget, &*fixed_alloc_)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("advisor: the fixed pool cannot fit the budget of ", FormatBytes(budget)));
+    }
+  }
   {
     Allocation finest = FinestAllocation(problem_);
     const std::vector<int32_t> min = MinCounts(problem_, finest.cls);
@@ -142,7 +153,9 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   pool.ParallelFor(o.population, [&](int64_t i, int worker) {
     Rng rng(seeds[i]);
     Individual& ind = population[i];
-    if (o.initial == InitialPopulation::kRandom) {
+    if (fixed_schedule_) {
+      ind.c.schedule = recorded;
+    } else if (o.initial == InitialPopulation::kRandom) {
       MutateSchedule(problem_.graph(), recorded, 1.0, &rng, &ind.c.schedule);
     } else if (i == 0) {
       ind.c.schedule = recorded;
@@ -151,7 +164,9 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
       const double u = static_cast<double>(i) / o.population;
       MutateSchedule(problem_.graph(), recorded, u * u, &rng, &ind.c.schedule);
     }
-    if (i == 0) {
+    if (fixed_alloc_) {
+      ind.c.alloc = *fixed_alloc_;
+    } else if (i == 0) {
       ind.c.alloc = FinestAllocation(problem_);
       RepairCounts(sizes, MinCounts(problem_, ind.c.alloc.cls), budget, &ind.c.alloc);
     } else if (!RandomAllocation(problem_, o, &rng, &ind.c.alloc)) {
@@ -245,10 +260,18 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
       const Allocation* allocs[2] = {&al.first, &al.second};
       for (int j = 0; j < 4; ++j) {
         Individual& child = children[4 * k + j];
-        MutateSchedule(problem_.graph(), *scheds[j / 2], o.mutation_probability, &rng,
-                       &child.c.schedule);
+        if (fixed_schedule_) {
+          child.c.schedule = recorded;
+        } else {
+          MutateSchedule(problem_.graph(), *scheds[j / 2], o.mutation_probability, &rng,
+                         &child.c.schedule);
+        }
         child.c.alloc = *allocs[j % 2];
-        MutateAllocation(o.mutation_probability, o.cnt_sigma_fraction, &rng, &child.c.alloc);
+        if (fixed_alloc_) {
+          child.c.alloc = *fixed_alloc_;
+        } else {
+          MutateAllocation(o.mutation_probability, o.cnt_sigma_fraction, &rng, &child.c.alloc);
+        }
         if (!RepairCounts(sizes, MinCounts(problem_, child.c.alloc.cls), budget, &child.c.alloc)) {
           child.evaluated = true;  // infeasible pool: no plan
           infeasible.fetch_add(1);

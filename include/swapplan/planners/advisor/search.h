@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,14 +101,25 @@ class GeneticSearch {
  public:
   GeneticSearch(const AdvisorProblem& problem, const AdvisorOptions& options);
 
+  // Searches schedules only: every chromosome uses `alloc` (its counts
+  // repaired to the budget) — the "schedule only" search of seed 002
+  // Fig. 10, and a fixed pool for exhaustive cross-checks.
+  void FixAllocation(Allocation alloc) { fixed_alloc_ = std::move(alloc); }
+  // Searches pools only: every chromosome runs the recorded order (the
+  // "memory allocation only" search of Fig. 10).
+  void FixRecordedSchedule() { fixed_schedule_ = true; }
+
   // Runs the search. ResourceExhausted when no chromosome of any
   // generation was feasible (the message gives the last reason);
-  // InvalidArgument for bad options.
+  // InvalidArgument for bad options or a fixed allocation that does not fit
+  // the problem's sizes.
   absl::StatusOr<SearchResult> Run(const ProgressCallback& progress = nullptr);
 
  private:
   const AdvisorProblem& problem_;
   AdvisorOptions options_;
+  std::optional<Allocation> fixed_alloc_;
+  bool fixed_schedule_ = false;
 };
 
 }  // namespace swapplan
