@@ -38,6 +38,8 @@ struct CompareArgs {
   int iteration = 0;
   SimFlags sim;
   std::string save_policies;
+  // PLANNER.NAME=VALUE, applied with Planner::SetOption.
+  std::vector<std::string> planner_options;
   bool json = false;
   std::string output;
 };
@@ -253,6 +255,18 @@ absl::Status Run(const CompareArgs& args) {
     Row row;
     row.planner = info->name;
     std::unique_ptr<Planner> planner = info->create();
+    for (const std::string& opt : args.planner_options) {
+      const size_t dot = opt.find('.'), eq = opt.find('=');
+      if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--planner-option '", opt, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit=30s"));
+      }
+      if (opt.substr(0, dot) != info->name) continue;
+      if (absl::Status st = planner->SetOption(opt.substr(dot + 1, eq - dot - 1), opt.substr(eq + 1));
+          !st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--planner-option '", opt, "': ", st.message()));
+      }
+    }
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<Policy> policy = planner->Plan(problem);
     row.plan_time_ns =
@@ -280,7 +294,11 @@ absl::Status Run(const CompareArgs& args) {
       row.feasible = !r.oom.occurred;
       any_feasible = any_feasible || row.feasible;
     }
-    if (!info->unlimited_memory && r.oom.occurred) {
+    if (!info->unlimited_memory && r.oom.occurred && r.oom.pool_class >= 0) {
+      row.note = absl::StrCat("simulated OOM at ", OpText(trace, args.iteration, r.oom.op),
+                              ": pool class ", r.oom.pool_class, " needed ",
+                              r.oom.requested_bytes, " objects with ", r.oom.free_bytes, " free");
+    } else if (!info->unlimited_memory && r.oom.occurred) {
       row.note = absl::StrCat("simulated OOM at ", OpText(trace, args.iteration, r.oom.op),
                               ": requested ", BytesExact(r.oom.requested_bytes), " with ",
                               BytesExact(r.oom.free_bytes), " free");
@@ -337,13 +355,17 @@ void SetupCompare(CLI::App& root, Action* action) {
                   "Memory kept back for fragmentation and workspace (default 0); budget = device "
                   "memory - reserve");
   sub->add_option("--planners", args->planners,
-                  absl::StrCat("Comma-separated planners (default: all of ", PlannerNames(), ")"));
+                  absl::StrCat("Comma-separated planners, of ", PlannerNames(),
+                               " (default: all but those too slow to run by default: advisor)"));
   sub->add_option("--iteration", args->iteration, "Iteration to plan")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   AddSimFlags(sub, &args->sim);
   sub->add_option("--save-policies", args->save_policies,
                   "Write each planner's policy to DIR/<planner>.json");
+  sub->add_option("--planner-option", args->planner_options,
+                  "PLANNER.NAME=VALUE, repeatable: a planner's own option, e.g. "
+                  "advisor.time-limit=30s, advisor.generations=100, advisor.threads=2");
   sub->add_flag("--json", args->json, "Machine-readable JSON output");
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });

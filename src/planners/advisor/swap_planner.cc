@@ -255,6 +255,17 @@ absl::Status SwapPlanner::Walk(const Chromosome& c) {
       const int64_t key = KeyAfterUse(s);
       if (key >= 0) {
         std::vector<HeapEntry>& h = heap_[slot_class_[s]];
+        // Lazy deletion leaves stale entries behind; drop them once they
+        // outnumber the class's objects (each resident tensor has at most
+        // one valid entry). Keeps every heap O(objects).
+        if (h.size() > 2 * static_cast<size_t>(capacity_[slot_class_[s]]) + 64) {
+          h.erase(std::remove_if(h.begin(), h.end(),
+                                 [&](const HeapEntry& e) {
+                                   return !resident_[e.slot] || stamp_[e.slot] != e.stamp;
+                                 }),
+                  h.end());
+          std::make_heap(h.begin(), h.end());
+        }
         h.push_back({key, s, stamp_[s]});
         std::push_heap(h.begin(), h.end());
       }
