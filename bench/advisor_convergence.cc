@@ -7,6 +7,7 @@
 //
 //   ninja -C build bench/advisor_convergence
 //   build/bench/advisor_convergence traces/bilstm.json.gz 9MiB 100MB/s 600s [threads] [seed]
+//       [temperature]
 //   (iteration: the trace's last)
 #include <cstdio>
 #include <string>
@@ -18,7 +19,8 @@
 int main(int argc, char** argv) {
   using namespace swapplan;
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s TRACE BUDGET BANDWIDTH TIME [threads] [seed]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TRACE BUDGET BANDWIDTH TIME [threads] [seed] [temperature]\n",
+                 argv[0]);
     return 2;
   }
   absl::StatusOr<Trace> trace = ReadTrace(argv[1]);
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
   o.search.time_limit_ns = *time;
   o.search.threads = argc > 5 ? std::atoi(argv[5]) : 0;
   o.search.seed = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 1;
+  o.search.selection_temperature = argc > 7 ? std::atof(argv[7]) : 1.0;
   PlanningProblem pp{.trace = &*trace,
                      .iteration = trace->num_iterations() - 1,
                      .device_budget_bytes = *budget,

@@ -180,8 +180,9 @@ absl::Status Run(const SearchArgs& a) {
                                              FormatDurationNs(s.ideal_time_ns), ", ",
                                              absl::StrFormat("%+.2f%%", 100 * s.overhead_vs_ideal),
                                              "), stall ", FormatDurationNs(s.stall_ns))});
-    t.AddRow({"peak", absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ",
-                                   policy.pool.classes.size(), " classes, ",
+    const size_t classes = policy.pool.classes.size();
+    t.AddRow({"peak", absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ", classes,
+                                   classes == 1 ? " size class, " : " size classes, ",
                                    BytesExact(s.pool_bytes))});
     t.AddRow({"swaps", absl::StrCat(policy.items.size(), " items (", wrapping,
                                     " across the iteration boundary, ", clean,

@@ -99,7 +99,16 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
     }
     absl::StrAppend(&out, "\n");
   }
-  if (r.oom.occurred) {
+  if (r.pool_bytes > 0) {
+    absl::StrAppend(&out, "pool            ", p.pool.classes.size(), " size classes, ",
+                    BytesExact(r.pool_bytes), "; ", r.oom.pool_ops_over_capacity,
+                    " ops with a class out of objects\n");
+  }
+  if (r.oom.occurred && r.oom.pool_class >= 0) {
+    absl::StrAppend(&out, "OOM             at ", op_text(r.oom.op), ": pool class ",
+                    r.oom.pool_class, " needed ", r.oom.requested_bytes, " objects with ",
+                    r.oom.free_bytes, " free\n");
+  } else if (r.oom.occurred) {
     absl::StrAppend(&out, "OOM             at ", op_text(r.oom.op), ": requested ",
                     BytesExact(r.oom.requested_bytes), " with ", BytesExact(r.oom.free_bytes),
                     " free; ", r.oom.ops_over_capacity, " ops over capacity, worst by ",
@@ -177,8 +186,10 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
     oom["free_bytes"] = r.oom.free_bytes;
     oom["ops_over_capacity"] = r.oom.ops_over_capacity;
     oom["max_excess_bytes"] = r.oom.max_excess_bytes;
+    if (r.oom.pool_class >= 0) oom["pool_class"] = r.oom.pool_class;
   }
   j["oom"] = oom;
+  if (r.pool_bytes > 0) j["pool_bytes"] = r.pool_bytes;
   j["bytes_d2h"] = r.bytes_d2h;
   j["bytes_h2d"] = r.bytes_h2d;
   j["copies_d2h"] = r.copies_d2h;

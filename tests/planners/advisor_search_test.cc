@@ -362,8 +362,9 @@ TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]")
   absl::StatusOr<Policy> r = planner.Plan(pp);
   REQUIRE(r.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(r.status().message()) ==
-        "advisor: the budget of 300 B cannot hold even one pool object per tensor an op uses "
-        "at once (400 B with one class per tensor size)");
+        "advisor: the budget of 300 B cannot hold the pool objects the recorded order needs "
+        "whatever is swapped — each op's tensors and those no eviction can move (400 B with one "
+        "class per tensor size; op 4 (sgd) alone pins 400 B)");
   CHECK(std::string(planner.SetOption("popsize", "4").message()).rfind(
             "advisor has no option 'popsize'", 0) == 0);
   CHECK(std::string(planner.SetOption("mutation", "2").message()) ==

@@ -109,10 +109,26 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     Allocation finest = FinestAllocation(problem_);
     const std::vector<int32_t> min = MinCounts(problem_, finest.cls);
     if (!RepairCounts(sizes, min, budget, &finest)) {
+      // Where the recorded order pins the most bytes (for the message).
+      int64_t live = 0, most = -1;
+      int32_t at = 0;
+      const std::vector<AdvisorProblem::PinEvent>& ev = problem_.pin_events();
+      for (size_t k = 0; k < ev.size();) {
+        const int32_t p = ev[k].position;
+        for (; k < ev.size() && ev[k].position == p; ++k) live += ev[k].delta * sizes[ev[k].size_index];
+        if (p < n && live > most) {
+          most = live;
+          at = p;
+        }
+      }
+      const Trace& t = problem_.trace();
       return absl::ResourceExhaustedError(absl::StrCat(
           "advisor: the budget of ", FormatBytes(budget),
-          " cannot hold even one pool object per tensor an op uses at once (",
-          FormatBytes(AllocationBytes(finest, sizes)), " with one class per tensor size)"));
+          " cannot hold the pool objects the recorded order needs whatever is swapped — each "
+          "op's tensors and those no eviction can move (",
+          FormatBytes(AllocationBytes(finest, sizes)), " with one class per tensor size; op ", at,
+          " (", t.op_name_at(t.iteration(problem_.iteration()).op_begin + at), ") alone pins ",
+          FormatBytes(most), ")"));
     }
   }
 

@@ -1,0 +1,109 @@
+// Golden tests of `swapplan search` and of the advisor in `swapplan
+// compare`, on the two-layer trace of tests/data/traces/two_layers.json
+// (worked out by hand in tests/planners/baselines_test.cc). The search runs
+// a fixed number of generations on one thread, so its output is exact
+// except for the search time, which is masked.
+// Regenerate the goldens with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_advisor
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_traces.h"
+
+namespace {
+
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::ReadFile;
+using swapplan::testing::Swapplan;
+
+// The search time in `search`'s summary.
+std::string MaskSearchTime(const std::string& text) {
+  static const std::regex search_time(R"( in [0-9.]+ (ns|us|ms|s);)");
+  return std::regex_replace(text, search_time, " in <time>;");
+}
+
+// The plan-time column of `compare`'s table rows.
+std::string MaskPlanTimes(const std::string& text) {
+  static const std::regex row(R"(^((lru|recompute|advisor) .*?) +[0-9.]+ (ns|us|ms|s)$)");
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += std::regex_replace(line, row, "$1  <time>") + "\n";
+  return out;
+}
+
+const char* kSearch =
+    "search traces/two_layers.json --device-memory 600 --generations 5 --population 8 --seed 3";
+
+TEST_CASE("search: summary golden, progress on stderr, policy checks clean", "[cli][advisor]") {
+  CliRun r = Swapplan(std::string(kSearch) + " --threads 1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CheckGolden("search_two_layers.txt", MaskSearchTime(r.out));
+  // One progress line per generation: 0 (the first) .. 5.
+  CHECK(std::regex_search(r.err, std::regex("gen    0  best ")));
+  CHECK(std::regex_search(r.err, std::regex("gen    5  best ")));
+  CHECK_FALSE(std::regex_search(r.err, std::regex("gen    6 ")));
+  // The written policy carries the schedule and the pool, and passes the
+  // checker and the simulator at its budget.
+  const std::string policy = swapplan::testing::TempDir() + "/advisor.json";
+  REQUIRE(Swapplan(std::string(kSearch) + " --quiet -o " + policy).exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(ReadFile(policy));
+  CHECK(j["planner"] == "advisor");
+  CHECK(j["schedule"].size() == 12);
+  CHECK(j["pool"]["classes"].size() >= 1);
+  CHECK(j["release_waits"] == true);
+  CliRun c = Swapplan("check traces/two_layers.json " + policy);
+  CHECK(c.exit_code == 0);
+  CliRun s = Swapplan("simulate traces/two_layers.json " + policy);
+  CHECK(s.exit_code == 0);
+  CHECK(s.out.find("pool            ") != std::string::npos);
+  // Same seed, same summary (the JSON form, search time aside).
+  CliRun a = Swapplan(std::string(kSearch) + " --json --quiet --threads 1");
+  CliRun b = Swapplan(std::string(kSearch) + " --json --quiet --threads 2");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  nlohmann::json ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  CHECK(a.err.empty());
+  ja.erase("search_time_ns");
+  jb.erase("search_time_ns");
+  CHECK(ja == jb);
+}
+
+TEST_CASE("search: infeasible budget exits 3, bad flags exit 2", "[cli][advisor]") {
+  CliRun r = Swapplan("search traces/two_layers.json --device-memory 100 --generations 2 --quiet");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("advisor: the budget of 100 B cannot hold the pool objects") !=
+        std::string::npos);
+  CHECK(Swapplan("search traces/two_layers.json --device-memory 600 --mutation 2").exit_code == 2);
+  CHECK(Swapplan("search traces/two_layers.json --device-memory 600 --initial best").exit_code ==
+        2);
+  CliRun none = Swapplan(
+      "search traces/two_layers.json --device-memory 600 --time-limit 0 --generations 0");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no stopping rule") != std::string::npos);
+}
+
+TEST_CASE("compare: advisor on request, with its options", "[cli][advisor]") {
+  CliRun r = Swapplan(
+      "compare traces/two_layers.json --device-memory 600 --planners lru,recompute,advisor "
+      "--planner-option advisor.generations=5 --planner-option advisor.population=8 "
+      "--planner-option advisor.threads=1 --planner-option advisor.seed=3");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CheckGolden("compare_two_layers_advisor.txt", MaskPlanTimes(r.out));
+  CliRun bad = Swapplan(
+      "compare traces/two_layers.json --device-memory 600 --planners advisor "
+      "--planner-option advisor.gens=5");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("advisor has no option 'gens'") != std::string::npos);
+  CHECK(Swapplan("compare traces/two_layers.json --device-memory 600 --planners lru "
+                 "--planner-option advisor")
+            .exit_code == 2);
+}
+
+}  // namespace
