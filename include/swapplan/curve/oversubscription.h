@@ -6,11 +6,11 @@
 //   budget(r) = persistent + (unswapped peak − persistent) / r
 //
 //   bytes
-//     ^   peak ......  .-.                     r = (peak − persistent)
-//     |             |/   \                         / (budget − persistent)
-//     |   budget .-/-----\----------   <- r = 2: half of the movable bytes fit
-//     |          /        \
-//     |   persistent ------'---------
+//     ^   peak ..........  .-.
+//     |                 /   '.      r = (peak - persistent)
+//     |   budget ....../-----'.--       / (budget - persistent)
+//     |               /        '.
+//     |   persistent -----------'----
 //     +-------------------------------> op
 //
 // r = 1 is the unswapped peak (nothing to move); r = 2 leaves room for half of
