@@ -104,6 +104,16 @@ absl::Status WhatIfOptions::Validate() const {
   if (max_value != 0 && max_value < start) {
     return bad(absl::StrCat("max value ", max_value, " is below the start ", start));
   }
+  {
+    // A step that breaks a divisibility rule (hidden by heads, layers by
+    // pp) would fail at every value after the start.
+    const int64_t s = step > 0 ? step : DefaultStep(base, dimension);
+    if (absl::Status st = WithDimension(base, dimension, start + s).Validate(); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(st.message(), " (", ScaleDimensionName(dimension), " ", start, " + step ",
+                       s, ")"));
+    }
+  }
   if (max_evaluations < 1) {
     return bad(absl::StrCat("max evaluations is ", max_evaluations, "; must be >= 1"));
   }
