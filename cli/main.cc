@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::SetupPlan(app, &action);
   cli::SetupCheck(app, &action);
   cli::SetupWhatIf(app, &action);
+  cli::SetupRegress(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,7 +6,9 @@
 // test (tests/eval/whatif_test.cc) checks the search against a scan of
 // every value. Regenerate the goldens with
 //   SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_eval
+#include <filesystem>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -70,6 +72,90 @@ TEST_CASE("whatif: usage errors exit 2", "[cli][whatif]") {
   r = Swapplan(std::string(kTiny) + " --scale batch --planners lru,magic");
   CHECK(r.exit_code == 2);
   CHECK(Swapplan("whatif --help").exit_code == 0);
+}
+
+TEST_CASE("bundled synthesized traces are what traces/README.md's commands write",
+          "[cli][traces]") {
+  // Every "`swapplan synth ... -o traces/X`" command of the table, run with
+  // the output redirected, must reproduce traces/X byte for byte.
+  const std::string root = SWAPPLAN_SOURCE_ROOT;
+  std::istringstream readme(ReadFile(root + "/traces/README.md"));
+  const std::regex command("`swapplan (synth [^`]*) -o traces/([^` ]+)`");
+  int checked = 0;
+  for (std::string line; std::getline(readme, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, command)) continue;
+    INFO(line);
+    const std::string out = swapplan::testing::TempDir() + "/" + m[2].str();
+    CliRun r = Swapplan(m[1].str() + " -q -o '" + out + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string bundled = ReadFile(root + "/traces/" + m[2].str());
+    CHECK_FALSE(bundled.empty());
+    CHECK(ReadFile(out) == bundled);
+    ++checked;
+  }
+  CHECK(checked == 3);
+}
+
+// tests/data/quality/toy.json: the two toys at r = 2 and 700 - 100 bytes,
+// recorded with `regress --update`; toy_doctored.json is the same file
+// claiming lru ran the first toy in 1400 ns instead of 1550.
+TEST_CASE("regress: a recorded baseline passes, per-row report", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/toy.json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("regress_toy.txt", r.out);
+}
+
+TEST_CASE("regress: a doctored faster baseline fails with the row named", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/toy_doctored.json");
+  CHECK(r.exit_code == 1);
+  CheckGolden("regress_toy_doctored.txt", r.out);
+  CHECK(r.err == "swapplan: regress: 1 of 5 rows fail against quality/toy_doctored.json\n");
+  // +10.71% passes an 11% tolerance, not 10%.
+  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 11%").exit_code == 0);
+  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 0.1").exit_code == 1);
+  CliRun j = Swapplan("regress --baseline quality/toy_doctored.json --json");
+  CHECK(j.exit_code == 1);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["failures"] == 1);
+  CHECK(doc["rows"][2]["planner"] == "lru");
+  CHECK(doc["rows"][2]["verdict"] == "slower");
+  CHECK(doc["rows"][2]["baseline"]["iteration_time_ns"] == 1400);
+  CHECK(doc["rows"][2]["current"]["iteration_time_ns"] == 1550);
+}
+
+TEST_CASE("regress: --update rewrites the baseline, which then passes", "[cli][regress]") {
+  // A copy of the doctored file next to a copy of the traces, so the
+  // relative paths resolve.
+  const std::string dir = swapplan::testing::TempDir() + "/regress_update";
+  std::filesystem::create_directories(dir + "/quality");
+  std::filesystem::create_directories(dir + "/traces");
+  for (const char* t : {"chameleon_toy.json", "two_layers.json"}) {
+    std::filesystem::copy_file(swapplan::testing::DataPath(std::string("traces/") + t),
+                               dir + "/traces/" + t,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  const std::string copy = dir + "/quality/q.json";
+  std::filesystem::copy_file(swapplan::testing::DataPath("quality/toy_doctored.json"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  CHECK(Swapplan("regress --baseline '" + copy + "'").exit_code == 1);
+  CliRun u = Swapplan("regress --baseline '" + copy + "' --update");
+  CHECK(u.exit_code == 0);
+  CHECK(u.out.find("updated   " + copy) != std::string::npos);
+  CHECK(Swapplan("regress --baseline '" + copy + "' --tolerance 0").exit_code == 0);
+  // What --update wrote is what the recorded baseline holds.
+  CHECK(ReadFile(copy) == ReadFile(swapplan::testing::DataPath("quality/toy.json")));
+}
+
+TEST_CASE("regress: bad baselines exit 2", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/missing.json");
+  CHECK(r.exit_code == 2);
+  r = Swapplan("regress --baseline quality/toy.json --tolerance fast");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --tolerance: invalid fraction 'fast'\n");
+  CHECK(Swapplan("regress").exit_code == 2);  // --baseline is required
+  CHECK(Swapplan("regress --help").exit_code == 0);
 }
 
 }  // namespace
