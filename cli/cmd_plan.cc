@@ -298,7 +298,8 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
                      {"swap_out_op", it.swap_out_op},
                      {"release_op", it.release_op},
                      {"swap_in_op", it.swap_in_op},
-                     {"first_use_op", it.first_use_op}});
+                     {"first_use_op", it.first_use_op},
+                     {"release_waits_for_copy", it.release_waits_for_copy}});
   }
   return {{"trace", c.trace.source()},
           {"iteration", c.iteration},
@@ -316,6 +317,7 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
           {"peak_after_bytes", r.peak_bytes},
           {"peak_after_op", r.peak_op},
           {"expected_overhead_ns", p.expected_overhead_ns},
+          {"release_waits", r.release_waits},
           {"check", "clean"},
           {"simulated_iteration_time_ns", c.simulation.iteration_time_ns},
           {"simulated_ideal_time_ns", c.simulation.ideal_time_ns},
