@@ -87,8 +87,10 @@ class Parser {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string p = path + "." + it.key();
       if (it.key() == "op_sequence_hash") {
-        SWAPPLAN_ASSIGN_OR_RETURN(std::string h, String(it.value(), p));
-        if (h.rfind("0x", 0) != 0 || !absl::SimpleHexAtoi(h.substr(2), &id.op_sequence_hash)) {
+        const Json& v = it.value();
+        const std::string* h = v.is_string() ? v.get_ptr<const std::string*>() : nullptr;
+        if (h == nullptr || h->rfind("0x", 0) != 0 ||
+            !absl::SimpleHexAtoi(absl::string_view(*h).substr(2), &id.op_sequence_hash)) {
           return Fail(p, "expected a hex string such as \"0x1f\"");
         }
       } else if (it.key() == "iteration_ops") {
