@@ -55,6 +55,12 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
                                                FormatDurationNs(static_cast<int64_t>(
                                                    r.swap_in_wait_ns)),
                                                " of waits on the stall-free timeline)")});
+    if (r.release_waits > 0) {
+      head.AddRow({"release waits",
+                   absl::StrCat(r.release_waits, " planned (",
+                                FormatDurationNs(static_cast<int64_t>(r.release_wait_ns)),
+                                " of waits, each delaying the ops after it)")});
+    }
   }
   head.AddRow({"result", r.clean() ? std::string("clean")
                                    : absl::StrCat(r.violations.size(), " violations")});
@@ -84,6 +90,8 @@ std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a)
             {"bytes_out", r.bytes_out},
             {"late_swap_ins", r.late_swap_ins},
             {"swap_in_wait_ns", r.swap_in_wait_ns},
+            {"release_waits", r.release_waits},
+            {"release_wait_ns", r.release_wait_ns},
             {"clean", r.clean()},
             {"violations", std::move(violations)}};
   return j.dump(1) + "\n";

@@ -65,6 +65,7 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_size_bytes(it.size_bytes);
     o->set_action(static_cast<pb::ItemAction>(it.action));
     o->set_recompute_ns(it.recompute_ns);
+    o->set_release_waits_for_copy(it.release_waits_for_copy);
   }
 }
 
@@ -126,6 +127,7 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     }
     it.action = static_cast<ItemAction>(o.action());
     it.recompute_ns = o.recompute_ns();
+    it.release_waits_for_copy = o.release_waits_for_copy();
     p.items.push_back(std::move(it));
   }
   if (absl::Status st = validate ? p.Validate() : absl::OkStatus(); !st.ok()) {
@@ -161,6 +163,8 @@ Json ToJson(const Policy& p) {
       item["action"] = std::string(ItemActionName(it.action));
       item["recompute_ns"] = it.recompute_ns;
     }
+    // Left out when false, like the action.
+    if (it.release_waits_for_copy) item["release_waits_for_copy"] = true;
     items.push_back(std::move(item));
   }
   return {{"format", std::string(kPolicyFormat)},
@@ -317,6 +321,9 @@ class PolicyJsonReader {
       } else if (key == "recompute_ns") {
         SWAPPLAN_ASSIGN_OR_RETURN(int64_t x, Int(v, p));
         o->set_recompute_ns(x);
+      } else if (key == "release_waits_for_copy") {
+        if (!v.is_boolean()) return Fail(p, "expected true or false");
+        o->set_release_waits_for_copy(v.get<bool>());
       } else {
         return Fail(p, "unknown field");
       }

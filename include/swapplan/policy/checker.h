@@ -36,6 +36,8 @@
 //                            tensor overlap (touching at one op is fine)
 //   no-bandwidth             items but no d2h bandwidth to time them with
 //   release-before-copy-done the copy out is still running after release_op
+//                            (not for items marked release_waits_for_copy:
+//                            those are planned waits, counted in the report)
 //   over-budget              one per maximal run of ops above the budget,
 //                            naming the worst op and by how much
 // Items with an unknown tensor, an op out of range, a bad op order, a
@@ -126,6 +128,12 @@ struct CheckReport {
   // first_use_op starts, and the summed waits.
   int32_t late_swap_ins = 0;
   double swap_in_wait_ns = 0;
+  // Informational: items with release_waits_for_copy whose copy out (same
+  // FIFO, stall-free timeline) ends after their release_op, and the total
+  // time the ops after their release points wait for them on a timeline
+  // stretched by those waits (each wait delays every later op and copy).
+  int32_t release_waits = 0;
+  double release_wait_ns = 0;
 
   bool clean() const { return violations.empty(); }
 };
