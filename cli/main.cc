@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::SetupCompare(app, &action);
   cli::SetupPlan(app, &action);
   cli::SetupCheck(app, &action);
+  cli::SetupReplay(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
