@@ -155,12 +155,12 @@ TEST_CASE("Algorithm 3: step (i) releases an in-flight swap-out before its relea
 
 TEST_CASE("Algorithm 3: the candidate closest in size to what is missing, until it fits",
           "[sim][oom]") {
-  // P 100 (persistent), A 100 (op 0), B 400 (op 1), C 200 asked for by op 2;
-  // A back for op 3, B for op 4. Op 2: 600 in use + 200.
+  // P 100 (persistent), A 100 (op 0), B 300 (op 1), C 300 asked for by op 2;
+  // A back for op 3, B for op 4. Op 2: 500 in use + 300 = 800.
   const char* tensors = R"({"id": 0, "size_bytes": 100, "kind": "PARAMETER"},
       {"id": 1, "size_bytes": 100, "kind": "ACTIVATION"},
-      {"id": 2, "size_bytes": 400, "kind": "ACTIVATION"},
-      {"id": 3, "size_bytes": 200, "kind": "ACTIVATION"})";
+      {"id": 2, "size_bytes": 300, "kind": "ACTIVATION"},
+      {"id": 3, "size_bytes": 300, "kind": "ACTIVATION"})";
   const char* ops = R"({"name": "f0", "phase": "FORWARD", "outputs": [1], "duration_ns": 100},
       {"name": "f1", "phase": "FORWARD", "outputs": [2], "duration_ns": 100},
       {"name": "f2", "phase": "FORWARD", "outputs": [3], "duration_ns": 100},
@@ -168,34 +168,36 @@ TEST_CASE("Algorithm 3: the candidate closest in size to what is missing, until 
       {"name": "b1", "phase": "BACKWARD", "inputs": [2], "duration_ns": 100})";
   Trace t = MakeTrace(tensors, ops);
 
-  SECTION("capacity 500: 300 missing, B (400, 100 away) beats A (100, 200 away)") {
-    SimulationResult r = Run(t, PolicyFor(t), 500);
-    CHECK(r.oom_handling.passive_swap_outs == 1);
-    CHECK(r.oom_handling.passive_bytes_d2h == 400);
-    // Op 2: 200 + 200 = 400. Op 3: A resident, P + A + C = 400. Op 4 B back:
-    // after op 3 A and C go (100) -> 500.
-    CHECK(r.bytes_in_use == std::vector<int64_t>{200, 600, 400, 400, 500});
-    CHECK_FALSE(r.oom.occurred);
-  }
-  SECTION("capacity 550: 250 missing, A and B both 150 away: the larger wins") {
+  SECTION("capacity 550: 250 missing, B (50 away) beats A (150 away)") {
     SimulationResult r = Run(t, PolicyFor(t), 550);
     CHECK(r.oom_handling.passive_swap_outs == 1);
-    CHECK(r.oom_handling.passive_bytes_d2h == 400);
+    CHECK(r.oom_handling.passive_bytes_d2h == 300);
+    // Op 2: 200 + 300. Op 3: P + A + C. Op 4: A and C gone (100), B back.
+    CHECK(r.bytes_in_use == std::vector<int64_t>{200, 500, 500, 500, 400});
+    CHECK_FALSE(r.oom.occurred);
   }
-  SECTION("capacity 600: 200 missing: A (100 away) first, then B for the last 100") {
-    //   t (ns)   0    100   200   300       700   800   900  1000       1400  1500
-    //   compute  |op0 |op1 |     wait       |op2 |wait|op3 |    wait    |op4 |
-    //   d2h                |A-> |B------->  |
-    //   h2d                                      |<-A |     |<-B------->|
-    //   stalls: op 2 700 - 200, op 3 900 - 800, op 4 1400 - 1000
+  SECTION("capacity 600: 200 missing, A and B both 100 away: the larger wins") {
     SimulationResult r = Run(t, PolicyFor(t), 600);
+    CHECK(r.oom_handling.passive_swap_outs == 1);
+    CHECK(r.oom_handling.passive_bytes_d2h == 300);
+    CHECK(r.bytes_in_use == std::vector<int64_t>{200, 500, 500, 500, 400});
+  }
+  SECTION("capacity 650: 150 missing: A (50 away) first, then B for the last 50") {
+    //   t (ns)   0    100   200   300         600   700   800   900         1200  1300
+    //   compute  |op0 |op1 |     wait         |op2 |wait|op3 |    wait     |op4 |
+    //   d2h                |A-> |B---------->|
+    //   h2d                                        |<-A |     |<-B--------|
+    //   stalls: op 2 600 - 200, op 3 800 - 700, op 4 1200 - 900
+    SimulationResult r = Run(t, PolicyFor(t), 650);
     CHECK(r.oom_handling.allocation_failures == 1);
     CHECK(r.oom_handling.passive_swap_outs == 2);
     CHECK(r.oom_handling.passive_swap_ins == 2);
-    CHECK(r.oom_handling.passive_bytes_d2h == 500);
-    CHECK(r.bytes_in_use == std::vector<int64_t>{200, 600, 300, 400, 500});
-    CHECK(r.iteration_time_ns == 1500);
-    CHECK(r.stall_passive_ns == 500 + 100 + 400);
+    CHECK(r.oom_handling.passive_bytes_d2h == 400);
+    CHECK(r.oom_handling.passive_bytes_h2d == 400);
+    // Op 2: 100 + 300. Op 3: A back (500). Op 4: B back after A, C go (400).
+    CHECK(r.bytes_in_use == std::vector<int64_t>{200, 500, 400, 500, 400});
+    CHECK(r.iteration_time_ns == 1300);
+    CHECK(r.stall_passive_ns == 400 + 100 + 300);
     CHECK_FALSE(r.oom.occurred);
   }
 }
