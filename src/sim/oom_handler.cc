@@ -49,8 +49,7 @@ OomHandler::OomHandler(const Simulator& sim, const Prepared& pr,
   released_early_.assign(pr.items.size(), 0);
 }
 
-int64_t OomHandler::SwapInBytesAt(int32_t p) {
-  if (!active_) return 0;
+int64_t OomHandler::SwapInBytesAtActive(int32_t p) {
   int64_t bytes = 0;
   while (!swap_in_heap_.empty() && swap_in_heap_.top().first <= p) {
     const int32_t slot = swap_in_heap_.top().second;
@@ -183,11 +182,8 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
   return w;
 }
 
-OomWait OomHandler::IssueSwapIns(int32_t p, int64_t reach, int64_t* in_stream,
-                                 SimulationResult* r) {
+OomWait OomHandler::IssueSwapInsActive(int64_t reach, int64_t* in_stream, SimulationResult* r) {
   OomWait w;
-  if (!active_) return w;
-  (void)p;
   for (int32_t slot : due_) {
     const int64_t size = size_[slot];
     const int64_t dur = TransferDurationNs(size, pr_->h2d_bw, latency_ns_);
@@ -205,8 +201,7 @@ OomWait OomHandler::IssueSwapIns(int32_t p, int64_t reach, int64_t* in_stream,
   return w;
 }
 
-int64_t OomHandler::FreedWhileOffAt(int32_t p) {
-  if (!active_) return 0;
+int64_t OomHandler::FreedWhileOffAtActive(int32_t p) {
   int64_t bytes = 0;
   while (!free_heap_.empty() && free_heap_.top().first <= p) {
     const int32_t slot = free_heap_.top().second;

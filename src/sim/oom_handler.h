@@ -56,11 +56,11 @@ class OomHandler {
 
   // Bytes of the passively swapped tensors whose next use is position p;
   // they are part of p's allocations. Call once per position, in order.
-  int64_t SwapInBytesAt(int32_t p);
+  int64_t SwapInBytesAt(int32_t p) { return active_ ? SwapInBytesAtActive(p) : 0; }
 
   // Policy item k's copy out was issued (step (i) may release its block).
   void OnCopyOutIssued(int32_t k) {
-    if (active_) inflight_.push_back(k);
+    if (active_ && !naive_) inflight_.push_back(k);
   }
   // True when step (i) already released item k's block: its release point
   // must not release it again.
@@ -80,16 +80,23 @@ class OomHandler {
   // Issues the h2d copies of the swap-ins SwapInBytesAt(p) announced (after
   // the policy's copies at p, on `*in_stream`, not before `reach`). Returns
   // what op p must wait for.
-  OomWait IssueSwapIns(int32_t p, int64_t reach, int64_t* in_stream, SimulationResult* r);
+  OomWait IssueSwapIns(int32_t p, int64_t reach, int64_t* in_stream, SimulationResult* r) {
+    return active_ && !due_.empty() ? IssueSwapInsActive(reach, in_stream, r) : OomWait{};
+  }
 
   // Bytes of passively swapped-out tensors freed after position p: the
   // frees subtract them although they no longer occupy the device.
-  int64_t FreedWhileOffAt(int32_t p);
+  int64_t FreedWhileOffAt(int32_t p) {
+    return active_ && !free_heap_.empty() ? FreedWhileOffAtActive(p) : 0;
+  }
 
   // Trace file id of the tensor behind a binding < -1.
   uint64_t TraceIdOfBinding(int32_t binding) const;
 
  private:
+  int64_t SwapInBytesAtActive(int32_t p);
+  OomWait IssueSwapInsActive(int64_t reach, int64_t* in_stream, SimulationResult* r);
+  int64_t FreedWhileOffAtActive(int32_t p);
   bool Eligible(int32_t slot, int32_t p) const;
   // Slot of the eligible tensor whose size is closest to `target` (ties:
   // the larger, then the lower slot), or -1.

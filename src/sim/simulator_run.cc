@@ -159,7 +159,6 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       r.h2d_busy_ns += it.in_ns;
       if (o.record_timeline) r.timeline.push_back({SpanKind::kH2D, k, start, h2d_end[k]});
     }
-    const OomWait passive_in = oom_handler.IssueSwapIns(p, reach, &in_stream, &r);
     const int64_t ready = reach + recompute;
     if (recompute > 0) {
       r.recompute_ns += recompute;
@@ -187,14 +186,19 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
         }
       }
     }
-    for (const OomWait& w : {oom_wait, passive_in}) {
-      if (w.until_ns > start) {
-        start = w.until_ns;
-        binding = w.binding;
-        cause = w.cause;
+    if (oom_handler.active()) {
+      // Algorithm 3: op p waits for the copies that freed its blocks and for
+      // its passive swap-ins (issued after the policy's).
+      const OomWait passive_in = oom_handler.IssueSwapIns(p, reach, &in_stream, &r);
+      for (const OomWait& w : {oom_wait, passive_in}) {
+        if (w.until_ns > start) {
+          start = w.until_ns;
+          binding = w.binding;
+          cause = w.cause;
+        }
       }
     }
-    if (start > ready) {
+    if (binding != -1) {  // an item (>= 0) or a passive swap (<= -2)
       const int64_t stall = start - ready;
       r.stall_ns += stall;
       if (cause == StallCause::kPassive) {

@@ -203,7 +203,8 @@ class FuzzyMatcher final : public TensorMatcher {
     const int32_t op = ordinal_++;
     const int32_t o = phase_count_[static_cast<int>(phase)]++;
     fallback_.clear();
-    for (int32_t slot : slots) {
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const int32_t slot = slots[k];
       if (!table.Update(slot, op, code)) continue;
       const RuntimeTensor& rt = table[slot];
       if (rt.matched_item >= 0 || buckets_.empty()) continue;
@@ -212,19 +213,24 @@ class FuzzyMatcher final : public TensorMatcher {
       int32_t b = f->second;
       while (b >= 0 && !Same(buckets_[b], phase, rt.key, rt.dtype)) b = buckets_[b].next;
       if (b < 0) continue;
-      const int32_t c = Candidate(b, o);
+      int32_t level = 0;
+      const int32_t c = Best(b, o, rt, static_cast<int32_t>(k), &level);
       if (c < 0) continue;
-      const MatchableItem& it = p_->items[c];
-      if (it.size_bytes == rt.size_bytes && it.shape_hash == rt.shape_hash) {
+      if (level == 0) {
         Match(c, slot, table, out);
-      } else if (std::none_of(fallback_.begin(), fallback_.end(),
-                              [&](const Fallback& x) { return x.bucket == b; })) {
-        fallback_.push_back({b, slot});
+      } else {
+        fallback_.push_back({level, static_cast<int32_t>(k), b, slot});
       }
     }
+    // Tensors that met their bucket's items only on features: the closest
+    // first (size and shape equal, then neither), each in use order.
+    std::stable_sort(fallback_.begin(), fallback_.end(),
+                     [](const Fallback& x, const Fallback& y) { return x.level < y.level; });
     for (const Fallback& x : fallback_) {
-      const int32_t c = Candidate(x.bucket, o);
-      if (c >= 0 && table[x.slot].matched_item < 0) Match(c, x.slot, table, out);
+      if (table[x.slot].matched_item >= 0) continue;
+      int32_t level = 0;
+      const int32_t c = Best(x.bucket, o, table[x.slot], x.use_index, &level);
+      if (c >= 0) Match(c, x.slot, table, out);
     }
   }
 
@@ -237,6 +243,8 @@ class FuzzyMatcher final : public TensorMatcher {
     int32_t next;        // next bucket with the same hash, or -1
   };
   struct Fallback {
+    int32_t level;      // 1: size and shape equal, 2: features only
+    int32_t use_index;  // position among the op's uses
     int32_t bucket;
     int32_t slot;
   };
@@ -259,6 +267,31 @@ class FuzzyMatcher final : public TensorMatcher {
     }
     if (c < end && items[order_[c]].decision.phase_ordinal <= o + window_) return order_[c];
     return -1;
+  }
+
+  // Among the bucket's unmatched items in the window of position o, the one
+  // that fits the tensor best: size, shape and position among the op's uses
+  // equal (level 0), size and shape equal (1), features only (2); ties: the
+  // earliest item. -1 when the window holds none.
+  int32_t Best(int32_t b, int32_t o, const RuntimeTensor& rt, int32_t use_index, int32_t* level) {
+    if (Candidate(b, o) < 0) return -1;
+    const std::vector<MatchableItem>& items = p_->items;
+    int32_t best = -1;
+    *level = 3;
+    for (int32_t c = cursor_[b];
+         c < buckets_[b].end && items[order_[c]].decision.phase_ordinal <= o + window_; ++c) {
+      const int32_t k = order_[c];
+      if (matched_[k] != 0) continue;
+      const MatchableItem& it = items[k];
+      const bool same = it.size_bytes == rt.size_bytes && it.shape_hash == rt.shape_hash;
+      const int32_t l = same ? (it.use_index == use_index ? 0 : 1) : 2;
+      if (l < *level) {
+        *level = l;
+        best = k;
+        if (l == 0) break;
+      }
+    }
+    return best;
   }
 
   void Match(int32_t c, int32_t slot, RuntimeTensorTable& table, std::vector<MatchDecision>* out) {

@@ -160,6 +160,26 @@ TEST_CASE("Runtime keys: size and shape break ties among equal features", "[vary
   CHECK(rt2.out[0].slot == 1);
 }
 
+TEST_CASE("Runtime keys: the position among the op's uses breaks ties of equal tensors",
+          "[varying][match]") {
+  // Two items decided at the same op with identical keys and sizes (q and k
+  // into an attention op): item 0 was the op's second input, item 1 its
+  // first. Slots 5 and 6 are the op's inputs in that order: slot 5 takes
+  // item 1, slot 6 item 0.
+  MatchableItem second = MmRelu(1), first = MmRelu(1);
+  second.use_index = 1;
+  first.use_index = 0;
+  MatchablePolicy mp = HandPolicy({second, first});
+  Runtime rt(mp);
+  rt.Op(kMm, {5, 6});
+  rt.Op(kRelu, {5, 6});
+  REQUIRE(rt.out.size() == 2);
+  CHECK(rt.out[0].slot == 5);
+  CHECK(rt.out[0].item == 1);
+  CHECK(rt.out[1].slot == 6);
+  CHECK(rt.out[1].item == 0);
+}
+
 TEST_CASE("Fuzzy matcher: items with equal keys match in order, within the window",
           "[varying][match]") {
   // Two items with the same key (a repeated layer), decision points at

@@ -22,10 +22,12 @@
 // the phase because that is what a runtime knows for sure (grad mode, the
 // autograd engine, optimizer.step()): a validation pass (no_grad, phase
 // OTHER) or a skipped optimizer step does not move the forward and backward
-// positions. Among tensors of one op with equal features, one whose size and
-// shape also equal the item's wins (the tie-breakers); otherwise the first.
-// Items whose window passes unmatched are missed. A runtime tensor matches
-// at most one item per iteration.
+// positions. Tie-breakers among equal features (items in the window, tensors
+// of the op): size, shape and the tensor's position among the op's inputs
+// then outputs all equal first, then size and shape, then the first in use
+// order (two same-shaped inputs of one op — q and k of an attention — keep
+// their order). Items whose window passes unmatched are missed. A runtime
+// tensor matches at most one item per iteration.
 //
 // Naive matcher (Capuchin's key, for comparison): an item is (ordinal of
 // its decision op in the iteration, index of the tensor among that op's

@@ -17,8 +17,10 @@
 //                     before its swap-in is a use while off device — a
 //                     crash in a real run; the replay counts it and goes on
 //                     as if a stalling passive swap-in had brought it back.
-//     simulation      the evaluation simulator with the device capacity and
-//                     Algorithm 3 for allocation failures (passive swaps)
+//     simulation      the evaluation simulator with the device capacity; in
+//                     WarmUp, allocation failures go to Algorithm 3 (passive
+//                     swaps); after warm-up one is an OOM, a crash, unless
+//                     oom_handling_in_all_stages
 //     end of t        tracker.Observe(t's op tokens) -> stage_{t+1}; if
 //                     GenPolicy, the planner plans t (budget = capacity −
 //                     reserve) -> policy_{t+1}; on the move to Stable the
