@@ -30,6 +30,7 @@ void SetupPlan(CLI::App& root, Action* action);
 void SetupCheck(CLI::App& root, Action* action);
 void SetupWhatIf(CLI::App& root, Action* action);
 void SetupRegress(CLI::App& root, Action* action);
+void SetupReplay(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

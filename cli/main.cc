@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cli::SetupCheck(app, &action);
   cli::SetupWhatIf(app, &action);
   cli::SetupRegress(app, &action);
+  cli::SetupReplay(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
