@@ -28,6 +28,9 @@ void SetupSimulate(CLI::App& root, Action* action);
 void SetupCompare(CLI::App& root, Action* action);
 void SetupPlan(CLI::App& root, Action* action);
 void SetupCheck(CLI::App& root, Action* action);
+void SetupWhatIf(CLI::App& root, Action* action);
+void SetupRegress(CLI::App& root, Action* action);
+void SetupReplay(CLI::App& root, Action* action);
 void SetupSearch(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;

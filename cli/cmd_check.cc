@@ -55,11 +55,11 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
                                                FormatDurationNs(static_cast<int64_t>(
                                                    r.swap_in_wait_ns)),
                                                " of waits on the stall-free timeline)")});
-    if (p.release_waits) {
+    if (r.release_waits > 0) {
       head.AddRow({"release waits",
-                   absl::StrCat(r.release_waits, " (",
+                   absl::StrCat(r.release_waits, " planned (",
                                 FormatDurationNs(static_cast<int64_t>(r.release_wait_ns)),
-                                " planned: the op after each release waits for its copy)")});
+                                " of waits, each delaying the ops after it)")});
     }
     if (!p.schedule.empty() || !p.pool.empty()) {
       head.AddRow({"advisor", absl::StrCat(p.schedule.empty() ? "recorded order" : "own schedule",
@@ -74,7 +74,7 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
   return out;
 }
 
-std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, const CheckArgs& a) {
+std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a) {
   using nlohmann::json;
   json violations = json::array();
   for (const Violation& v : r.violations) {
@@ -95,12 +95,10 @@ std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, co
             {"bytes_out", r.bytes_out},
             {"late_swap_ins", r.late_swap_ins},
             {"swap_in_wait_ns", r.swap_in_wait_ns},
+            {"release_waits", r.release_waits},
+            {"release_wait_ns", r.release_wait_ns},
             {"clean", r.clean()},
             {"violations", std::move(violations)}};
-  if (p.release_waits) {
-    j["release_waits"] = r.release_waits;
-    j["release_wait_ns"] = r.release_wait_ns;
-  }
   return j.dump(1) + "\n";
 }
 
@@ -114,7 +112,7 @@ absl::Status RunCheck(const CheckArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      "", a.json ? RenderJson(trace, policy, report, a) : RenderText(trace, policy, report, a)));
+      "", a.json ? RenderJson(trace, report, a) : RenderText(trace, policy, report, a)));
   if (!report.clean()) {
     return absl::InvalidArgumentError(absl::StrCat(a.policy, ": ", report.violations.size(),
                                                    " violations against ", trace.source()));

@@ -45,6 +45,7 @@ struct PlanArgs {
   std::string idle_window_start = "earliest-release";
   std::string candidate_rebuild = "per-pass";
   std::string stall_fallback = "batched";
+  std::string release_wait = "when-needed";
   std::string op_times = "auto";
   std::string iteration_time;
   int runtime_key_bits = 32;
@@ -119,8 +120,9 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
   absl::StrAppend(&out, "memory reduction list: ", x.initial_mrl_entries, " entries: ",
                   MrlText(c, x.initial_mrl), "\n\n");
   for (const ChameleonPass& p : x.passes) {
-    absl::StrAppend(&out, "candidate list, round ", p.round, " pass ", p.pass, " (",
-                    p.mrl_entries, " MREs, ", p.candidates.size(), " candidates):\n");
+    absl::StrAppend(&out, "candidate list, round ", p.round, " pass ", p.pass,
+                    p.release_wait ? " of the release-wait fallback" : "", " (", p.mrl_entries,
+                    " MREs, ", p.candidates.size(), " candidates):\n");
     if (p.candidates.empty()) continue;
     TextTable cl({"rank", "tensor", "bytes", "window", "coverage", "N_MRE", "N^", "S^", "score"});
     for (size_t i = 0; i < p.candidates.size(); ++i) {
@@ -128,7 +130,9 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
       const SwapWindow& w = x.windows[s.window];
       cl.AddRow({absl::StrCat(i), absl::StrCat(c.trace.tensor(w.tensor).trace_id),
                  absl::StrCat(w.size_bytes), absl::StrCat(w.last_fwd_op, "->", w.first_bwd_op),
-                 absl::StrCat(w.cover_begin, "..", w.cover_end()), absl::StrCat(s.n_mre),
+                 absl::StrCat(p.release_wait ? w.last_fwd_op + 1 : w.cover_begin, "..",
+                              w.cover_end()),
+                 absl::StrCat(s.n_mre),
                  absl::StrFormat("%.3f", s.n_hat), absl::StrFormat("%.3f", s.s_hat),
                  absl::StrFormat("%.3f", s.score)});
     }
@@ -187,7 +191,7 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
                        {"size_bytes", w.size_bytes},
                        {"last_forward_use_op", w.last_fwd_op},
                        {"first_backward_use_op", w.first_bwd_op},
-                       {"cover_begin_op", w.cover_begin},
+                       {"cover_begin_op", p.release_wait ? w.last_fwd_op + 1 : w.cover_begin},
                        {"n_mre", s.n_mre},
                        {"n_hat", s.n_hat},
                        {"s_hat", s.s_hat},
@@ -196,6 +200,7 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
     passes.push_back({{"round", p.round},
                       {"pass", p.pass},
                       {"mre_entries", p.mrl_entries},
+                      {"release_wait", p.release_wait},
                       {"candidates", std::move(cands)}});
   }
   json decisions = json::array();
@@ -267,13 +272,21 @@ std::string RenderSummary(const Context& c, const Policy& p, const CheckReport& 
 }
 
 std::string RenderItems(const Policy& p) {
+  // A release that waits for its copy out is marked "<release>*" (legend below).
+  bool waits = false;
+  for (const PolicyItem& it : p.items) waits = waits || it.release_waits_for_copy;
   TextTable items({"tensor", "bytes", "swap-out", "release", "swap-in", "first use"});
   for (const PolicyItem& it : p.items) {
     items.AddRow({absl::StrCat(it.tensor_id), absl::StrCat(it.size_bytes),
-                  absl::StrCat(it.swap_out_op), absl::StrCat(it.release_op),
+                  absl::StrCat(it.swap_out_op),
+                  absl::StrCat(it.release_op, it.release_waits_for_copy ? "*" : ""),
                   absl::StrCat(it.swap_in_op), absl::StrCat(it.first_use_op)});
   }
-  return items.Render();
+  std::string out = items.Render();
+  if (waits) {
+    absl::StrAppend(&out, "* released before its copy out completes: the next op waits for it\n");
+  }
+  return out;
 }
 
 nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport& r) {
@@ -285,7 +298,8 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
                      {"swap_out_op", it.swap_out_op},
                      {"release_op", it.release_op},
                      {"swap_in_op", it.swap_in_op},
-                     {"first_use_op", it.first_use_op}});
+                     {"first_use_op", it.first_use_op},
+                     {"release_waits_for_copy", it.release_waits_for_copy}});
   }
   return {{"trace", c.trace.source()},
           {"iteration", c.iteration},
@@ -303,6 +317,7 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
           {"peak_after_bytes", r.peak_bytes},
           {"peak_after_op", r.peak_op},
           {"expected_overhead_ns", p.expected_overhead_ns},
+          {"release_waits", r.release_waits},
           {"check", "clean"},
           {"simulated_iteration_time_ns", c.simulation.iteration_time_ns},
           {"simulated_ideal_time_ns", c.simulation.ideal_time_ns},
@@ -325,6 +340,7 @@ absl::StatusOr<ChameleonOptions> MakeOptions(const PlanArgs& a) {
   ParseIdleWindowStart(a.idle_window_start, &o.idle_window_start);
   ParseCandidateRebuild(a.candidate_rebuild, &o.candidate_rebuild);
   ParseStallFallback(a.stall_fallback, &o.stall_fallback);
+  ParseReleaseWait(a.release_wait, &o.release_wait);
   ParseOpTimeModel(a.op_times, &o.op_time_model);
   if (!a.iteration_time.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(o.iteration_time_ns, ParseDurationNs(a.iteration_time));
@@ -481,6 +497,11 @@ void SetupPlan(CLI::App& root, Action* action) {
                   "batched (rest of the pass too) or one-per-pass (the papers')")
       ->capture_default_str()
       ->check(CLI::IsMember({"batched", "one-per-pass"}));
+  sub->add_option("--release-wait", a->release_wait,
+                  "when-needed (releases may precede the copy out, the next op waiting for it, "
+                  "when nothing else fits) or never (the papers')")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"when-needed", "never"}));
   sub->add_option("--op-times", a->op_times, "auto, eq1 or recorded")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "eq1", "recorded"}));

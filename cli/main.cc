@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   cli::SetupCompare(app, &action);
   cli::SetupPlan(app, &action);
   cli::SetupCheck(app, &action);
+  cli::SetupWhatIf(app, &action);
+  cli::SetupRegress(app, &action);
+  cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
   try {
     app.parse(argc, argv);

@@ -78,11 +78,19 @@ def main(argv=None):
     p.add_argument("--validate-every", type=int, default=2,
                    help="validation pass after every N-th iteration")
     p.add_argument("--init-scale", type=float, default=2.0 ** 128)
+    p.add_argument("--backoff-factor", type=float, default=2.0 ** -112)
+    p.add_argument("--growth-factor", type=float, default=2.0)
+    p.add_argument("--growth-interval", type=int, default=2000,
+                   help="finite steps before the scale grows (GradScaler's rule); with "
+                        "--init-scale 2**120 --growth-factor 2**8 --backoff-factor 2**-8 the "
+                        "scale overflows and a step is skipped every N+1 iterations")
     args = p.parse_args(argv)
     common.setup(args)
     model = ConvNet(args.channels, args.classes)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    scaler = DynamicLossScaler(args.init_scale, backoff_factor=2.0 ** -112)
+    scaler = DynamicLossScaler(args.init_scale, backoff_factor=args.backoff_factor,
+                               growth_factor=args.growth_factor,
+                               growth_interval=args.growth_interval)
     val_images = torch.randn(2 * args.batch, 3, args.image, args.image)
     val_labels = torch.randint(0, args.classes, (2 * args.batch,))
     skipped, validated = [], []

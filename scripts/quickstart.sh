@@ -2,7 +2,7 @@
 # swapplan quick start on a fresh Debian 12 machine.
 #
 #   scripts/quickstart.sh demo   install what is missing, build, run the main job
-#                                on a bundled trace
+#                                (compare every planner) on a bundled trace
 #   scripts/quickstart.sh test   install what is missing, build, run every test
 #
 # Installs only Debian packages (apt), builds with meson/ninja into ./build
@@ -37,8 +37,11 @@ fi
 ninja -C build
 
 if [ "$mode" = demo ]; then
-  echo "== swapplan inspect traces/toy.json"
-  ./build/swapplan inspect traces/toy.json
+  # Llama-2-7B on an Ascend 910B (DP 8, ZeRO-2, sequence 4096; synthesized,
+  # see traces/README.md) with half of what swapping can move over the
+  # persistent bytes left on the device: every planner side by side.
+  echo "== swapplan compare traces/llama2-7b-dp8-seq4096.trace.gz --oversubscription 2"
+  ./build/swapplan compare traces/llama2-7b-dp8-seq4096.trace.gz --oversubscription 2
   exit 0
 fi
 

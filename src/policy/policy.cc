@@ -151,6 +151,9 @@ absl::Status Policy::Validate() const {
       return fail(absl::StrCat("recompute_ns is ", it.recompute_ns,
                                "; must be >= 0, and 0 for a SWAP item"));
     }
+    if (it.release_waits_for_copy && it.action != ItemAction::kSwap) {
+      return fail("release_waits_for_copy is set on a RECOMPUTE item (no copy to wait for)");
+    }
     if ((it.wraps || it.clean) && it.action != ItemAction::kSwap) {
       return fail(absl::StrCat(it.wraps ? "wraps" : "clean", " is only allowed on SWAP items"));
     }

@@ -65,11 +65,11 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_size_bytes(it.size_bytes);
     o->set_action(static_cast<pb::ItemAction>(it.action));
     o->set_recompute_ns(it.recompute_ns);
+    o->set_release_waits_for_copy(it.release_waits_for_copy);
     o->set_wraps(it.wraps);
     o->set_clean(it.clean);
   }
   for (int32_t op : p.schedule) out->add_schedule(static_cast<uint32_t>(op));
-  out->set_release_waits(p.release_waits);
   if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
     pb::MemoryPool* pool = out->mutable_pool();
     for (int64_t s : p.pool.tensor_sizes) pool->add_tensor_sizes(s);
@@ -140,11 +140,11 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     }
     it.action = static_cast<ItemAction>(o.action());
     it.recompute_ns = o.recompute_ns();
+    it.release_waits_for_copy = o.release_waits_for_copy();
     it.wraps = o.wraps();
     it.clean = o.clean();
     p.items.push_back(std::move(it));
   }
-  p.release_waits = in.release_waits();
   p.schedule.reserve(in.schedule_size());
   for (uint32_t op : in.schedule()) p.schedule.push_back(Clamp32(op));
   if (in.has_pool()) {
@@ -188,6 +188,8 @@ Json ToJson(const Policy& p) {
       item["action"] = std::string(ItemActionName(it.action));
       item["recompute_ns"] = it.recompute_ns;
     }
+    // Left out when false, like the action.
+    if (it.release_waits_for_copy) item["release_waits_for_copy"] = true;
     // Likewise the Advisor's flags: written only when set.
     if (it.wraps) item["wraps"] = true;
     if (it.clean) item["clean"] = true;
@@ -209,7 +211,6 @@ Json ToJson(const Policy& p) {
           {"simulated_iteration_time_ns", p.simulated_iteration_time_ns},
           {"items", items}};
   // Advisor fields, left out when absent so other policies read as before.
-  if (p.release_waits) out["release_waits"] = true;
   if (!p.schedule.empty()) out["schedule"] = p.schedule;
   if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
     Json classes = Json::array();
@@ -329,9 +330,6 @@ class PolicyJsonReader {
         }
       } else if (key == "pool") {
         SWAPPLAN_RETURN_IF_ERROR(Pool(v, path, out->mutable_pool()));
-      } else if (key == "release_waits") {
-        if (!v.is_boolean()) return Fail(path, absl::StrCat("expected true or false, got ", v.type_name()));
-        out->set_release_waits(v.get<bool>());
       } else {
         return Fail(path, "unknown field");
       }
@@ -373,6 +371,9 @@ class PolicyJsonReader {
       } else if (key == "recompute_ns") {
         SWAPPLAN_ASSIGN_OR_RETURN(int64_t x, Int(v, p));
         o->set_recompute_ns(x);
+      } else if (key == "release_waits_for_copy") {
+        if (!v.is_boolean()) return Fail(p, "expected true or false");
+        o->set_release_waits_for_copy(v.get<bool>());
       } else if (key == "wraps" || key == "clean") {
         if (!v.is_boolean()) return Fail(p, absl::StrCat("expected true or false, got ", v.type_name()));
         (key == "wraps") ? o->set_wraps(v.get<bool>()) : o->set_clean(v.get<bool>());

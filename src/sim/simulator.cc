@@ -40,6 +40,9 @@ absl::Status SimulatorOptions::Validate() const {
   }
   if (launch_queue_depth < 1) return bad("launch_queue_depth", launch_queue_depth, "must be >= 1");
   if (top_stall_ops < 0) return bad("top_stall_ops", top_stall_ops, "must be >= 0");
+  if (oom_handling != OomHandling::kReport && oom_handling != OomHandling::kAlgorithm3) {
+    return bad("oom_handling", static_cast<int>(oom_handling), "unknown mode");
+  }
   return absl::OkStatus();
 }
 
@@ -50,7 +53,15 @@ int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t 
 }
 
 absl::string_view StallCauseName(StallCause c) {
-  return c == StallCause::kRelease ? "release" : "swap-in";
+  switch (c) {
+    case StallCause::kRelease:
+      return "release";
+    case StallCause::kPassive:
+      return "passive";
+    case StallCause::kSwapIn:
+      break;
+  }
+  return "swap-in";
 }
 
 absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteration,

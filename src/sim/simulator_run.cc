@@ -18,6 +18,7 @@
 // exact. O(ops + items).
 #include <algorithm>
 
+#include "sim/oom_handler.h"
 #include "sim/simulator_internal.h"
 
 namespace swapplan::internal_sim {
@@ -77,6 +78,8 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     int32_t item;
   };
   std::vector<Stalled> stalled;
+  // Algorithm 3 (OomHandling::kAlgorithm3); inactive by default.
+  OomHandler oom_handler(sim, pr, schedule);
 
   PoolState pool;
   if (pr.pool.enabled) PoolStart(pr.pool, &pool);
@@ -108,7 +111,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       }
     }
     // Allocations at the start of op p.
-    int64_t request = alloc_at[p];
+    int64_t request = alloc_at[p] + oom_handler.SwapInBytesAt(p);
     for (int32_t k : pr.by_in.at(p)) request += items[k].size;
     if (naive && usage + request > cap && pending_head < pending.size()) {
       // The caching allocator synchronises on every outstanding event before
@@ -116,6 +119,11 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       t1 = std::max(t1, d2h_end[pending.back()]);
       while (pending_head < pending.size()) release_block(pending[pending_head++], p);
       ++r.host_syncs;
+    }
+    OomWait oom_wait;
+    if (oom_handler.active() && usage + request > cap) {
+      oom_wait = oom_handler.Handle(p, request, end_prev, &usage, &out_stream, d2h_end,
+                                    [&](int32_t k) { release_block(k, p); }, &r);
     }
     if (usage + request > cap) {
       if (!r.oom.occurred) {
@@ -186,10 +194,27 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
         }
       }
     }
-    if (binding >= 0) {
+    if (oom_handler.active()) {
+      // Algorithm 3: op p waits for the copies that freed its blocks and for
+      // its passive swap-ins (issued after the policy's).
+      const OomWait passive_in = oom_handler.IssueSwapIns(p, reach, &in_stream, &r);
+      for (const OomWait& w : {oom_wait, passive_in}) {
+        if (w.until_ns > start) {
+          start = w.until_ns;
+          binding = w.binding;
+          cause = w.cause;
+        }
+      }
+    }
+    if (binding != -1) {  // an item (>= 0) or a passive swap (<= -2)
       const int64_t stall = start - ready;
       r.stall_ns += stall;
-      (cause == StallCause::kSwapIn ? r.stall_swap_in_ns : r.stall_release_ns) += stall;
+      if (cause == StallCause::kPassive) {
+        r.stall_passive_ns += stall;
+        r.oom_handling.passive_stall_ns += stall;
+      } else {
+        (cause == StallCause::kSwapIn ? r.stall_swap_in_ns : r.stall_release_ns) += stall;
+      }
       r.stall_by_phase_ns[static_cast<int>(trace.op(iter.op_begin + op).phase)] += stall;
       stalled.push_back({stall, op, cause, binding});
       if (o.record_timeline) r.timeline.push_back({SpanKind::kStall, op, ready, start});
@@ -212,15 +237,16 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       r.d2h_busy_ns += it.out_ns;
       if (o.record_timeline) r.timeline.push_back({SpanKind::kD2H, k, s, d2h_end[k]});
       if (naive) pending.push_back(k);
+      oom_handler.OnCopyOutIssued(k);
     }
 
     // --- frees after p -----------------------------------------------------------
-    usage -= free_after[p];
+    usage -= free_after[p] - oom_handler.FreedWhileOffAt(p);
     for (int32_t k : pr.by_release.at(p)) {
       const Item& it = items[k];
       if (!it.swap || it.clean) {
         usage -= it.size;
-      } else if (!naive) {
+      } else if (!naive && !oom_handler.ReleasedEarly(k)) {
         release_block(k, p + 1);
       }
     }
@@ -246,7 +272,9 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
                    [](const Stalled& a, const Stalled& b) { return a.stall > b.stall; });
   for (size_t i = 0; i < top; ++i) {
     const Stalled& s = stalled[i];
-    r.top_stalls.push_back({s.op, s.stall, s.cause, policy.items[s.item].tensor_id});
+    const uint64_t id = s.item >= 0 ? policy.items[s.item].tensor_id
+                                     : oom_handler.TraceIdOfBinding(s.item);
+    r.top_stalls.push_back({s.op, s.stall, s.cause, id});
   }
   return r;
 }

@@ -125,6 +125,22 @@ absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text) {
   return static_cast<int64_t>(ns);
 }
 
+absl::StatusOr<double> ParseFraction(absl::string_view text) {
+  double v = 0;
+  std::string suffix;
+  absl::Status st = SplitNumber(text, "fraction", &v, &suffix);
+  if (!st.ok()) return st;
+  if (suffix != "" && suffix != "%") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid fraction '", text, "': unknown unit '", suffix, "' (use % or none)"));
+  }
+  if (suffix == "%") v /= 100;
+  if (!(v >= 0) || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat("fraction '", text, "' is negative"));
+  }
+  return v;
+}
+
 std::string FormatBytes(int64_t bytes) {
   const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

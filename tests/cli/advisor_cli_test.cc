@@ -56,7 +56,6 @@ TEST_CASE("search: summary golden, progress on stderr, policy checks clean", "[c
   CHECK(j["planner"] == "advisor");
   CHECK(j["schedule"].size() == 12);
   CHECK(j["pool"]["classes"].size() >= 1);
-  CHECK(j["release_waits"] == true);
   CliRun c = Swapplan("check traces/two_layers.json " + policy);
   CHECK(c.exit_code == 0);
   CliRun s = Swapplan("simulate traces/two_layers.json " + policy);

@@ -55,8 +55,9 @@ TEST_CASE("plan -o writes a policy that check accepts", "[cli][plan]") {
 
 TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[cli][plan]") {
   std::string path = swapplan::testing::TempDir() + "/never_policy.json";
-  CliRun r = Swapplan(
-      "plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 -o '" + path + "'");
+  // The papers' rule: no release before the copy out completes.
+  CliRun r = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 "
+                      "--release-wait never -o '" + path + "'");
   CHECK(r.exit_code == 3);
   CHECK(r.out.empty());
   CHECK(r.err ==
@@ -67,10 +68,28 @@ TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[
         "over-budget op)\n");
   CHECK_FALSE(std::filesystem::exists(path));
   // With --explain the reasoning still goes to stdout.
-  CliRun x = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 --explain");
+  CliRun x = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 "
+                      "--release-wait never --explain");
   CHECK(x.exit_code == 3);
   CHECK(x.out.find("maximal-fallback") != std::string::npos);
   CHECK(x.out.find("] infeasible: ") != std::string::npos);
+}
+
+TEST_CASE("plan: release waits make the toy fit 700 bytes with a 100 ns stall", "[cli][plan]") {
+  // chameleon_test.cc works this case out; here the CLI's report and the
+  // policy file (the flag on the item) and check's count of planned waits.
+  std::string path = swapplan::testing::TempDir() + "/release_wait_policy.json";
+  CliRun r =
+      Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 --explain");
+  CHECK(r.exit_code == 0);
+  CheckGolden("plan_toy_release_wait_explain.txt", r.out);
+  REQUIRE(Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 -o '" +
+                   path + "'").exit_code == 0);
+  CliRun c = Swapplan("check traces/chameleon_toy.json '" + path + "'");
+  CHECK(c.exit_code == 0);
+  CHECK(c.out.find("release waits  1 planned (100 ns of waits, each delaying the ops after it)") !=
+        std::string::npos);
+  CHECK(ReadFile(path).find("\"release_waits_for_copy\": true") != std::string::npos);
 }
 
 TEST_CASE("plan: bad input exits 2", "[cli][plan]") {

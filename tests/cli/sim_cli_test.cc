@@ -155,6 +155,27 @@ TEST_CASE("compare: text and JSON goldens", "[cli]") {
   CheckGolden("compare_two_layers_800.txt", MaskPlanTimes(h.out));
 }
 
+TEST_CASE("compare: --oversubscription states the budget above the persistent bytes", "[cli]") {
+  // chameleon_toy: peak 1200, persistent 200 -> r = 2 gives 200 + 1000 / 2.
+  CliRun r = Swapplan("compare traces/chameleon_toy.json --oversubscription 2");
+  CHECK(r.exit_code == 0);
+  CheckGolden("compare_toy_oversubscription_2.txt", MaskPlanTimes(r.out));
+  CliRun j = Swapplan("compare traces/chameleon_toy.json --oversubscription 2 --json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["budget_bytes"] == 700);
+  CHECK(doc["oversubscription"] == 2.0);
+  CHECK(doc["persistent_bytes"] == 200);
+  CHECK(doc["device_memory_bytes"] == 0);
+  CliRun both = Swapplan("compare traces/chameleon_toy.json --oversubscription 2 --reserve 10");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err == "swapplan: --oversubscription replaces --device-memory and --reserve: give "
+                    "one or the other\n");
+  CliRun low = Swapplan("compare traces/chameleon_toy.json --oversubscription 0.5");
+  CHECK(low.exit_code == 2);
+  CHECK(low.err == "swapplan: --oversubscription 0.5 must be >= 1 (1 = the peak fits)\n");
+}
+
 TEST_CASE("compare: no planner fits -> exit 3 with the table printed", "[cli]") {
   CliRun r = Swapplan("compare traces/two_layers.json --device-memory 300 --planners ideal,noswap,lru");
   CHECK(r.exit_code == 3);

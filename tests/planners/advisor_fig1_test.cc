@@ -129,7 +129,9 @@ Outcome Run(const std::vector<int32_t>& schedule, const Allocation& alloc) {
   REQUIRE(plan.ok());
   absl::StatusOr<CheckReport> check = CheckPolicy(Fig1(), plan->policy);
   REQUIRE(check.ok());
-  for (const Violation& v : check->violations) INFO(v.message);
+  std::string violations;
+  for (const Violation& v : check->violations) violations += v.message + "\n";
+  INFO(violations);
   CHECK(check->clean());
   SimulatorOptions so;
   so.device_capacity_bytes = 1000;

@@ -99,11 +99,10 @@ SimulationResult Sim(const Policy& p, SimulatorOptions o = {}) {
   return std::move(r).value();
 }
 
-TEST_CASE("policy: schedule, pool, wraps, clean and release_waits round-trip", "[advisor][policy]") {
+TEST_CASE("policy: schedule, pool, wraps and clean round-trip", "[advisor][policy]") {
   Policy p = Base({kA, WrapW()});
   p.items[1].clean = false;
   p.items[0].clean = false;
-  p.release_waits = true;
   p.pool = {{100, 200}, {0, 1}, {{100, 5}, {200, 1}}};
   REQUIRE(p.Validate().ok());
   for (bool json : {true, false}) {
@@ -113,14 +112,13 @@ TEST_CASE("policy: schedule, pool, wraps, clean and release_waits round-trip", "
     REQUIRE(q.ok());
     CHECK(q->schedule == p.schedule);
     CHECK(q->pool == p.pool);
-    CHECK(q->release_waits);
     CHECK(q->items[1].wraps);
     CHECK_FALSE(q->items[0].wraps);
   }
   // Fields left at their defaults are not written: other policies' JSON is
   // unchanged.
   const std::string plain = PolicyToJson(Base({}, {}));
-  for (const char* key : {"schedule", "pool", "release_waits", "wraps", "clean"}) {
+  for (const char* key : {"schedule", "pool", "wraps", "clean"}) {
     CHECK(plain.find(key) == std::string::npos);
   }
 }
@@ -244,7 +242,9 @@ TEST_CASE("checker: schedule positions, wraps and planned release waits", "[advi
   // timeline) ends with y, its release point; W's copy out runs after the
   // last op.
   CheckReport ok = Check(Base({kA, WrapW()}));
-  for (const std::string& m : Messages(ok)) INFO(m);
+  std::string violations;
+  for (const std::string& m : Messages(ok)) violations += m + "\n";
+  INFO(violations);
   CHECK(ok.clean());
   // Peak under S: 500 first at y (position 1): V 200, W, A (released after
   // y), Y.
@@ -262,9 +262,10 @@ TEST_CASE("checker: schedule positions, wraps and planned release waits", "[advi
             "item 0 (tensor 1): released after op 0 (a, FORWARD) at position 0 (100.0 ns) but "
             "its copy out (100 bytes at 1.0 GB/s, started at 100.0 ns) completes at 200.0 ns, "
             "during op 2 (y, FORWARD) at position 1 [release-before-copy-done]"});
-  Policy waits = Base({early});
-  waits.release_waits = true;
-  CheckReport w = Check(waits);
+  // Marked as a planned wait: y (position 1, 100-200 ns) waits for the
+  // copy until 200 ns: 100 ns.
+  early.release_waits_for_copy = true;
+  CheckReport w = Check(Base({early}));
   CHECK(w.clean());
   CHECK(w.release_waits == 1);
   CHECK(w.release_wait_ns == 100.0);

@@ -191,7 +191,9 @@ TEST_CASE("swap planner: a parameter that does not fit starts on the host (doubl
   CHECK_FALSE(r->oom.occurred);
   absl::StatusOr<CheckReport> check = CheckPolicy(Training(), plan->policy);
   REQUIRE(check.ok());
-  for (const Violation& v : check->violations) INFO(v.message);
+  std::string violations;
+  for (const Violation& v : check->violations) violations += v.message + "\n";
+  INFO(violations);
   CHECK(check->clean());
   CHECK(check->peak_bytes <= 400);
   // Whatever starts on the device ends on it: every persistent tensor is
@@ -318,7 +320,9 @@ TEST_CASE("search: same seed, same result, whatever the thread count", "[advisor
   CHECK(pol.pool.TotalBytes() <= budget);
   absl::StatusOr<CheckReport> check = CheckPolicy(t, pol);
   REQUIRE(check.ok());
-  for (const Violation& v : check->violations) INFO(v.message);
+  std::string violations;
+  for (const Violation& v : check->violations) violations += v.message + "\n";
+  INFO(violations);
   CHECK(check->clean());
   CHECK(pol.simulated_iteration_time_ns == a.best_ns);
 }
@@ -373,7 +377,61 @@ TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]")
   absl::StatusOr<Policy> ok = planner.Plan(pp);
   REQUIRE(ok.ok());
   CHECK(ok->planner == "advisor");
-  CHECK(ok->release_waits);
+}
+
+}  // namespace
+}  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+// Property: whatever chromosome the search ends with, its policy fits its
+// pool and budget in the simulator and passes the checker (release points
+// at or after the copies' end on the checker's FIFO, or marked as planned
+// waits; windows consistent with the schedule; clean items really clean).
+TEST_CASE("advisor policies pass the checker and the simulator (random graphs)",
+          "[advisor][property]") {
+  int32_t planned = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    INFO("seed " << seed);
+    testing::RandomDagOptions ro;
+    ro.ops = 10 + static_cast<int32_t>(seed % 30);
+    ro.params = static_cast<int32_t>(seed % 4);
+    ro.in_place = 0.1 * static_cast<double>(seed % 4);
+    const Trace t = testing::RandomDag(seed, ro);
+    std::unique_ptr<AdvisorProblem> probe = MakeProblem(t, 1);
+    Allocation pool = FinestAllocation(*probe);
+    pool.cnt = MinCounts(*probe, pool.cls);
+    // From the tightest finest pool up to 30% more.
+    const int64_t budget = AllocationBytes(pool, probe->sizes()) * (10 + seed % 4) / 10;
+    std::unique_ptr<AdvisorProblem> p = MakeProblem(t, budget);
+    AdvisorOptions o;
+    o.search.population = 8;
+    o.search.max_generations = 3;
+    o.search.time_limit_ns = 0;
+    o.search.threads = 1;
+    o.search.seed = seed;
+    o.planner.param_residency =
+        seed % 2 ? ParamResidency::kDoublePass : ParamResidency::kStartOnHost;
+    GeneticSearch search(*p, o);
+    absl::StatusOr<SearchResult> r = search.Run();
+    if (!r.ok()) {
+      CHECK(r.status().code() == absl::StatusCode::kResourceExhausted);
+      continue;
+    }
+    ++planned;
+    const Policy& pol = r->plan.policy;
+    CHECK(pol.Validate().ok());
+    CHECK_FALSE(r->simulation.oom.occurred);
+    absl::StatusOr<CheckReport> check = CheckPolicy(t, pol);
+    REQUIRE(check.ok());
+    std::string violations;
+    for (const Violation& v : check->violations) violations += v.message + "\n";
+    INFO(violations);
+    CHECK(check->clean());
+    CHECK(check->peak_bytes <= budget);
+  }
+  CHECK(planned >= 20);
 }
 
 }  // namespace

@@ -31,9 +31,12 @@ struct NaiveWindow {
   int64_t size;
 };
 
-// True when even the maximal policy leaves an op above the budget.
+// True when even the maximal policy leaves an op above the budget. With
+// release waits every window is off from the op after its last forward use
+// (the compute stream waiting for the copy out), not from its queue release.
 bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProblem& pr,
                             const ChameleonOptions& o, bool recorded_times) {
+  const bool waits = o.release_wait == ReleaseWait::kWhenNeeded;
   const IterationInfo& iter = trace.iteration(it);
   const int32_t n = iter.num_ops();
   const OpIndex b = iter.op_begin;
@@ -78,7 +81,7 @@ bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProble
       const int32_t r0 = op_at(end[u] + info.size_bytes * 1e9 / pr.d2h_bandwidth_bytes_per_s);
       if (r0 > v - 2) continue;
       const int32_t cover =
-          o.idle_window_start == IdleWindowStart::kEarliestRelease ? r0 + 1 : u + 1;
+          o.idle_window_start == IdleWindowStart::kEarliestRelease && !waits ? r0 + 1 : u + 1;
       bool covers_mre = false;
       for (int32_t i = cover; i <= v - 1; ++i) covers_mre |= base[i] > budget;
       if (covers_mre) windows.push_back({t, u, v, cover, info.size_bytes});
@@ -91,7 +94,7 @@ bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProble
   for (const NaiveWindow& w : windows) {
     const double start = std::max(end[w.u], free_at);
     const double done = start + w.size * 1e9 / pr.d2h_bandwidth_bytes_per_s;
-    const int32_t release = op_at(done);
+    const int32_t release = waits ? w.u : op_at(done);
     if (release >= w.v - 1) continue;  // frees nothing; never issued
     free_at = done;
     for (int32_t i = release + 1; i <= w.v - 1; ++i) bytes[i] -= w.size;
@@ -108,7 +111,7 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   auto real = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-  int feasible = 0, infeasible = 0, swapped = 0;
+  int feasible = 0, infeasible = 0, swapped = 0, waited = 0;
   for (int round = 0; round < 400; ++round) {
     const uint64_t seed = rng();
     INFO("trace seed " << seed << ", round " << round);
@@ -149,6 +152,7 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
     o.candidate_rebuild = uni(0, 3) ? CandidateRebuild::kPerPass : CandidateRebuild::kPerSelection;
     o.stall_fallback = uni(0, 3) ? StallFallback::kBatched : StallFallback::kOnePerPass;
     o.op_time_model = uni(0, 1) ? OpTimeModel::kAuto : OpTimeModel::kEq1;
+    o.release_wait = uni(0, 3) ? ReleaseWait::kWhenNeeded : ReleaseWait::kNever;
     INFO("budget " << pr.device_budget_bytes << " of peak " << peak << ", h2d "
                    << pr.h2d_bandwidth_bytes_per_s << ", d2h " << pr.d2h_bandwidth_bytes_per_s
                    << ", layers " << o.layers << ", params " << o.ToParameters().size());
@@ -157,6 +161,10 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
     if (p.ok()) {
       ++feasible;
       swapped += !p->items.empty();
+      bool waits = false;
+      for (const PolicyItem& item : p->items) waits = waits || item.release_waits_for_copy;
+      waited += waits;
+      if (o.release_wait == ReleaseWait::kNever) CHECK_FALSE(waits);
       absl::StatusOr<CheckReport> r =
           CheckPolicy(trace, *p, {.op_time_model = o.op_time_model}, &*curve);
       REQUIRE(r.ok());
@@ -174,11 +182,13 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
       CHECK(NaiveMaximalInfeasible(trace, it, pr, o, o.op_time_model == OpTimeModel::kAuto));
     }
   }
-  INFO("feasible " << feasible << " (with swaps " << swapped << "), infeasible " << infeasible);
+  INFO("feasible " << feasible << " (with swaps " << swapped << ", release waits " << waited
+                    << "), infeasible " << infeasible);
   // The generator must exercise both outcomes, and real swapping.
   CHECK(feasible >= 80);
   CHECK(infeasible >= 40);
   CHECK(swapped >= 60);
+  CHECK(waited >= 8);
 }
 
 }  // namespace

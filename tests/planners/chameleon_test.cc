@@ -281,12 +281,15 @@ TEST_CASE("chameleon: stall fallback", "[chameleon]") {
 }
 
 TEST_CASE("chameleon: infeasible budget names the bytes and the op", "[chameleon]") {
+  // The papers' rule (no release before the copy out completes).
   // Budget 700: MRL ops 3..8. Only A can leave the device at op 3 (the
   // others complete their copy out later), so op 3 keeps 1000 - 200 = 800.
   // Maximal fallback: A, B, C, D (every window covering an MRE) off from
   // their queue releases (2, 3, 4, 6) to their first uses: op 3 still holds
   // 800 -> 100 bytes missing there.
-  ChameleonPlanner planner(ToyOptions());
+  ChameleonOptions o = ToyOptions();
+  o.release_wait = ReleaseWait::kNever;
+  ChameleonPlanner planner(o);
   ChameleonExplanation x;
   absl::StatusOr<Policy> p = planner.PlanExplained(ToyProblem(700), &x);
   CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
@@ -303,6 +306,67 @@ TEST_CASE("chameleon: infeasible budget names the bytes and the op", "[chameleon
   // Way below the persistent bytes: nothing can be swapped at op 12.
   absl::StatusOr<Policy> q = planner.Plan(ToyProblem(100));
   CHECK(q.status().code() == absl::StatusCode::kResourceExhausted);
+}
+
+TEST_CASE("chameleon: release waits reach what the link cannot copy in time", "[chameleon]") {
+  // Budget 700 (infeasible under the papers' rule, above). Algorithm 2
+  // selects A (stall fallback, swap-in 9), B and C (swap-in 6); queue
+  // releases A 200..300 ns -> op 2, B 300..400 -> op 3, C 400..450 -> op 4,
+  // which leaves op 3 at 1000 - 200 = 800. The maximal fallback fails the
+  // same way. Release-wait fallback: with A, B, C off from the op after
+  // their last forward use, op 3 holds 1000 - 400 = 600, so nothing more is
+  // selected. Sweep: op 3 is 100 over; pending copies (last forward use
+  // before op 3): A (already released after op 2, skipped), B -> released
+  // after op 2 with release_waits_for_copy. Op 3 starts at 300 ns and waits
+  // for B's copy, which ends at 400 ns: a 100 ns stall, 1.4 us in all.
+  ChameleonPlanner planner(ToyOptions());
+  ChameleonExplanation x;
+  absl::StatusOr<Policy> p = planner.PlanExplained(ToyProblem(700), &x);
+  REQUIRE(p.ok());
+  CHECK(ItemOps(*p) == std::vector<Ops>{{10, 1, 2, 9, 11}, {11, 2, 2, 6, 10}, {12, 3, 4, 6, 9}});
+  CHECK_FALSE(p->items[0].release_waits_for_copy);
+  CHECK(p->items[1].release_waits_for_copy);
+  CHECK_FALSE(p->items[2].release_waits_for_copy);
+  CHECK(p->expected_peak_bytes == 700);
+  CHECK(p->expected_overhead_ns == 100);
+  CHECK(x.maximal_fallback_used);
+  CHECK(x.release_wait_used);
+  RequireClean(Toy(), *p);
+  absl::StatusOr<CheckReport> r = CheckPolicy(Toy(), *p);
+  REQUIRE(r.ok());
+  CHECK(r->release_waits == 1);
+  CHECK(r->release_wait_ns == 100.0);
+  // Without the flag the same release is a violation.
+  Policy unflagged = *p;
+  unflagged.items[1].release_waits_for_copy = false;
+  absl::StatusOr<CheckReport> u = CheckPolicy(Toy(), unflagged);
+  REQUIRE(u.ok());
+  REQUIRE(u->violations.size() == 1);
+  CHECK(u->violations[0].kind == ViolationKind::kReleaseBeforeCopyDone);
+  CHECK(u->release_waits == 0);
+  int32_t waits = 0;
+  for (const ChameleonDecision& d : x.decisions) {
+    if (d.kind != ChameleonDecisionKind::kReleaseWait || d.window < 0) continue;
+    ++waits;
+    CHECK(d.reason ==
+          "tensor 11 (200 bytes, ops 2->10): released after op 2 (linear2, FORWARD) before its "
+          "copy out completes (400.0 ns on the stall-free timeline) so that op 3 (attn, FORWARD) "
+          "fits the budget; that op waits for the copy (expected 100.0 ns after the earlier "
+          "waits)");
+  }
+  CHECK(waits == 1);
+
+  // Budget 650: at op 5 (1200) A, B and C off from their last forward use
+  // leave 700 (D's window starts at op 6): 50 bytes missing even so.
+  absl::StatusOr<Policy> q = planner.Plan(ToyProblem(650));
+  CHECK(q.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(q.status().message() ==
+        absl::StrCat(Toy().source(),
+                     ": iteration 0: 50 bytes (50 B) still missing at op 5 (loss, FORWARD) to fit "
+                     "the budget of 650 bytes, even with every one of the 4 candidate tensors "
+                     "off the device from the op after its last forward use (the compute stream "
+                     "waiting for the copies out) to its swap-in (candidates: non-persistent "
+                     "tensors of at least 0 B whose idle window covers an over-budget op)"));
 }
 
 TEST_CASE("chameleon: the maximal fallback rescues what Algorithm 2 cannot", "[chameleon]") {

@@ -52,6 +52,7 @@ void RequireSame(const Policy& a, const Policy& b) {
     CHECK(x.swap_in_op == y.swap_in_op);
     CHECK(x.first_use_op == y.first_use_op);
     CHECK(x.size_bytes == y.size_bytes);
+    CHECK(x.release_waits_for_copy == y.release_waits_for_copy);
     CHECK(x.runtime_key.FeaturesEqual(y.runtime_key));
     CHECK(x.runtime_key.shape == y.runtime_key.shape);
     CHECK(x.runtime_key.size_bytes == y.runtime_key.size_bytes);
@@ -181,6 +182,35 @@ TEST_CASE("action and recompute_ns are validated", "[policy]") {
       R"({"format": "swapplan-policy", "format_version": 1, "items": [{"action": "DROP"}]})", "x");
   CHECK(bad.status().message() ==
         "x: JSON $.items[0].action: unknown action 'DROP' (expected SWAP or RECOMPUTE)");
+}
+
+TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[policy]") {
+  Policy p = SamplePolicy();
+  PolicyItem w = p.items[0];
+  w.tensor_id = 44;
+  w.release_waits_for_copy = true;
+  p.items.push_back(w);
+  const std::string json = PolicyToJson(p);
+  CHECK(json.find("\"release_waits_for_copy\": true") != std::string::npos);
+  CHECK(json.find("release_waits_for_copy") == json.rfind("release_waits_for_copy"));
+  for (const absl::StatusOr<Policy>& back :
+       {ParsePolicyJson(json, "p.json"), ParsePolicyBinary(PolicyToBinary(p), "p.pb")}) {
+    INFO(back.status().ToString());
+    REQUIRE(back.ok());
+    RequireSame(p, *back);
+    CHECK_FALSE(back->items[0].release_waits_for_copy);
+    CHECK(back->items[1].release_waits_for_copy);
+  }
+  // Only a SWAP item has a copy to wait for.
+  p.items[1].action = ItemAction::kRecompute;
+  CHECK(p.Validate().message() ==
+        "policy item 1 (tensor 44): release_waits_for_copy is set on a RECOMPUTE item (no copy "
+        "to wait for)");
+  absl::StatusOr<Policy> bad = ParsePolicyJson(
+      R"({"format": "swapplan-policy", "format_version": 1,
+          "items": [{"release_waits_for_copy": 1}]})", "x");
+  CHECK(bad.status().message() ==
+        "x: JSON $.items[0].release_waits_for_copy: expected true or false");
 }
 
 }  // namespace

@@ -46,6 +46,17 @@ TEST_CASE("durations", "[util][units]") {
         "invalid duration '3 days': unknown unit 'days' (use ns, us, ms, s, min or h)");
 }
 
+TEST_CASE("fractions", "[util][units]") {
+  CHECK(*ParseFraction("1%") == 0.01);
+  CHECK(*ParseFraction("0.25") == 0.25);
+  CHECK(*ParseFraction("150 %") == 1.5);
+  CHECK(*ParseFraction("0") == 0.0);
+  CHECK(std::string(ParseFraction("fast").status().message()) == "invalid fraction 'fast'");
+  CHECK(std::string(ParseFraction("5pc").status().message()) ==
+        "invalid fraction '5pc': unknown unit 'pc' (use % or none)");
+  CHECK(std::string(ParseFraction("-1%").status().message()) == "fraction '-1%' is negative");
+}
+
 TEST_CASE("formatting", "[util][units]") {
   CHECK(FormatBytes(100) == "100 B");
   CHECK(FormatBytes(1536) == "1.50 KiB");

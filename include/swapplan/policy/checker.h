@@ -46,8 +46,8 @@
 //                            tensor overlap (touching at one op is fine)
 //   no-bandwidth             items but no d2h bandwidth to time them with
 //   release-before-copy-done the copy out is still running after release_op
-//                            (unless the policy declares release_waits: then
-//                            the op after waits, counted in release_waits)
+//                            (not for items marked release_waits_for_copy:
+//                            those are planned waits, counted in the report)
 //   over-budget              one per maximal run of ops above the budget,
 //                            naming the worst op and by how much
 //   bad-schedule             the schedule is not a permutation of the ops;
@@ -165,9 +165,10 @@ struct CheckReport {
   // first_use_op starts, and the summed waits.
   int32_t late_swap_ins = 0;
   double swap_in_wait_ns = 0;
-  // Informational, with Policy::release_waits: releases before their copy
-  // ends on the stall-free timeline (the op after waits), and the summed
-  // waits.
+  // Informational: items with release_waits_for_copy whose copy out (same
+  // FIFO, stall-free timeline) ends after their release_op, and the total
+  // time the ops after their release points wait for them on a timeline
+  // stretched by those waits (each wait delays every later op and copy).
   int32_t release_waits = 0;
   double release_wait_ns = 0;
 

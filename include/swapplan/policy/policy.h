@@ -15,6 +15,9 @@
 //   * the host->device copy is triggered when swap_in_op is dispatched and
 //     the block is allocated then (counted from swap_in_op on);
 //   * first_use_op waits for the copy to finish (a stall if it has not).
+//   * release_waits_for_copy: the release point precedes the copy's
+//     expected completion on purpose; op release_op + 1 waits for the copy
+//     (the event wait every release is anyway), a planned stall.
 //   * action RECOMPUTE (baselines such as full recomputation) moves no
 //     bytes: the block is dropped after release_op (counted through it), and
 //     when swap_in_op is dispatched the compute stream first spends
@@ -119,6 +122,11 @@ struct PolicyItem {
   ItemAction action = ItemAction::kSwap;
   // Compute time re-running the producing ops (RECOMPUTE only, else 0).
   int64_t recompute_ns = 0;
+  // SWAP only: release_op was chosen before the copy out is expected to
+  // complete, on purpose — op release_op + 1 waits for the copy (a planned
+  // stall that buys memory the link could not free in time). The checker
+  // reports it instead of flagging release-before-copy-done.
+  bool release_waits_for_copy = false;
   // The window wraps around the iteration boundary (see above).
   bool wraps = false;
   // No device->host copy: the host copy is current (see above).
@@ -179,10 +187,6 @@ struct Policy {
   std::vector<int32_t> schedule;
   // Size-class pool; empty = byte-granular memory.
   MemoryPool pool;
-  // A release point may precede its copy's end: the op after it waits for
-  // the copy (planned waits; see proto/policy.proto). False: release points
-  // are where the copies end (Chameleon's contract, checked).
-  bool release_waits = false;
 
   // Structural checks: the schedule is a permutation of the iteration's ops,
   // op order within each item in schedule positions (wrapping items in their

@@ -18,7 +18,6 @@
 //                               "mask_bits": 32}}]}
 // Advisor policies add, after "items" (all optional; absent in other
 // policies, so older files read unchanged):
-//    "release_waits": true,                      release points may precede copy ends
 //    "schedule": [3, 0, 1, 2, ...],              execution order, local op indices
 //    "pool": {"tensor_sizes": [100, 200], "size_class": [0, 1],
 //             "classes": [{"object_bytes": 100, "count": 8}, {"object_bytes": 200, "count": 1}]}

@@ -82,6 +82,33 @@
 //   released. Release points in the policy are ignored; the compute stream
 //   never waits for d2h copies. If a block is still pending at swap_in_op,
 //   the new block and the old one are both counted until the old is seen.
+// OOM handling (OomHandling::kAlgorithm3, seed 001 §6.3 / Appendix B,
+//   Algorithm 3; src/sim/oom_handler.h). When op k's allocations do not
+//   fit, instead of only reporting:
+//     (i)   release every block whose copy out is in flight or done but whose
+//           release point has not come (custom record-stream; in naive mode
+//           the host synchronisation above is this step); op k waits for
+//           those copies (an event wait, no host blocking) — retry;
+//     (ii)  passive swap-out: the resident tensor whose size is closest to the
+//           bytes still missing, allocated and freed within the iteration,
+//           not used by op k and not inside a policy item's window, is copied
+//           out (d2h, after op k−1) and its block given to op k, which waits
+//           for the copy; repeated until the allocation fits ("PassiveSwap()
+//           releases enough space") — retry;
+//     (iii) if no such tensor is left, the failure is unresolved: an OOM as
+//           above (the run would crash there).
+//   A passively swapped tensor comes back at its next use: its block is
+//   part of that op's allocations, the copy in is issued when the op is
+//   dispatched and the op waits for it (a stalling passive swap-in, stall
+//   cause "passive"). If it has no further use it is simply not freed again.
+//   Passive copies count in bytes/copies per direction and busy times, and
+//   separately in SimulationResult::oom_handling; they are not timeline
+//   spans.
+//
+//   compute  |.. op k-1 ..|  wait   |.. op k ..|     ...     |wait|.. op u ..|
+//   d2h                   |= out T =|                 (T's next use is u)
+//   h2d                                                 |= in T =|
+//
 // Reuse interval (seed 001 §7.5, Fig. 8b): for each SWAP item, k − swap_out_op,
 //   k = the first op whose allocations may use the block (custom:
 //   release_op + 1; naive: the op at whose dispatch it was released). Blocks
@@ -118,6 +145,7 @@ namespace swapplan {
 
 namespace internal_sim {
 struct Prepared;
+class OomHandler;
 }  // namespace internal_sim
 
 inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
@@ -125,6 +153,12 @@ inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
 enum class RecordStreamMode : uint8_t {
   kCustom = 0,  // release at the policy's release_op, event wait on compute
   kNaive = 1,   // release when the host observes the copy's completion
+};
+
+// What an allocation that does not fit does.
+enum class OomHandling : uint8_t {
+  kReport = 0,      // an OOM: reported, the run continues over capacity
+  kAlgorithm3 = 1,  // seed 001 Algorithm 3: release, passive swaps, else OOM
 };
 
 struct SimulatorOptions {
@@ -150,6 +184,8 @@ struct SimulatorOptions {
   bool record_timeline = false;
   // How many of the ops with the longest stalls to list.
   int32_t top_stall_ops = 10;
+  // Allocation failures: reported (default) or handled by Algorithm 3.
+  OomHandling oom_handling = OomHandling::kReport;
   // Honour the policy's size-class memory pool when it has one (see above);
   // false: bytes only.
   bool model_pool = true;
@@ -168,8 +204,9 @@ int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t 
 enum class StallCause : uint8_t {
   kSwapIn = 0,   // waited for the h2d copy of an input
   kRelease = 1,  // waited for a d2h copy before reusing its block (custom)
+  kPassive = 2,  // OomHandling::kAlgorithm3: a passive swap-out or swap-in
 };
-absl::string_view StallCauseName(StallCause c);  // "swap-in", "release"
+absl::string_view StallCauseName(StallCause c);  // "swap-in", "release", "passive""
 
 struct StallSite {
   int32_t op = -1;  // local op index
@@ -196,6 +233,28 @@ struct OomReport {
   // objects of that class), and the ops where some class ran out.
   int32_t pool_class = -1;
   int32_t pool_ops_over_capacity = 0;
+};
+
+// OomHandling::kAlgorithm3 only (all zero otherwise).
+struct OomHandlingStats {
+  // Allocations that did not fit at first (Algorithm 3 invoked).
+  int32_t allocation_failures = 0;
+  // Blocks released by step (i) before their release point.
+  int32_t early_releases = 0;
+  // Passive swaps and the bytes they moved.
+  int32_t passive_swap_outs = 0;
+  int32_t passive_swap_ins = 0;
+  int64_t passive_bytes_d2h = 0;
+  int64_t passive_bytes_h2d = 0;
+  // Compute stall waiting for passive copies (included in stall_ns).
+  int64_t passive_stall_ns = 0;
+  // Failures left after step (iii) (each an OOM a real run dies of); the
+  // first one: local op, bytes still missing, and whether passive swaps were
+  // impossible for lack of a bandwidth.
+  int32_t unresolved = 0;
+  int32_t first_unresolved_op = -1;
+  int64_t first_unresolved_missing_bytes = 0;
+  bool no_bandwidth = false;
 };
 
 struct ReuseStats {
@@ -247,6 +306,7 @@ struct SimulationResult {
   int64_t stall_ns = 0;
   int64_t stall_swap_in_ns = 0;
   int64_t stall_release_ns = 0;
+  int64_t stall_passive_ns = 0;
   // Stall by phase of the waiting op (index: static_cast<int>(Phase)).
   int64_t stall_by_phase_ns[kNumPhases] = {0, 0, 0, 0};
   // Compute stream idle waiting for the host to dispatch.
@@ -258,6 +318,7 @@ struct SimulationResult {
   int64_t peak_bytes = 0;
   int32_t peak_op = -1;  // local index of the first op at the peak
   OomReport oom;
+  OomHandlingStats oom_handling;
   // Bytes of the size-class pool modelled; 0 when none.
   int64_t pool_bytes = 0;
 
@@ -318,6 +379,7 @@ class Simulator {
 
  private:
   Simulator() = default;
+  friend class internal_sim::OomHandler;
   struct IterTensor {
     TensorId id;
     int32_t alloc;  // local op, -1 = resident before the first op

@@ -34,6 +34,11 @@ absl::StatusOr<double> ParseBandwidth(absl::string_view text);
 // numbers (nanoseconds). InvalidArgument for negative values.
 absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text);
 
+// Returns a non-negative fraction: "1%" -> 0.01, "0.25" -> 0.25, "150%" ->
+// 1.5. InvalidArgument for anything else (negative, not finite, a suffix
+// other than %).
+absl::StatusOr<double> ParseFraction(absl::string_view text);
+
 // "1.50 GiB", "512.00 MiB", "100 B": binary prefixes, two decimals.
 std::string FormatBytes(int64_t bytes);
 // "25.0 GB/s": decimal prefixes, as link bandwidths are quoted.

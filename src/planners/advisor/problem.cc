@@ -153,9 +153,6 @@ absl::StatusOr<std::unique_ptr<AdvisorProblem>> AdvisorProblem::Create(
   base.h2d_bandwidth_bytes_per_s = ap->h2d_bw_;
   base.d2h_bandwidth_bytes_per_s = ap->d2h_bw_;
   base.planner = "advisor";
-  // Seed 002 §4.2: what reuses a swapped-out tensor's memory waits for its
-  // copy; the swap planner releases by the object's next user at the latest.
-  base.release_waits = true;
   base.parameters = options.Parameters();
   return ap;
 }

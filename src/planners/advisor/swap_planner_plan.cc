@@ -1,6 +1,7 @@
 // The Advisor's swap planner: the double pass around the walk, copy timing
 // and the policy (steps 2–4 of swap_planner.h).
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,11 +12,22 @@ namespace swapplan {
 
 // Copies out, FIFO in swap-out order on the stall-free timeline; release =
 // the position during which the copy ends, clamped to [out, need - 1].
+// Copies after the same op run in policy item order, and Emit orders the
+// items by (swap-in, first use, slot) — the same as (first use, slot),
+// since swap-in positions do not decrease along first uses (TimeCopiesIn)
+// — so ties here are broken the same way: the planner's FIFO is the
+// checker's and the simulator's.
 void SwapPlanner::TimeCopiesOut() {
   order_.resize(evictions_.size());
   for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int32_t>(i);
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](int32_t a, int32_t b) { return evictions_[a].out < evictions_[b].out; });
+  auto use_of = [&](const Eviction& e) { return e.back >= 0 ? e.back : wrap_in_[e.slot]; };
+  std::sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+    const Eviction& x = evictions_[a];
+    const Eviction& y = evictions_[b];
+    if (x.out != y.out) return x.out < y.out;
+    if (use_of(x) != use_of(y)) return use_of(x) < use_of(y);
+    return x.slot != y.slot ? x.slot < y.slot : a < b;
+  });
   int64_t stream_free = 0;
   for (int32_t i : order_) {
     Eviction& e = evictions_[i];
@@ -28,7 +40,11 @@ void SwapPlanner::TimeCopiesOut() {
     stream_free = done;
     const int32_t during = static_cast<int32_t>(
         std::lower_bound(end_ns_.begin(), end_ns_.end(), done) - end_ns_.begin());
-    e.release = std::clamp(during, e.out, std::min(e.need, n_) - 1);
+    const int32_t latest = std::min(e.need, n_) - 1;
+    e.release = std::clamp(during, e.out, latest);
+    // Released before the copy ends (a wrapping item's copy may instead run
+    // past the last op: the iteration ends with it).
+    e.waits = during > latest && e.need < n_;
   }
 }
 
@@ -123,6 +139,7 @@ SwapPlan SwapPlanner::Emit(const Chromosome& c, bool runtime_keys) {
     it.first_use_op = c.schedule[use];
     it.wraps = wraps;
     it.clean = e.clean;
+    it.release_waits_for_copy = e.waits;
     if (runtime_keys) {
       const TensorInfo& info = trace.tensor(x.id);
       it.runtime_key.dtype = info.dtype;
@@ -133,24 +150,32 @@ SwapPlan SwapPlanner::Emit(const Chromosome& c, bool runtime_keys) {
     }
     policy.items.push_back(std::move(it));
   };
-  // Sort keys (swap-in position, first-use position) per item.
-  std::vector<std::pair<std::pair<int32_t, int32_t>, int32_t>> keys;
+  // Item order: (swap-in, first use, slot) — the h2d FIFO order, and the
+  // tie order TimeCopiesOut assumed for copies out after the same op.
+  struct Key {
+    int32_t in, use, slot, index;
+    bool operator<(const Key& o) const {
+      return std::tie(in, use, slot, index) < std::tie(o.in, o.use, o.slot, o.index);
+    }
+  };
+  std::vector<Key> keys;
   for (const Eviction& e : evictions_) {
+    const int32_t index = static_cast<int32_t>(keys.size());
     if (e.back >= 0) {
       item(e, e.trigger, e.back, false);
-      keys.push_back({{e.trigger, e.back}, static_cast<int32_t>(keys.size())});
+      keys.push_back({e.trigger, e.back, e.slot, index});
       ++plan.evictions;
     } else {
       // The wrapping tensor's swap-out at the end; its swap-in is wrap_in_.
       item(e, wrap_trigger_[e.slot], wrap_in_[e.slot], true);
-      keys.push_back({{wrap_trigger_[e.slot], wrap_in_[e.slot]}, static_cast<int32_t>(keys.size())});
+      keys.push_back({wrap_trigger_[e.slot], wrap_in_[e.slot], e.slot, index});
       ++plan.wrapping;
     }
   }
   std::sort(keys.begin(), keys.end());
   std::vector<PolicyItem> sorted;
   sorted.reserve(keys.size());
-  for (const auto& k : keys) sorted.push_back(std::move(policy.items[k.second]));
+  for (const Key& k : keys) sorted.push_back(std::move(policy.items[k.index]));
   policy.items = std::move(sorted);
   for (int32_t s = 0; s < problem_.num_tensors(); ++s) {
     const AdvisorTensor& x = problem_.tensor(s);

@@ -32,6 +32,8 @@ absl::string_view ChameleonDecisionKindName(ChameleonDecisionKind k) {
       return "maximal-fallback";
     case ChameleonDecisionKind::kInfeasible:
       return "infeasible";
+    case ChameleonDecisionKind::kReleaseWait:
+      return "release-wait";
   }
   return "unknown";
 }
@@ -372,7 +374,8 @@ void PlannerRun::RecordReleases(int32_t round, const std::vector<Selection>& s,
   }
 }
 
-absl::Status PlannerRun::Infeasible(const std::vector<int64_t>& bytes, int32_t candidates) {
+absl::Status PlannerRun::Infeasible(const std::vector<int64_t>& bytes, int32_t candidates,
+                                    bool release_waits) {
   int32_t worst = 0;
   for (int32_t i = 1; i < n_; ++i) {
     if (bytes[i] > bytes[worst]) worst = i;
@@ -382,7 +385,10 @@ absl::Status PlannerRun::Infeasible(const std::vector<int64_t>& bytes, int32_t c
       trace_.source(), ": iteration ", problem_.iteration, ": ", missing, " bytes (",
       FormatBytes(missing), ") still missing at ", OpText(worst), " to fit the budget of ",
       budget_, " bytes, even with every one of the ", candidates,
-      " candidate tensors off the device from its release to its first backward use",
+      release_waits ? " candidate tensors off the device from the op after its last forward use "
+                      "(the compute stream waiting for the copies out) to its swap-in"
+                    : " candidate tensors off the device from its release to its first backward "
+                      "use",
       " (candidates: non-persistent tensors of at least ", FormatBytes(options_.min_tensor_bytes),
       " whose idle window covers an over-budget op)");
   if (explanation_ != nullptr) {
@@ -444,6 +450,7 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
     item.swap_in_op = sel.in.swap_in_op;
     item.first_use_op = w.first_bwd_op;
     item.size_bytes = w.size_bytes;
+    item.release_waits_for_copy = sel.release_waits;
     p.items.push_back(std::move(item));
   }
   FinishExplanation(bytes);
@@ -526,10 +533,17 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
                                      "): selecting more")});
     }
   }
-  if (!options_.maximal_fallback) {
-    return Infeasible(bytes, static_cast<int32_t>(initial_candidates_.size()));
+  int32_t candidates = static_cast<int32_t>(initial_candidates_.size());
+  if (options_.maximal_fallback) {
+    std::optional<Policy> p = MaximalFallback(&bytes);
+    if (p.has_value()) return *std::move(p);
   }
-  return MaximalFallback();
+  if (options_.release_wait == ReleaseWait::kWhenNeeded) {
+    std::optional<Policy> p = ReleaseWaitFallback(&bytes, &candidates);
+    if (p.has_value()) return *std::move(p);
+    return Infeasible(bytes, candidates, /*release_waits=*/true);
+  }
+  return Infeasible(bytes, candidates, /*release_waits=*/false);
 }
 
 }  // namespace chameleon_internal

@@ -96,11 +96,8 @@ SwapInPlacement PlaceSwapInWithStall(const SwapWindow& w, int32_t m_last,
   return p;
 }
 
-namespace {
-
-// Charges the d2h busy interval [s, e) to the layers it overlaps.
-void ChargeBusy(double s, double e, const LogicalLayers& layers, const OpTimeline& timeline,
-                LayerBudgets* budgets) {
+void ChargeD2hBusy(double s, double e, const LogicalLayers& layers, const OpTimeline& timeline,
+                   LayerBudgets* budgets) {
   const int32_t n = timeline.num_ops();
   int32_t l = layers.layer_of_op[std::min(timeline.OpEndingAtOrAfter(s), n - 1)];
   const int32_t num_layers = static_cast<int32_t>(layers.layers.size());
@@ -111,8 +108,6 @@ void ChargeBusy(double s, double e, const LogicalLayers& layers, const OpTimelin
     if (overlap > 0) budgets->ChargeD2h(l, overlap);
   }
 }
-
-}  // namespace
 
 std::vector<SwapOutResult> CompleteSwapOuts(absl::Span<const SwapOutRequest> requests,
                                             SwapOutCompletion mode, const LogicalLayers& layers,
@@ -150,7 +145,7 @@ std::vector<SwapOutResult> CompleteSwapOuts(absl::Span<const SwapOutRequest> req
       budgets->ChargeD2h(layer, r.out_ns);
       continue;
     }
-    ChargeBusy(start, end, layers, timeline, budgets);
+    ChargeD2hBusy(start, end, layers, timeline, budgets);
   }
   return out;
 }

@@ -6,7 +6,8 @@
 //
 //   1. Every initial candidate: swap-out after its last forward use, swap-in
 //      at its first backward use; release points from the d2h queue.
-//   2. Replay. Over budget -> ResourceExhausted (the bytes missing and where).
+//   2. Replay. Over budget -> nothing (the caller tries release waits or
+//      reports the bytes missing and where).
 //   3. For each swap in FIFO order, the swap-in moves to the latest op that
 //      still hides the copy (start(op) <= start(first use) - copy time), but
 //      never earlier than memory allows: bringing the tensor back at op x
@@ -24,7 +25,7 @@
 
 namespace swapplan::chameleon_internal {
 
-absl::StatusOr<Policy> PlannerRun::MaximalFallback() {
+std::optional<Policy> PlannerRun::MaximalFallback(std::vector<int64_t>* over_budget_bytes) {
   const int32_t candidates = static_cast<int32_t>(initial_candidates_.size());
   std::vector<Selection> all;
   all.reserve(initial_candidates_.size());
@@ -56,7 +57,8 @@ absl::StatusOr<Policy> PlannerRun::MaximalFallback() {
                                    " of them cannot complete their copy out in time)")});
   }
   if (*std::max_element(bytes.begin(), bytes.end()) > budget_) {
-    return Infeasible(bytes, candidates);
+    *over_budget_bytes = std::move(bytes);
+    return std::nullopt;
   }
 
   RangeMaxTree<int64_t> tree(bytes);

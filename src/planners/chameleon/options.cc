@@ -40,6 +40,10 @@ absl::string_view StallFallbackName(StallFallback v) {
   return v == StallFallback::kBatched ? "batched" : "one-per-pass";
 }
 
+absl::string_view ReleaseWaitName(ReleaseWait v) {
+  return v == ReleaseWait::kWhenNeeded ? "when-needed" : "never";
+}
+
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out) {
   constexpr ScoreNormalization kAll[] = {ScoreNormalization::kMax, ScoreNormalization::kMinMax};
   return ParseByName(s, kAll, &ScoreNormalizationName, out);
@@ -98,12 +102,18 @@ std::vector<std::pair<std::string, std::string>> ChameleonOptions::ToParameters(
       {"runtime_key_mask_bits", absl::StrCat(runtime_key_mask_bits)},
       {"max_rounds", absl::StrCat(max_rounds)},
       {"maximal_fallback", maximal_fallback ? "true" : "false"},
+      {"release_wait", std::string(ReleaseWaitName(release_wait))},
   };
 }
 
 bool ParseStallFallback(absl::string_view s, StallFallback* out) {
   constexpr StallFallback kAll[] = {StallFallback::kBatched, StallFallback::kOnePerPass};
   return ParseByName(s, kAll, &StallFallbackName, out);
+}
+
+bool ParseReleaseWait(absl::string_view s, ReleaseWait* out) {
+  constexpr ReleaseWait kAll[] = {ReleaseWait::kWhenNeeded, ReleaseWait::kNever};
+  return ParseByName(s, kAll, &ReleaseWaitName, out);
 }
 
 }  // namespace swapplan

@@ -28,6 +28,8 @@ struct Selection {
   int32_t window = 0;
   SwapInPlacement in;
   int32_t release_op = -1;
+  // Released before its copy out completes (release-wait fallback).
+  bool release_waits = false;
 };
 
 class PlannerRun {
@@ -69,8 +71,18 @@ class PlannerRun {
   std::vector<int64_t> Replay(const std::vector<Selection>& s) const;
   void RecordReleases(int32_t round, const std::vector<Selection>& s,
                       const std::vector<SwapOutResult>& results);
-  absl::StatusOr<Policy> MaximalFallback();
-  absl::Status Infeasible(const std::vector<int64_t>& bytes, int32_t candidates);
+  // The maximal fallback (maximal_fallback.cc): the policy, or nothing with
+  // its bytes per op in *over_budget_bytes when they exceed the budget.
+  std::optional<Policy> MaximalFallback(std::vector<int64_t>* over_budget_bytes);
+  // The release-wait fallback (release_wait.cc): the policy, or nothing with
+  // the best bytes per op it reached in *over_budget_bytes and the number of
+  // windows it could use in *candidates.
+  std::optional<Policy> ReleaseWaitFallback(std::vector<int64_t>* over_budget_bytes,
+                                            int32_t* candidates);
+  // ResourceExhausted with the worst op of `bytes`; `release_waits` says
+  // the release-wait fallback was tried (the message names its bound).
+  absl::Status Infeasible(const std::vector<int64_t>& bytes, int32_t candidates,
+                          bool release_waits);
   Policy BuildPolicy(const std::vector<Selection>& s, const std::vector<int64_t>& bytes,
                      double overhead_ns);
   void Decide(ChameleonDecision d);

@@ -34,7 +34,10 @@
 //    nothing wrote it since). Copies run FIFO in swap-out order on the
 //    stall-free timeline of the schedule; the release point is the position
 //    during which the copy ends, but no later than the position before the
-//    object is needed (the simulator then charges the wait).
+//    object is needed: then the item is marked release_waits_for_copy (the
+//    op after the release waits for the copy — seed 002 §4.2's edge from a
+//    swap-out to the swap-in that reuses its memory; the simulator charges
+//    the wait, the checker counts it).
 // 4. Copies in, as early as memory allows: in order of first use, each
 //    returning tensor's swap-in moves back from its use to just after the
 //    last earlier position where its class has no free object — not before
@@ -99,6 +102,7 @@ class SwapPlanner {
     bool clean = false;
     int32_t op_count = 0;  // uses up to and including `out`
     int32_t release = 0;   // position, after copy timing
+    bool waits = false;    // released before the copy's estimated end
     int32_t trigger = 0;   // swap-in position, after trigger timing
   };
   struct HeapEntry {

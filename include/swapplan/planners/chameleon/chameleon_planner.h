@@ -30,7 +30,11 @@
 //      so this terminates.
 // If a round ends with an empty CL and MREs left, the maximal fallback
 // (options.h) swaps every candidate for its whole idle window; if even that
-// leaves an op above the budget, Plan returns ResourceExhausted:
+// leaves an op above the budget — typically because the d2h link cannot copy
+// out, before the peak, the bytes the budget needs gone — the release-wait
+// fallback (options.h: ReleaseWait, default on) lets releases precede the
+// copies' completion so the compute stream waits for them, a priced stall.
+// Only if that fails too (or it is off) does Plan return ResourceExhausted:
 //
 //   <trace>: iteration 0: 120 bytes (120 B) still missing at op 5 (mm,
 //   FORWARD) to fit the budget of 800 bytes, even with every one of the 2
@@ -87,11 +91,16 @@ enum class ChameleonDecisionKind : uint8_t {
   kRepairRound,
   // Algorithm 2 could not empty the MRL: every candidate swapped.
   kMaximalFallback,
-  // Not even the maximal fallback fits.
+  // Not even the maximal fallback fits (nor, when allowed, release waits).
   kInfeasible,
+  // Release-wait fallback (options.h: ReleaseWait): the fallback starts, or
+  // a release point placed before its copy out completes — the next op
+  // waits for the copy.
+  kReleaseWait,
 };
 // "scheduled", "no-layer-fits", "no-longer-needed", "stall-fallback",
-// "released", "dropped", "repair-round", "maximal-fallback", "infeasible".
+// "released", "dropped", "repair-round", "maximal-fallback", "infeasible",
+// "release-wait".
 absl::string_view ChameleonDecisionKindName(ChameleonDecisionKind k);
 
 struct ChameleonDecision {
@@ -117,6 +126,9 @@ struct ChameleonPass {
   int32_t pass = 0;
   int32_t mrl_entries = 0;
   std::vector<ScoredCandidate> candidates;
+  // A pass of the release-wait fallback: coverage runs from the op after the
+  // last forward use (not from SwapWindow::cover_begin).
+  bool release_wait = false;
 };
 
 struct ChameleonExplanation {
@@ -148,6 +160,7 @@ struct ChameleonExplanation {
   std::vector<ChameleonDecision> decisions;
   int32_t rounds = 0;
   bool maximal_fallback_used = false;
+  bool release_wait_used = false;
   bool mrl_snapshots = false;
   // Set when planning ended in ResourceExhausted.
   std::string infeasible;

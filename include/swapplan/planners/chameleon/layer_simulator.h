@@ -148,6 +148,12 @@ class D2hQueue {
   std::vector<Node> tree_;
 };
 
+// Charges a d2h copy busy during [start_ns, end_ns) on the stall-free
+// timeline to the layers it overlaps, each the part inside it.
+// O(log ops + layers spanned).
+void ChargeD2hBusy(double start_ns, double end_ns, const LogicalLayers& layers,
+                   const OpTimeline& timeline, LayerBudgets* budgets);
+
 // One selected swap for swap-out completion, in FIFO (swap-out) order.
 struct SwapOutRequest {
   int32_t swap_out_op = 0;

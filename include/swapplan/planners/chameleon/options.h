@@ -108,6 +108,25 @@ enum class StallFallback : uint8_t {
   kOnePerPass = 1,
 };
 
+// Whether a release point may come before the copy out completes. The copy
+// out of a tensor can only start after its last forward use, and the d2h
+// link moves bandwidth × time: when the bytes that must be off the device by
+// an op exceed what the link can copy before it, no release point "where the
+// copy completes" reaches the budget, however the swaps are chosen.
+enum class ReleaseWait : uint8_t {
+  // Default. When Algorithm 2, its repair rounds and the maximal fallback
+  // leave ops above the budget, the release-wait fallback (release_wait.cc)
+  // lets releases come early: op k's allocation then waits for the copy out
+  // to finish (the custom record-stream event wait, seed 001 §6.2), a stall
+  // on the compute stream priced by the planner and the simulator. Budgets
+  // that only a stall can reach become feasible — with the stall, instead of
+  // a ResourceExhausted — and the items carry release_waits_for_copy.
+  kWhenNeeded = 0,
+  // The papers as written: a block is released only once its copy out has
+  // completed (§5.4.2); such budgets are infeasible.
+  kNever = 1,
+};
+
 struct ChameleonOptions {
   // Logical layers L per forward and per backward segment (each micro-batch
   // has its own segments). 0: the number of distinct layer hints on the
@@ -147,6 +166,9 @@ struct ChameleonOptions {
   // at its first backward use, then moved earlier where memory allows). The
   // budget is declared infeasible only when that fails too.
   bool maximal_fallback = true;
+  // Early releases that make the compute stream wait for a copy out, when
+  // nothing else reaches the budget (see ReleaseWait).
+  ReleaseWait release_wait = ReleaseWait::kWhenNeeded;
 
   // InvalidArgument naming the field when a value is out of range.
   absl::Status Validate() const;
@@ -161,11 +183,13 @@ absl::string_view SwapOutCompletionName(SwapOutCompletion v);    // "d2h-queue",
 absl::string_view IdleWindowStartName(IdleWindowStart v);  // "earliest-release", "last-forward-use"
 absl::string_view CandidateRebuildName(CandidateRebuild v);  // "per-pass", "per-selection"
 absl::string_view StallFallbackName(StallFallback v);        // "batched", "one-per-pass"
+absl::string_view ReleaseWaitName(ReleaseWait v);            // "when-needed", "never"
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out);
 bool ParseSwapOutCompletion(absl::string_view s, SwapOutCompletion* out);
 bool ParseIdleWindowStart(absl::string_view s, IdleWindowStart* out);
 bool ParseCandidateRebuild(absl::string_view s, CandidateRebuild* out);
 bool ParseStallFallback(absl::string_view s, StallFallback* out);
+bool ParseReleaseWait(absl::string_view s, ReleaseWait* out);
 
 }  // namespace swapplan
 

@@ -1,0 +1,132 @@
+#include "synth_flags.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "swapplan/util/status_macros.h"
+#include "swapplan/util/units.h"
+
+namespace swapplan::cli {
+
+void AddSynthConfigFlags(CLI::App* sub, SynthFlags* f) {
+  sub->add_option("--model", f->model, "Model preset: " + absl::StrJoin(ModelPresetNames(), ", "))
+      ->capture_default_str();
+  sub->add_option("--device", f->device, "Device preset: " + absl::StrJoin(DevicePresetNames(), ", "))
+      ->capture_default_str();
+  sub->add_option("--layers", f->layers, "Transformer layers (whole model)");
+  sub->add_option("--hidden", f->hidden, "Hidden size");
+  sub->add_option("--ffn", f->ffn, "FFN hidden size (per expert)");
+  sub->add_option("--heads", f->heads,
+                  "Attention heads (KV heads follow when --kv-heads is absent and the preset's "
+                  "exceed them)");
+  sub->add_option("--kv-heads", f->kv_heads, "Key/value heads (GQA)");
+  sub->add_option("--vocab", f->vocab, "Vocabulary size (padded to 128·tp)");
+  sub->add_option("--experts", f->experts, "MoE experts per layer (0: dense)");
+  sub->add_option("--top-k", f->top_k, "MoE experts per token");
+  sub->add_option("--dropout", f->dropout, "Dropout probability (0 disables dropout ops)");
+  sub->add_option("--seq", f->seq, "Sequence length (default: the preset's)");
+  sub->add_option("--micro-batch", f->micro_batch, "Sequences per micro-batch")->capture_default_str();
+  sub->add_option("--micro-batches", f->micro_batches, "Micro-batches per iteration")
+      ->capture_default_str();
+  sub->add_option("--tp", f->tp, "Tensor-parallel degree")->capture_default_str();
+  sub->add_option("--dp", f->dp, "Data-parallel degree")->capture_default_str();
+  sub->add_option("--zero", f->zero, "ZeRO stage 0-3 over the DP group")->capture_default_str();
+  sub->add_option("--pp", f->pp, "Pipeline-parallel degree")->capture_default_str();
+  sub->add_option("--pp-stage", f->pp_stage, "Pipeline stage of this trace")->capture_default_str();
+  sub->add_flag("--recompute,!--no-recompute", f->recompute, "Full activation recomputation");
+  sub->add_option("--dtype", f->dtype, "bf16, fp16 or fp32")->capture_default_str();
+  sub->add_flag("--flash,!--no-flash", f->flash,
+                "Flash attention (default) or classic attention with S×S tensors");
+  sub->add_flag("--fp32-grad-accumulation", f->fp32_grads, "fp32 gradient buffers (Megatron main_grad)");
+  sub->add_option("--seed", f->seed, "Seed of the MoE routing")->capture_default_str();
+  sub->add_option("--moe-imbalance", f->moe_imbalance, "Spread of per-expert load (σ)")
+      ->capture_default_str();
+  sub->add_option("--device-memory", f->device_memory, "Override device capacity (e.g. 64GiB)");
+  sub->add_option("--h2d", f->h2d, "Override host-to-device bandwidth (e.g. 25GB/s)");
+  sub->add_option("--d2h", f->d2h, "Override device-to-host bandwidth");
+  sub->add_option("--hbm-bandwidth", f->hbm_bandwidth, "Override HBM bandwidth");
+  sub->add_option("--link-bandwidth", f->link_bandwidth, "Override device link bandwidth");
+  sub->add_option("--peak-flops", f->peak_flops, "Override peak FLOP/s (e.g. 312e12)");
+  sub->add_option("--flops-efficiency", f->flops_efficiency, "Fraction of peak FLOP/s reached")
+      ->capture_default_str();
+  sub->add_option("--hbm-efficiency", f->hbm_efficiency, "Fraction of HBM bandwidth reached")
+      ->capture_default_str();
+}
+
+void AddSynthRunFlags(CLI::App* sub, SynthFlags* f) {
+  sub->add_option("--iterations", f->iterations, "Iterations")->capture_default_str();
+  sub->add_option("--loss-scale-skip-every", f->skip_every,
+                  "Every k-th iteration overflows and skips the optimizer step (0: never)")
+      ->capture_default_str();
+  sub->add_option("--validation-every", f->validation_every,
+                  "Every k-th iteration ends with a validation forward pass (0: never)")
+      ->capture_default_str();
+  sub->add_option("--validation-micro-batches", f->validation_micro_batches,
+                  "Micro-batches per validation pass")
+      ->capture_default_str();
+}
+
+absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a) {
+  SynthOptions o;
+  SWAPPLAN_ASSIGN_OR_RETURN(o.model, ModelPreset(a.model));
+  SWAPPLAN_ASSIGN_OR_RETURN(o.device, DevicePreset(a.device));
+  ModelConfig& m = o.model;
+  if (a.layers) m.layers = *a.layers;
+  if (a.hidden) m.hidden_size = *a.hidden;
+  if (a.ffn) m.ffn_hidden_size = *a.ffn;
+  if (a.heads) {
+    m.num_heads = *a.heads;
+    if (!a.kv_heads && m.num_kv_heads > m.num_heads) m.num_kv_heads = m.num_heads;
+  }
+  if (a.kv_heads) m.num_kv_heads = *a.kv_heads;
+  if (a.vocab) m.vocab_size = *a.vocab;
+  if (a.experts) m.num_experts = *a.experts;
+  if (a.top_k) m.experts_top_k = *a.top_k;
+  if (a.dropout) m.dropout_probability = *a.dropout;
+  if (a.layers || a.hidden || a.ffn || a.heads || a.kv_heads || a.vocab || a.experts) {
+    m.name = absl::StrCat(m.name, "-custom");
+  }
+  DeviceSpec& d = o.device;
+  if (a.device_memory) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d.memory_bytes, ParseBytes(*a.device_memory));
+  }
+  if (a.h2d) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d.h2d_bytes_per_s, ParseBandwidth(*a.h2d));
+  }
+  if (a.d2h) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d.d2h_bytes_per_s, ParseBandwidth(*a.d2h));
+  }
+  if (a.hbm_bandwidth) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d.hbm_bytes_per_s, ParseBandwidth(*a.hbm_bandwidth));
+  }
+  if (a.link_bandwidth) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d.link_bytes_per_s, ParseBandwidth(*a.link_bandwidth));
+  }
+  if (a.peak_flops) d.peak_flops_per_s = *a.peak_flops;
+  o.seq_length_tokens = a.seq ? *a.seq : PresetSequenceLength(m);
+  o.micro_batch_sequences = a.micro_batch;
+  o.num_micro_batches = a.micro_batches;
+  o.parallel.tensor_parallel = a.tp;
+  o.parallel.data_parallel = a.dp;
+  o.parallel.zero_stage = a.zero;
+  o.parallel.pipeline_parallel = a.pp;
+  o.parallel.pipeline_stage = a.pp_stage;
+  o.recompute = a.recompute;
+  if (!ParseSynthDType(a.dtype, &o.dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("synth: --dtype '", a.dtype, "' is not bf16, fp16 or fp32"));
+  }
+  o.attention = a.flash ? AttentionKind::kFlash : AttentionKind::kClassic;
+  o.fp32_grad_accumulation = a.fp32_grads;
+  o.iterations = a.iterations;
+  o.loss_scale_skip_every = a.skip_every;
+  o.validation_every = a.validation_every;
+  o.validation_micro_batches = a.validation_micro_batches;
+  o.seed = a.seed;
+  o.moe_imbalance = a.moe_imbalance;
+  o.flops_efficiency = a.flops_efficiency;
+  o.hbm_efficiency = a.hbm_efficiency;
+  SWAPPLAN_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+}  // namespace swapplan::cli

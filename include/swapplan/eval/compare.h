@@ -1,0 +1,144 @@
+// Planner comparison: every registered planner (planners/registry.h) on one
+// iteration and one budget, each policy judged by the evaluation simulator
+// (sim/simulator.h) — the engine of `swapplan compare`, and of `whatif` and
+// `regress`, which run it many times.
+//
+//   CompareOptions o;
+//   o.budget = {.device_memory_bytes = 64LL << 30, .reserve_bytes = 2LL << 30};
+//   // or: o.budget = {.oversubscription = 1.5};
+//   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, o));
+//   for (const PlannerOutcome& row : c.rows) { row.planner; row.feasible; row.sim->... }
+//
+// A planner that cannot reach the budget (ResourceExhausted) is a row with
+// feasible = false and its message, not an error; any other planner error is
+// returned. Planners that do not reach the budget in the simulator (OOM) are
+// rows too. `ideal` is judged with unlimited memory; its row is "feasible"
+// when its peak fits the budget.
+//
+// Complexity: the memory curve O(ops + tensors + events) unless given; two
+// simulators O(ops + uses + tensors); then per planner its own planning
+// cost plus one simulation O(ops + items).
+#ifndef SWAPPLAN_EVAL_COMPARE_H_
+#define SWAPPLAN_EVAL_COMPARE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/sim/simulator.h"
+#include "swapplan/trace/trace.h"
+
+namespace swapplan {
+
+// How the device budget is given: a capacity minus a reserve, or an
+// oversubscription ratio (curve/oversubscription.h). Exactly one of
+// device_memory_bytes > 0 and oversubscription > 0; with neither, the
+// trace's recorded device memory is the capacity.
+struct BudgetSpec {
+  // Device capacity; 0 = none given.
+  int64_t device_memory_bytes = 0;
+  // Kept back for fragmentation and workspace (with a capacity only).
+  int64_t reserve_bytes = 0;
+  // r >= 1; 0 = none given.
+  double oversubscription = 0;
+
+  // InvalidArgument naming the field: negative values, both a capacity and
+  // a ratio, a reserve with a ratio, a ratio below 1.
+  absl::Status Validate() const;
+};
+
+// What a BudgetSpec means for one iteration of a trace.
+struct ResolvedBudget {
+  int64_t budget_bytes = 0;
+  // Capacity used (given or the trace's); 0 with an oversubscription.
+  int64_t device_memory_bytes = 0;
+  int64_t reserve_bytes = 0;
+  double oversubscription = 0;
+};
+
+// Returns the budget for iteration `curve` of `trace`. InvalidArgument when
+// no capacity is known (none given, none recorded), when the reserve leaves
+// nothing, or for a bad spec.
+absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const IterationCurve& curve,
+                                             const BudgetSpec& spec);
+
+struct CompareOptions {
+  int32_t iteration = 0;
+  BudgetSpec budget;
+  // Copy latency, bandwidths (0 = the trace metadata's), half duplex, record
+  // stream...; device_capacity_bytes is ignored (the budget is the capacity).
+  SimulatorOptions simulator;
+  // Planner names, in row order; empty = the registry's default set.
+  std::vector<std::string> planners;
+  // Keep each planner's policy in its outcome (memory: O(items)).
+  bool keep_policies = false;
+  // Planner-specific options, Planner::SetOption(name, value) on the planner
+  // called `planner` (e.g. {"advisor", "time-limit", "30s"}).
+  struct PlannerOption {
+    std::string planner;
+    std::string name;
+    std::string value;
+  };
+  std::vector<PlannerOption> planner_options;
+
+  // InvalidArgument naming the field (iteration < 0, bad budget, unknown
+  // planner listing the known ones, bad simulator options; a planner option
+  // the planner rejects is reported by ComparePlanners).
+  absl::Status Validate() const;
+};
+
+struct PlannerOutcome {
+  std::string planner;
+  // Judged with unlimited memory (ideal).
+  bool unlimited_memory = false;
+  // The planner returned a policy (false: ResourceExhausted, see note).
+  bool planned = false;
+  // The simulated run stays within the budget (ideal: its peak fits).
+  bool feasible = false;
+  // The simulation of the policy (when planned).
+  std::optional<SimulationResult> sim;
+  std::optional<Policy> policy;  // with keep_policies
+  int64_t plan_time_ns = 0;
+  size_t items = 0;
+  // The planner's ResourceExhausted message (without a "<planner>: "
+  // prefix); empty when planned.
+  std::string infeasible_reason;
+};
+
+struct Comparison {
+  int32_t iteration = 0;
+  int32_t num_ops = 0;
+  ResolvedBudget budget;
+  PeakInfo peak;  // unswapped peak of the iteration
+  int64_t persistent_bytes = 0;
+  int64_t ideal_time_ns = 0;
+  DurationSource durations = DurationSource::kRecorded;
+  // The simulator options the rows were judged with (bandwidths resolved,
+  // capacity = the budget).
+  SimulatorOptions simulator;
+  std::vector<PlannerOutcome> rows;
+
+  // True when some planner other than ideal reaches the budget.
+  bool AnyFeasible() const;
+};
+
+// Called after each row (for progress reports); may be empty.
+using CompareProgress = std::function<void(const PlannerOutcome&)>;
+
+// Runs the comparison. `curve` may be ComputeMemoryCurve(trace) computed
+// before (else it is computed). Errors: options (InvalidArgument), no
+// bandwidth known (InvalidArgument), planner errors other than
+// ResourceExhausted (their code, prefixed with the planner's name).
+absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOptions& options,
+                                           const MemoryCurve* curve = nullptr,
+                                           const CompareProgress& progress = {});
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_EVAL_COMPARE_H_

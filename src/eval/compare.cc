@@ -1,0 +1,193 @@
+#include "swapplan/eval/compare.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/curve/oversubscription.h"
+#include "swapplan/planners/registry.h"
+#include "swapplan/util/status_macros.h"
+#include "swapplan/util/units.h"
+
+namespace swapplan {
+
+absl::Status BudgetSpec::Validate() const {
+  if (device_memory_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("budget: device memory is ", device_memory_bytes, " bytes; must be >= 0"));
+  }
+  if (reserve_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("budget: reserve is ", reserve_bytes, " bytes; must be >= 0"));
+  }
+  if (oversubscription != 0) {
+    if (device_memory_bytes > 0) {
+      return absl::InvalidArgumentError(
+          "budget: give a device memory or an oversubscription, not both");
+    }
+    if (reserve_bytes > 0) {
+      return absl::InvalidArgumentError(
+          "budget: a reserve applies to a device memory, not to an oversubscription");
+    }
+    if (!(oversubscription >= 1.0) || !std::isfinite(oversubscription)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budget: oversubscription ", oversubscription, " is not a finite ratio >= 1"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const IterationCurve& curve,
+                                             const BudgetSpec& spec) {
+  SWAPPLAN_RETURN_IF_ERROR(spec.Validate());
+  ResolvedBudget r;
+  if (spec.oversubscription > 0) {
+    r.oversubscription = spec.oversubscription;
+    SWAPPLAN_ASSIGN_OR_RETURN(r.budget_bytes,
+                              OversubscriptionBudget(curve, spec.oversubscription));
+    return r;
+  }
+  r.device_memory_bytes = spec.device_memory_bytes > 0 ? spec.device_memory_bytes
+                                                       : trace.metadata().device_memory_bytes;
+  if (r.device_memory_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no device memory: ", trace.source(),
+                     " does not record it; give a capacity or an oversubscription"));
+  }
+  r.reserve_bytes = spec.reserve_bytes;
+  r.budget_bytes = r.device_memory_bytes - r.reserve_bytes;
+  if (r.budget_bytes <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("reserve ", FormatBytes(r.reserve_bytes),
+                                                   " leaves no budget out of ",
+                                                   FormatBytes(r.device_memory_bytes)));
+  }
+  return r;
+}
+
+absl::Status CompareOptions::Validate() const {
+  if (iteration < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is negative"));
+  }
+  SWAPPLAN_RETURN_IF_ERROR(budget.Validate());
+  for (const std::string& name : planners) {
+    if (FindPlanner(name) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown planner '", name, "' (known: ", PlannerNames(), ")"));
+    }
+  }
+  return simulator.Validate();
+}
+
+bool Comparison::AnyFeasible() const {
+  for (const PlannerOutcome& r : rows) {
+    if (!r.unlimited_memory && r.feasible) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOptions& options,
+                                           const MemoryCurve* curve,
+                                           const CompareProgress& progress) {
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  if (options.iteration >= trace.num_iterations()) {
+    return absl::InvalidArgumentError(absl::StrCat("iteration ", options.iteration,
+                                                   " is out of range: ", trace.source(), " has ",
+                                                   trace.num_iterations(), " iterations"));
+  }
+  std::vector<const PlannerInfo*> planners;
+  if (options.planners.empty()) {
+    for (const PlannerInfo& p : RegisteredPlanners()) {
+      if (p.in_default_set) planners.push_back(&p);
+    }
+  } else {
+    for (const std::string& name : options.planners) planners.push_back(FindPlanner(name));
+  }
+  std::optional<MemoryCurve> own;
+  if (curve == nullptr) {
+    SWAPPLAN_ASSIGN_OR_RETURN(own, ComputeMemoryCurve(trace));
+    curve = &*own;
+  }
+  const IterationCurve& ic = curve->iterations()[options.iteration];
+  Comparison c;
+  c.iteration = options.iteration;
+  c.num_ops = trace.iteration(options.iteration).num_ops();
+  SWAPPLAN_ASSIGN_OR_RETURN(c.budget, ResolveBudget(trace, ic, options.budget));
+  c.peak = ic.peak_unswapped;
+  c.persistent_bytes = ic.persistent_bytes;
+
+  SimulatorOptions o = options.simulator;
+  if (o.h2d_bandwidth_bytes_per_s == 0) {
+    o.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+  }
+  if (o.d2h_bandwidth_bytes_per_s == 0) {
+    o.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+  }
+  if (!(o.h2d_bandwidth_bytes_per_s > 0) || !(o.d2h_bandwidth_bytes_per_s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no copy bandwidth: ", trace.source(), " does not record one and none was given"));
+  }
+  SimulatorOptions unlimited = o;
+  unlimited.device_capacity_bytes = kUnlimitedBytes;
+  o.device_capacity_bytes = c.budget.budget_bytes;
+  c.simulator = o;
+  SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, options.iteration, o));
+  SWAPPLAN_ASSIGN_OR_RETURN(Simulator ideal_sim,
+                            Simulator::Create(trace, options.iteration, unlimited));
+  c.ideal_time_ns = sim.ideal_time_ns();
+  c.durations = sim.durations().source;
+  PlanningProblem problem{.trace = &trace,
+                          .iteration = options.iteration,
+                          .device_budget_bytes = c.budget.budget_bytes,
+                          .h2d_bandwidth_bytes_per_s = o.h2d_bandwidth_bytes_per_s,
+                          .d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s,
+                          .curve = curve};
+  for (const PlannerInfo* info : planners) {
+    PlannerOutcome row;
+    row.planner = info->name;
+    row.unlimited_memory = info->unlimited_memory;
+    std::unique_ptr<Planner> planner = info->create();
+    for (const CompareOptions::PlannerOption& opt : options.planner_options) {
+      if (opt.planner != info->name) continue;
+      if (absl::Status st = planner->SetOption(opt.name, opt.value); !st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("planner option ", opt.planner, ".",
+                                                       opt.name, "=", opt.value, ": ",
+                                                       st.message()));
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<Policy> policy = planner->Plan(problem);
+    row.plan_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count();
+    if (!policy.ok()) {
+      if (policy.status().code() != absl::StatusCode::kResourceExhausted) {
+        return absl::Status(policy.status().code(),
+                            absl::StrCat(info->name, ": ", policy.status().message()));
+      }
+      row.infeasible_reason = std::string(policy.status().message());
+      const std::string prefix = absl::StrCat(info->name, ": ");
+      if (row.infeasible_reason.rfind(prefix, 0) == 0) {
+        row.infeasible_reason = row.infeasible_reason.substr(prefix.size());
+      }
+    } else {
+      row.planned = true;
+      row.items = policy->items.size();
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
+                                (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
+      row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
+                                            : !r.oom.occurred;
+      if (options.keep_policies) {
+        policy->simulated_iteration_time_ns = r.iteration_time_ns;
+        row.policy = *std::move(policy);
+      }
+      row.sim = std::move(r);
+    }
+    if (progress) progress(row);
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+}  // namespace swapplan

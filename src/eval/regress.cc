@@ -1,0 +1,170 @@
+#include "swapplan/eval/regress.h"
+
+#include <chrono>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/eval/compare.h"
+#include "swapplan/planners/registry.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/trace/io.h"
+#include "swapplan/util/status_macros.h"
+#include "swapplan/util/units.h"
+
+namespace swapplan {
+
+absl::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kNewlyFeasible:
+      return "newly-feasible";
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kLostFeasibility:
+      return "lost-feasibility";
+    case Verdict::kNoBaseline:
+      return "no-baseline";
+    case Verdict::kTraceChanged:
+      return "trace-changed";
+  }
+  return "unknown";
+}
+
+bool IsFailure(Verdict v) {
+  return v == Verdict::kSlower || v == Verdict::kLostFeasibility || v == Verdict::kNoBaseline ||
+         v == Verdict::kTraceChanged;
+}
+
+absl::Status RegressOptions::Validate() const {
+  if (!(tolerance >= 0 && tolerance < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("regress: tolerance ", tolerance, " must be in [0, 1)"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The planners an entry is checked with: its list, else the recorded ones
+// (registry order), else compare's default set without ideal.
+std::vector<std::string> EntryPlanners(const QualityEntry& e) {
+  if (!e.planners.empty()) return e.planners;
+  std::vector<std::string> out;
+  for (const PlannerInfo& p : RegisteredPlanners()) {
+    if (p.unlimited_memory) continue;
+    if (e.results.empty() ? p.in_default_set : e.results.count(p.name) > 0) {
+      out.push_back(p.name);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
+  CompareOptions o;
+  o.iteration = e.iteration;
+  o.planners = EntryPlanners(e);
+  if (e.oversubscription > 0) {
+    o.budget.oversubscription = e.oversubscription;
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(o.budget.device_memory_bytes, ParseBytes(e.device_memory));
+    if (!e.reserve.empty()) {
+      SWAPPLAN_ASSIGN_OR_RETURN(o.budget.reserve_bytes, ParseBytes(e.reserve));
+    }
+  }
+  if (!e.bandwidth.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(double bw, ParseBandwidth(e.bandwidth));
+    o.simulator.h2d_bandwidth_bytes_per_s = o.simulator.d2h_bandwidth_bytes_per_s = bw;
+  }
+  if (!e.h2d_bandwidth.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.h2d_bandwidth_bytes_per_s,
+                              ParseBandwidth(e.h2d_bandwidth));
+  }
+  if (!e.d2h_bandwidth.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.d2h_bandwidth_bytes_per_s,
+                              ParseBandwidth(e.d2h_bandwidth));
+  }
+  if (!e.latency.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.transfer_latency_ns, ParseDurationNs(e.latency));
+  }
+  o.simulator.half_duplex = e.half_duplex;
+  return o;
+}
+
+Verdict Judge(const std::optional<QualityResult>& base, const QualityResult& now,
+              double tolerance, std::optional<double>* change) {
+  if (!base) return Verdict::kNoBaseline;
+  if (base->feasible && !now.feasible) return Verdict::kLostFeasibility;
+  if (!base->feasible) return now.feasible ? Verdict::kNewlyFeasible : Verdict::kOk;
+  const double ratio = static_cast<double>(now.iteration_time_ns) /
+                       static_cast<double>(base->iteration_time_ns);
+  *change = ratio - 1;
+  if (ratio > 1 + tolerance) return Verdict::kSlower;
+  if (ratio < 1 - tolerance) return Verdict::kFaster;
+  return Verdict::kOk;
+}
+
+}  // namespace
+
+absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
+                                            const RegressOptions& options,
+                                            const RegressProgress& progress) {
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::filesystem::path dir = std::filesystem::path(baseline.path).parent_path();
+  RegressReport report;
+  report.updated = baseline;
+  for (size_t i = 0; i < baseline.entries.size(); ++i) {
+    const QualityEntry& e = baseline.entries[i];
+    QualityEntry& updated = report.updated.entries[i];
+    const std::string path = (dir / e.trace).string();
+    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(path));
+    SWAPPLAN_ASSIGN_OR_RETURN(CompareOptions co, EntryOptions(e));
+    if (e.iteration >= trace.num_iterations()) {
+      return absl::InvalidArgumentError(absl::StrCat(baseline.path, ": ", e.trace, ": iteration ",
+                                                     e.iteration, " is out of range (",
+                                                     trace.num_iterations(), " iterations)"));
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+    absl::StatusOr<Comparison> c = ComparePlanners(trace, co, &curve);
+    if (!c.ok()) {
+      return absl::Status(c.status().code(), absl::StrCat(e.trace, ": ", c.status().message()));
+    }
+    const PolicyFingerprint fp = ComputeFingerprint(trace, e.iteration);
+    const TraceIdentity identity{fp.op_sequence_hash, fp.iteration_ops, c->peak.bytes,
+                                 c->persistent_bytes};
+    const bool changed = e.identity.has_value() && !(*e.identity == identity);
+    updated.identity = identity;
+    updated.budget_bytes = c->budget.budget_bytes;
+    updated.results.clear();
+    for (const PlannerOutcome& out : c->rows) {
+      RegressRow row;
+      row.entry = i;
+      row.planner = out.planner;
+      row.current.feasible = out.feasible;
+      if (out.feasible) row.current.iteration_time_ns = out.sim->iteration_time_ns;
+      auto base = e.results.find(out.planner);
+      if (base != e.results.end()) row.baseline = base->second;
+      row.verdict = changed ? Verdict::kTraceChanged
+                            : Judge(row.baseline, row.current, options.tolerance, &row.change);
+      if (changed && row.baseline && row.baseline->feasible && row.current.feasible) {
+        row.change = static_cast<double>(row.current.iteration_time_ns) /
+                         static_cast<double>(row.baseline->iteration_time_ns) -
+                     1;
+      }
+      report.failures += IsFailure(row.verdict);
+      updated.results[out.planner] = row.current;
+      report.rows.push_back(std::move(row));
+    }
+    if (progress) {
+      progress(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  return report;
+}
+
+}  // namespace swapplan

@@ -1,0 +1,161 @@
+// Golden tests of `swapplan whatif` and `swapplan regress`: exact stdout,
+// exit statuses (SPEC §10; regress: 1 when a planner regressed).
+//
+// whatif runs on a tiny Llama-shaped configuration (2 layers, hidden 512,
+// seq 1024) on a 300 MiB device — milliseconds per search; the library
+// test (tests/eval/whatif_test.cc) checks the search against a scan of
+// every value. Regenerate the goldens with
+//   SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_eval
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_traces.h"
+
+namespace {
+
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::ReadFile;
+using swapplan::testing::Swapplan;
+
+const char* kTiny =
+    "whatif --model llama2-7b --layers 2 --hidden 512 --heads 8 --ffn 1408 --vocab 1000 "
+    "--seq 1024 --device a100-80g --device-memory 300MiB";
+
+// The search time appears only when it exceeds a second (slow builds).
+std::string MaskSeconds(const std::string& text) {
+  return std::regex_replace(text, std::regex(R"((searched +[0-9]+ values) in [0-9.]+ s)"), "$1");
+}
+
+TEST_CASE("whatif: batch scaling table and summary", "[cli][whatif]") {
+  CliRun r = Swapplan(std::string(kTiny) + " --scale batch");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("whatif_tiny_batch.txt", MaskSeconds(r.out));
+}
+
+TEST_CASE("whatif: layers with a slowdown limit and a chosen extrapolation, JSON", "[cli][whatif]") {
+  CliRun r = Swapplan(std::string(kTiny) +
+                      " --scale layers --max-overhead 50% --extrapolate-from 2,3 "
+                      "--planners noswap,chameleon,recompute");
+  CHECK(r.exit_code == 0);
+  CheckGolden("whatif_tiny_layers.txt", MaskSeconds(r.out));
+  CliRun j = Swapplan(std::string(kTiny) +
+                      " --scale layers --max-overhead 50% --extrapolate-from 2,3 "
+                      "--planners noswap,chameleon,recompute --json");
+  REQUIRE(j.exit_code == 0);
+  CheckGolden("whatif_tiny_layers.json", j.out);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["dimension"] == "layers");
+  CHECK(doc["max"]["noswap"]["value"] == 3);
+  CHECK(doc["extrapolation_from"] == 2);
+}
+
+TEST_CASE("whatif: usage errors exit 2", "[cli][whatif]") {
+  CliRun r = Swapplan(std::string(kTiny) + " --scale width");
+  CHECK(r.exit_code == 2);
+  r = Swapplan(std::string(kTiny));  // --scale is required
+  CHECK(r.exit_code == 2);
+  r = Swapplan(std::string(kTiny) + " --scale hidden --step 100");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: synth: --hidden 612 is not divisible by --heads 8 (hidden 512 + step 100)\n");
+  r = Swapplan(std::string(kTiny) + " --scale batch --max-overhead fast");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --max-overhead: invalid fraction 'fast'\n");
+  r = Swapplan(std::string(kTiny) + " --scale batch --planners lru,magic");
+  CHECK(r.exit_code == 2);
+  CHECK(Swapplan("whatif --help").exit_code == 0);
+}
+
+TEST_CASE("bundled synthesized traces are what traces/README.md's commands write",
+          "[cli][traces]") {
+  // Every "`swapplan synth ... -o traces/X`" command of the table, run with
+  // the output redirected, must reproduce traces/X byte for byte.
+  const std::string root = SWAPPLAN_SOURCE_ROOT;
+  std::istringstream readme(ReadFile(root + "/traces/README.md"));
+  const std::regex command("`swapplan (synth [^`]*) -o traces/([^` ]+)`");
+  int checked = 0;
+  for (std::string line; std::getline(readme, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, command)) continue;
+    INFO(line);
+    const std::string out = swapplan::testing::TempDir() + "/" + m[2].str();
+    CliRun r = Swapplan(m[1].str() + " -q -o '" + out + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string bundled = ReadFile(root + "/traces/" + m[2].str());
+    CHECK_FALSE(bundled.empty());
+    CHECK(ReadFile(out) == bundled);
+    ++checked;
+  }
+  CHECK(checked == 3);
+}
+
+// tests/data/quality/toy.json: the two toys at r = 2 and 700 - 100 bytes,
+// recorded with `regress --update`; toy_doctored.json is the same file
+// claiming lru ran the first toy in 1400 ns instead of 1550.
+TEST_CASE("regress: a recorded baseline passes, per-row report", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/toy.json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("regress_toy.txt", r.out);
+}
+
+TEST_CASE("regress: a doctored faster baseline fails with the row named", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/toy_doctored.json");
+  CHECK(r.exit_code == 1);
+  CheckGolden("regress_toy_doctored.txt", r.out);
+  CHECK(r.err == "swapplan: regress: 1 of 5 rows fail against quality/toy_doctored.json\n");
+  // +10.71% passes an 11% tolerance, not 10%.
+  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 11%").exit_code == 0);
+  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 0.1").exit_code == 1);
+  CliRun j = Swapplan("regress --baseline quality/toy_doctored.json --json");
+  CHECK(j.exit_code == 1);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["failures"] == 1);
+  CHECK(doc["rows"][2]["planner"] == "lru");
+  CHECK(doc["rows"][2]["verdict"] == "slower");
+  CHECK(doc["rows"][2]["baseline"]["iteration_time_ns"] == 1400);
+  CHECK(doc["rows"][2]["current"]["iteration_time_ns"] == 1550);
+}
+
+TEST_CASE("regress: --update rewrites the baseline, which then passes", "[cli][regress]") {
+  // A copy of the doctored file next to a copy of the traces, so the
+  // relative paths resolve.
+  const std::string dir = swapplan::testing::TempDir() + "/regress_update";
+  std::filesystem::create_directories(dir + "/quality");
+  std::filesystem::create_directories(dir + "/traces");
+  for (const char* t : {"chameleon_toy.json", "two_layers.json"}) {
+    std::filesystem::copy_file(swapplan::testing::DataPath(std::string("traces/") + t),
+                               dir + "/traces/" + t,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  const std::string copy = dir + "/quality/q.json";
+  std::filesystem::copy_file(swapplan::testing::DataPath("quality/toy_doctored.json"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  CHECK(Swapplan("regress --baseline '" + copy + "'").exit_code == 1);
+  CliRun u = Swapplan("regress --baseline '" + copy + "' --update");
+  CHECK(u.exit_code == 0);
+  CHECK(u.out.find("updated   " + copy) != std::string::npos);
+  CHECK(Swapplan("regress --baseline '" + copy + "' --tolerance 0").exit_code == 0);
+  // What --update wrote is what the recorded baseline holds.
+  CHECK(ReadFile(copy) == ReadFile(swapplan::testing::DataPath("quality/toy.json")));
+}
+
+TEST_CASE("regress: bad baselines exit 2", "[cli][regress]") {
+  CliRun r = Swapplan("regress --baseline quality/missing.json");
+  CHECK(r.exit_code == 2);
+  r = Swapplan("regress --baseline quality/toy.json --tolerance fast");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --tolerance: invalid fraction 'fast'\n");
+  CHECK(Swapplan("regress").exit_code == 2);  // --baseline is required
+  CHECK(Swapplan("regress --help").exit_code == 0);
+}
+
+}  // namespace

@@ -1,0 +1,149 @@
+// Golden tests of `swapplan replay`: per-iteration rows and the summary on a
+// small synthesized run (a validation pass while Stable: the fuzzy matcher
+// keeps going, the naive one crashes) and on the bundled recorded trace;
+// JSON totals; the compact --rows modes; --explain; usage errors.
+//
+// The synthesized trace is written by the test into a temporary directory:
+//   swapplan synth --model gpt2 --layers 4 --hidden 256 --ffn 1024 --heads 4
+//       --vocab 1024 --seq 1024 --device a100-80g --flops-efficiency 0.01
+//       --hbm-efficiency 0.01 --iterations 12 --loss-scale-skip-every 10
+//       --validation-every 7 --no-names -q -o small.trace
+// (4 layers, 360 ops per iteration, unswapped peak 97.62 MiB; a device slowed
+// to 1% of its roofline so the link can move what the budget needs.) With
+// m = 1 and n = 2 the stages are W W G G G S S S ...: the validation pass
+// after trace iteration 6 opens runtime iteration 7, in Stable.
+// Regenerate the goldens with:  SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli_replay
+
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_traces.h"
+
+namespace {
+
+using swapplan::testing::CheckGolden;
+using swapplan::testing::CliRun;
+using swapplan::testing::Swapplan;
+
+const std::string& SmallTrace() {
+  static const std::string path = [] {
+    const std::string p = swapplan::testing::TempDir() + "/replay_small.trace";
+    CliRun r = Swapplan(
+        "synth --model gpt2 --layers 4 --hidden 256 --ffn 1024 --heads 4 --vocab 1024 --seq 1024 "
+        "--device a100-80g --flops-efficiency 0.01 --hbm-efficiency 0.01 --iterations 12 "
+        "--loss-scale-skip-every 10 --validation-every 7 --no-names -q -o '" +
+        p + "'");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return p;
+  }();
+  return path;
+}
+
+const std::string kSmallFlags =
+    " --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 --genpolicy-iterations 2";
+
+TEST_CASE("replay: fuzzy matcher through a validation pass in Stable", "[cli][replay]") {
+  // Rows 0-1 WarmUp (passive swaps), 2-4 GenPolicy (policies 0, 1, 2, each
+  // run in the next iteration), 5-7 Stable with policy 0 (all ran equally
+  // fast: the earliest wins). Row 7 starts with the validation pass: every
+  // item found, no OOM; the tracker sees the change and row 8 is WarmUp
+  // again. Row 9 is the skipped optimizer step.
+  CliRun r = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_small_fuzzy.txt", r.out);
+}
+
+TEST_CASE("replay: naive matcher crashes at the first validation pass", "[cli][replay]") {
+  // Row 7: the validation pass (64 ops) comes first, so every item's (op
+  // ordinal, i-th tensor) lands in it: each swaps a validation tensor about
+  // to die (no use after the swap-out, so no use while off device) and the
+  // intended tensors stay: an OOM outside warm-up, a crash. --explain lists
+  // the tensor each item took and the one it should have.
+  CliRun r = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                      " --matcher naive --explain 7 -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_small_naive.txt", r.out);
+}
+
+TEST_CASE("replay: JSON rows and totals", "[cli][replay]") {
+  CliRun r = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                      " --matcher naive --json --rows changes -q");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["trace"] == SmallTrace());
+  j["trace"] = "small.trace";
+  const nlohmann::json& t = j["totals"];
+  CHECK(t["iterations"] == 12);
+  CHECK(t["first_unresolved_oom_iteration"] == 7);
+  CHECK(t["ooms_after_warmup"].get<int64_t>() > 0);
+  CHECK(t["uses_while_off_device"] == 0);
+  CHECK(t["policies_generated"].get<int64_t>() > 0);
+  CheckGolden("replay_small_naive.json", j.dump(2) + "\n");
+}
+
+TEST_CASE("replay: compact rows", "[cli][replay]") {
+  // --rows changes prints a row when anything but the iteration numbers
+  // (and the tracker's figures) differs from the previous one, with the row
+  // before it, and the last row. With m = 20 every row is WarmUp: rows 1-5
+  // are like row 0 and left out; 6 is printed as the row before the change
+  // at 7. --rows none prints only the summary.
+  CliRun r = Swapplan("replay '" + SmallTrace() +
+                      "' --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 20 "
+                      "--rows changes -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_small_changes.txt", r.out);
+  CliRun none = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " --rows none -q");
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.rfind("\nsummary", 0) == 0);
+}
+
+TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]") {
+  // Four recorded iterations: the first overflows (no optimizer op), a
+  // validation pass after iterations 1 and 3. With m = n = 0 policies are
+  // made at once.
+  CliRun r = Swapplan(
+      "replay ../../traces/loss_scale_validation.json.gz --device-memory 2.6MB "
+      "--bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 --genpolicy-iterations 0 -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_loss_scale_validation.txt", r.out);
+}
+
+TEST_CASE("replay: usage errors", "[cli][replay]") {
+  CliRun r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --matcher exact");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --matcher: unknown matcher 'exact' (fuzzy, naive)\n");
+  r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --planner magic");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("swapplan: --planner: unknown planner 'magic' (known: ", 0) == 0);
+  r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --rows some");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --rows: 'some' is not one of all, changes, none\n");
+  r = Swapplan("replay ../../traces/loss_scale_validation.json.gz");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --device-memory is required: ../../traces/loss_scale_validation.json.gz does "
+        "not record the device memory\n");
+  r = Swapplan("replay ../../traces/loss_scale_validation.json.gz --device-memory 1MB");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: replay: no h2d bandwidth: none given and none in the metadata of "
+        "../../traces/loss_scale_validation.json.gz\n");
+  r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --reserve 90MiB");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --reserve 90.00 MiB leaves no budget out of 83.00 MiB\n");
+  r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --max-length-change 2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: stage tracker options: max_length_change is 2; must be in [0, 1]\n");
+}
+
+}  // namespace

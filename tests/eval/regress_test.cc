@@ -1,0 +1,149 @@
+// Quality baselines and the regression check (eval/regress.h). Traces: the
+// two-layer toy of tests/planners/chameleon_test.cc at r = 2 (budget 700):
+// noswap and recompute cannot fit, lru runs in 1550 ns (1300 ns of ops +
+// 250 ns of stalls, tests/eval/compare_test.cc).
+#include <catch2/catch.hpp>
+
+#include "support/test_traces.h"
+#include "swapplan/eval/regress.h"
+
+namespace swapplan {
+namespace {
+
+std::string ToyEntry(const std::string& results, const std::string& extra = "") {
+  return absl::StrCat(R"({"format": "swapplan-quality", "format_version": 1, "entries": [)",
+                      R"({"trace": ")", testing::DataPath("traces/chameleon_toy.json"),
+                      R"(", "oversubscription": 2, "planners": ["noswap", "recompute", "lru"])",
+                      extra, results.empty() ? "" : ", \"results\": " + results, "}]}");
+}
+
+QualityBaseline Parse(const std::string& json) {
+  absl::StatusOr<QualityBaseline> b = ParseQualityBaseline(json, "/tmp/q.json");
+  INFO(b.status().ToString());
+  REQUIRE(b.ok());
+  return *b;
+}
+
+std::vector<Verdict> Verdicts(const QualityBaseline& b, double tolerance) {
+  absl::StatusOr<RegressReport> r = RunRegression(b, {.tolerance = tolerance});
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  std::vector<Verdict> v;
+  for (const RegressRow& row : r->rows) v.push_back(row.verdict);
+  return v;
+}
+
+constexpr char kRecorded[] =
+    R"({"noswap": {"feasible": false}, "recompute": {"feasible": false},
+        "lru": {"feasible": true, "iteration_time_ns": 1550}})";
+
+TEST_CASE("regress: verdicts per planner", "[eval]") {
+  using V = Verdict;
+  // As recorded: all ok.
+  CHECK(Verdicts(Parse(ToyEntry(kRecorded)), 0.01) == std::vector<V>{V::kOk, V::kOk, V::kOk});
+  // Nothing recorded: every row fails until --update.
+  CHECK(Verdicts(Parse(ToyEntry("")), 0.01) ==
+        std::vector<V>{V::kNoBaseline, V::kNoBaseline, V::kNoBaseline});
+  // The baseline claims lru ran in 1400 ns: 1550 / 1400 - 1 = +10.7% > 1%.
+  const std::string faster_baseline =
+      R"({"noswap": {"feasible": false}, "recompute": {"feasible": false},
+          "lru": {"feasible": true, "iteration_time_ns": 1400}})";
+  CHECK(Verdicts(Parse(ToyEntry(faster_baseline)), 0.01) ==
+        std::vector<V>{V::kOk, V::kOk, V::kSlower});
+  CHECK(Verdicts(Parse(ToyEntry(faster_baseline)), 0.11) == std::vector<V>{V::kOk, V::kOk, V::kOk});
+  // Tolerance boundary: 1535 -> 1550 is +0.977%: within 1%, not within 0.5%.
+  const std::string close =
+      R"({"noswap": {"feasible": false}, "recompute": {"feasible": false},
+          "lru": {"feasible": true, "iteration_time_ns": 1535}})";
+  CHECK(Verdicts(Parse(ToyEntry(close)), 0.01)[2] == V::kOk);
+  CHECK(Verdicts(Parse(ToyEntry(close)), 0.005)[2] == V::kSlower);
+  // Slower baseline: an improvement, not a failure.
+  const std::string slower_baseline =
+      R"({"noswap": {"feasible": false}, "recompute": {"feasible": false},
+          "lru": {"feasible": true, "iteration_time_ns": 2000}})";
+  CHECK(Verdicts(Parse(ToyEntry(slower_baseline)), 0.01)[2] == V::kFaster);
+  // The baseline says noswap fitted; lru did not.
+  const std::string lost =
+      R"({"noswap": {"feasible": true, "iteration_time_ns": 1300},
+          "recompute": {"feasible": false}, "lru": {"feasible": false}})";
+  CHECK(Verdicts(Parse(ToyEntry(lost)), 0.01) ==
+        std::vector<V>{V::kLostFeasibility, V::kOk, V::kNewlyFeasible});
+  // Recorded on another trace: every row fails.
+  const std::string other_trace =
+      R"(, "trace_identity": {"op_sequence_hash": "0x1", "iteration_ops": 13,
+          "unswapped_peak_bytes": 1200, "persistent_bytes": 200})";
+  CHECK(Verdicts(Parse(ToyEntry(kRecorded, other_trace)), 0.01) ==
+        std::vector<V>{V::kTraceChanged, V::kTraceChanged, V::kTraceChanged});
+  for (V v : {V::kSlower, V::kLostFeasibility, V::kNoBaseline, V::kTraceChanged}) {
+    CHECK(IsFailure(v));
+  }
+  for (V v : {V::kOk, V::kFaster, V::kNewlyFeasible}) CHECK_FALSE(IsFailure(v));
+}
+
+TEST_CASE("regress: the report's rows and the updated baseline", "[eval]") {
+  absl::StatusOr<RegressReport> r = RunRegression(Parse(ToyEntry("")), {});
+  REQUIRE(r.ok());
+  REQUIRE(r->rows.size() == 3);
+  CHECK(r->failures == 3);
+  CHECK(r->rows[2].planner == "lru");
+  CHECK(r->rows[2].current.feasible);
+  CHECK(r->rows[2].current.iteration_time_ns == 1550);
+  const QualityEntry& u = r->updated.entries[0];
+  CHECK(u.budget_bytes == 700);
+  REQUIRE(u.identity.has_value());
+  CHECK(u.identity->iteration_ops == 13);
+  CHECK(u.identity->unswapped_peak_bytes == 1200);
+  CHECK(u.identity->persistent_bytes == 200);
+  // The update passes its own check, and survives a JSON round trip.
+  const QualityBaseline back = Parse(QualityBaselineToJson(r->updated));
+  CHECK(Verdicts(back, 0) == std::vector<Verdict>{Verdict::kOk, Verdict::kOk, Verdict::kOk});
+  CHECK(back.entries[0].planners == u.planners);
+  CHECK(back.entries[0].oversubscription == 2.0);
+  CHECK(back.entries[0].identity == u.identity);
+  CHECK(back.entries[0].results.at("lru").iteration_time_ns == 1550);
+  CHECK_FALSE(back.entries[0].results.at("noswap").feasible);
+  CHECK(QualityBaselineToJson(back) == QualityBaselineToJson(r->updated));
+}
+
+TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
+  auto err = [](const std::string& json) {
+    absl::StatusOr<QualityBaseline> b = ParseQualityBaseline(json, "q.json");
+    CHECK(b.status().code() == absl::StatusCode::kInvalidArgument);
+    return std::string(b.status().message());
+  };
+  const std::string head = R"({"format": "swapplan-quality", "format_version": 1, "entries": [)";
+  CHECK(err("[") == "q.json: $: not valid JSON");
+  CHECK(err(R"({"entries": []})") == "q.json: $: missing \"format\": \"swapplan-quality\"");
+  CHECK(err(R"({"format": "swapplan-quality", "format_version": 2})") ==
+        "q.json: $.format_version: unsupported version 2 (expected 1)");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "device_memory": "1GiB"}]})") ==
+        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\"");
+  CHECK(err(head + R"({"trace": "t"}]})") ==
+        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\"");
+  CHECK(err(head + R"({"oversubscription": 2}]})") == "q.json: $.entries[0]: missing \"trace\"");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 0.5}]})") ==
+        "q.json: $.entries[0].oversubscription: must be >= 1");
+  CHECK(err(head + R"({"trace": "t", "device_memory": "lots"}]})") ==
+        "q.json: $.entries[0].device_memory: invalid size 'lots'");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "reserve": "1GiB"}]})") ==
+        "q.json: $.entries[0].reserve: a reserve applies to device_memory, not to an "
+        "oversubscription");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planners": ["magic"]}]})") ==
+        "q.json: $.entries[0].planners[0]: unknown planner 'magic' (known: ideal, noswap, "
+        "chameleon, recompute, vdnn, lru, bucket, advisor)");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "colour": 1}]})") ==
+        "q.json: $.entries[0].colour: unknown field");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2,
+                       "results": {"lru": {"feasible": true}}}]})") ==
+        "q.json: $.entries[0].results.lru: a feasible result needs iteration_time_ns");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2,
+                       "results": {"lru": {"feasible": false, "iteration_time_ns": 5}}}]})") ==
+        "q.json: $.entries[0].results.lru: an infeasible result has no iteration time");
+  CHECK(ReadQualityBaseline("/nonexistent/q.json").status().code() ==
+        absl::StatusCode::kNotFound);
+  CHECK(RunRegression(Parse(ToyEntry("")), {.tolerance = 1.5}).status().message() ==
+        "regress: tolerance 1.5 must be in [0, 1)");
+}
+
+}  // namespace
+}  // namespace swapplan
