@@ -359,6 +359,10 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
         " in ", evaluations, " evaluations; last reason: ", last_failure));
   }
   result.best = std::move(best_chromosome);
+  // Crossover and mutation keep topological orders; verify the one returned.
+  if (absl::Status st = problem_.graph().ValidateSchedule(result.best.schedule); !st.ok()) {
+    return absl::InternalError(absl::StrCat("advisor: the best schedule is invalid: ", st.message()));
+  }
   SwapPlanner planner(problem_, options_.planner);
   SWAPPLAN_ASSIGN_OR_RETURN(result.plan, planner.Plan(result.best, /*runtime_keys=*/true));
   SWAPPLAN_ASSIGN_OR_RETURN(result.simulation, problem_.simulator().Run(result.plan.policy));
