@@ -330,6 +330,7 @@ void SetupCompare(CLI::App& root, Action* action) {
   AddSimFlags(sub, &args->sim);
   sub->add_option("--planner-option", args->planner_options,
                   "PLANNER.NAME=VALUE, repeatable: a planner's own option, e.g. "
+                  "chameleon.min-tensor-bytes=0, chameleon.release-wait=never, "
                   "advisor.time-limit=30s, advisor.generations=100, advisor.threads=2");
   sub->add_option("--save-policies", args->save_policies,
                   "Write each planner's policy to DIR/<planner>.json");

@@ -81,7 +81,7 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
                             : "; no per-op durations",
                   "\n\n");
 
-  TextTable kinds({"tensor kind", "count", "bytes"});
+  TextTable kinds({"tensor kind", "count", "total bytes"});
   for (int k = 0; k < kNumTensorKinds; ++k) {
     if (s.tensors_per_kind[k] == 0) continue;
     kinds.AddRow({std::string(TensorKindName(static_cast<TensorKind>(k))),

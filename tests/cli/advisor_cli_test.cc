@@ -29,7 +29,7 @@ std::string MaskSearchTime(const std::string& text) {
 
 // The plan-time column of `compare`'s table rows.
 std::string MaskPlanTimes(const std::string& text) {
-  static const std::regex row(R"(^((lru|recompute|advisor) .*?) +[0-9.]+ (ns|us|ms|s)$)");
+  static const std::regex row(R"(^((chameleon|lru|recompute|advisor) .*?) +[0-9.]+ (ns|us|ms|s)$)");
   std::istringstream in(text);
   std::string line, out;
   while (std::getline(in, line)) out += std::regex_replace(line, row, "$1  <time>") + "\n";
@@ -87,9 +87,10 @@ TEST_CASE("search: infeasible budget exits 3, bad flags exit 2", "[cli][advisor]
   CHECK(none.err.find("no stopping rule") != std::string::npos);
 }
 
-TEST_CASE("compare: advisor on request, with its options", "[cli][advisor]") {
+TEST_CASE("compare: advisor on request; planner options for advisor and chameleon", "[cli][advisor]") {
   CliRun r = Swapplan(
-      "compare traces/two_layers.json --device-memory 600 --planners lru,recompute,advisor "
+      "compare traces/two_layers.json --device-memory 600 "
+      "--planners chameleon,lru,recompute,advisor --planner-option chameleon.min-tensor-bytes=0 "
       "--planner-option advisor.generations=5 --planner-option advisor.population=8 "
       "--planner-option advisor.threads=1 --planner-option advisor.seed=3");
   INFO(r.err);
@@ -100,6 +101,13 @@ TEST_CASE("compare: advisor on request, with its options", "[cli][advisor]") {
       "--planner-option advisor.gens=5");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("advisor has no option 'gens'") != std::string::npos);
+  CliRun bad_value = Swapplan(
+      "compare traces/two_layers.json --device-memory 600 --planners chameleon "
+      "--planner-option chameleon.release-wait=sometimes");
+  CHECK(bad_value.exit_code == 2);
+  CHECK(bad_value.err.find(
+            "chameleon option release-wait: 'sometimes' is not when-needed or never") !=
+        std::string::npos);
   CHECK(Swapplan("compare traces/two_layers.json --device-memory 600 --planners lru "
                  "--planner-option advisor")
             .exit_code == 2);

@@ -8,6 +8,7 @@
 
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/candidates.h"
+#include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/planners/chameleon/layer_simulator.h"
 #include "swapplan/planners/chameleon/logical_layers.h"
 #include "swapplan/planners/chameleon/mrl.h"
@@ -363,6 +364,61 @@ TEST_CASE("d2h queue: copies wait for each other; late ones are dropped", "[simu
   CHECK(budgets.d2h_used_ns(0) == 0.0);
   CHECK(budgets.d2h_used_ns(1) == 100.0);
   CHECK(budgets.d2h_used_ns(2) == 50.0);
+}
+
+TEST_CASE("options: every recorded parameter can be set again; bad names and values",
+          "[options]") {
+  // A non-default value for every option, so the round trip cannot pass by
+  // leaving the defaults alone.
+  ChameleonOptions o;
+  o.layers = 7;
+  o.optimizer_layers = 2;
+  o.score_c = 2.5;
+  o.min_tensor_bytes = 4096;
+  o.normalization = ScoreNormalization::kMinMax;
+  o.link_budget = LinkBudget::kShared;
+  o.swap_out_completion = SwapOutCompletion::kLayerSearch;
+  o.idle_window_start = IdleWindowStart::kLastForwardUse;
+  o.candidate_rebuild = CandidateRebuild::kPerSelection;
+  o.stall_fallback = StallFallback::kOnePerPass;
+  o.op_time_model = OpTimeModel::kEq1;
+  o.iteration_time_ns = 1500;
+  o.runtime_key_mask_bits = 64;
+  o.max_rounds = 3;
+  o.maximal_fallback = false;
+  o.release_wait = ReleaseWait::kNever;
+  ChameleonOptions copy;
+  for (const auto& [name, value] : o.ToParameters()) {
+    INFO(name << "=" << value);
+    REQUIRE(copy.Set(name, value).ok());
+  }
+  CHECK(copy.ToParameters() == o.ToParameters());
+
+  // CLI spellings: dashes for underscores, units for sizes and durations.
+  ChameleonOptions d;
+  REQUIRE(d.Set("min-tensor-bytes", "512KiB").ok());
+  CHECK(d.min_tensor_bytes == 524288);  // 512 * 1024
+  REQUIRE(d.Set("iteration-time-ns", "2ms").ok());
+  CHECK(d.iteration_time_ns == 2000000);
+
+  const absl::Status unknown = d.Set("layer", "3");
+  CHECK(unknown.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(unknown.message()),
+             Catch::StartsWith("chameleon has no option 'layer' (known: layers, "));
+  const absl::Status bad = d.Set("normalization", "mean");
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(bad.message() == "chameleon option normalization: 'mean' is not max or minmax");
+  CHECK(d.normalization == ScoreNormalization::kMax);  // unchanged
+
+  // The planner validates before it keeps a value: a range error leaves the
+  // options as they were.
+  ChameleonPlanner planner;
+  REQUIRE(planner.SetOption("min-tensor-bytes", "0").ok());
+  CHECK(planner.options().min_tensor_bytes == 0);
+  const absl::Status range = planner.SetOption("max-rounds", "0");
+  CHECK(range.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(range.message() == "chameleon options: max_rounds is 0; must be >= 1");
+  CHECK(planner.options().max_rounds == 8);
 }
 
 }  // namespace

@@ -557,4 +557,12 @@ absl::StatusOr<Policy> ChameleonPlanner::PlanExplained(const PlanningProblem& pr
   return run.Execute();
 }
 
+absl::Status ChameleonPlanner::SetOption(absl::string_view name, absl::string_view value) {
+  ChameleonOptions next = options_;  // kept only when valid
+  SWAPPLAN_RETURN_IF_ERROR(next.Set(name, value));
+  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
+  options_ = next;
+  return absl::OkStatus();
+}
+
 }  // namespace swapplan

@@ -2,7 +2,10 @@
 
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "swapplan/util/units.h"
 
 namespace swapplan {
 namespace {
@@ -47,6 +50,10 @@ absl::string_view ReleaseWaitName(ReleaseWait v) {
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out) {
   constexpr ScoreNormalization kAll[] = {ScoreNormalization::kMax, ScoreNormalization::kMinMax};
   return ParseByName(s, kAll, &ScoreNormalizationName, out);
+}
+bool ParseLinkBudget(absl::string_view s, LinkBudget* out) {
+  constexpr LinkBudget kAll[] = {LinkBudget::kPerDirection, LinkBudget::kShared};
+  return ParseByName(s, kAll, &LinkBudgetName, out);
 }
 bool ParseSwapOutCompletion(absl::string_view s, SwapOutCompletion* out) {
   constexpr SwapOutCompletion kAll[] = {SwapOutCompletion::kD2hQueue,
@@ -114,6 +121,88 @@ bool ParseStallFallback(absl::string_view s, StallFallback* out) {
 bool ParseReleaseWait(absl::string_view s, ReleaseWait* out) {
   constexpr ReleaseWait kAll[] = {ReleaseWait::kWhenNeeded, ReleaseWait::kNever};
   return ParseByName(s, kAll, &ReleaseWaitName, out);
+}
+
+absl::Status ChameleonOptions::Set(absl::string_view name, absl::string_view value) {
+  const std::string key = absl::StrReplaceAll(name, {{"-", "_"}});
+  const auto bad = [&](absl::string_view want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chameleon option ", name, ": '", value, "' is not ", want));
+  };
+  const auto int32 = [&](int32_t* field) {
+    int32_t v = 0;
+    if (!absl::SimpleAtoi(value, &v)) return bad("an integer");
+    *field = v;
+    return absl::OkStatus();
+  };
+  const auto bytes = [&](int64_t* field) {
+    absl::StatusOr<int64_t> v = ParseBytes(value);
+    if (!v.ok()) return bad("a size like 1048576 or 1MiB");
+    *field = *v;
+    return absl::OkStatus();
+  };
+  const auto choice = [&](auto parse, auto* field, absl::string_view names) {
+    if (!parse(value, field)) return bad(names);
+    return absl::OkStatus();
+  };
+  if (key == "layers") return int32(&layers);
+  if (key == "optimizer_layers") return int32(&optimizer_layers);
+  if (key == "score_c") {
+    double v = 0;
+    if (!absl::SimpleAtod(value, &v)) return bad("a number");
+    score_c = v;
+    return absl::OkStatus();
+  }
+  if (key == "min_tensor_bytes") return bytes(&min_tensor_bytes);
+  if (key == "normalization") {
+    return choice(&ParseScoreNormalization, &normalization, "max or minmax");
+  }
+  if (key == "link_budget") {
+    return choice(&ParseLinkBudget, &link_budget, "per-direction or shared");
+  }
+  if (key == "swap_out_completion") {
+    return choice(&ParseSwapOutCompletion, &swap_out_completion, "d2h-queue or layer-search");
+  }
+  if (key == "idle_window_start") {
+    return choice(&ParseIdleWindowStart, &idle_window_start,
+                  "earliest-release or last-forward-use");
+  }
+  if (key == "candidate_rebuild") {
+    return choice(&ParseCandidateRebuild, &candidate_rebuild, "per-pass or per-selection");
+  }
+  if (key == "stall_fallback") {
+    return choice(&ParseStallFallback, &stall_fallback, "batched or one-per-pass");
+  }
+  if (key == "op_time_model") {
+    return choice(&ParseOpTimeModel, &op_time_model, "auto, eq1 or recorded");
+  }
+  if (key == "iteration_time_ns") {
+    absl::StatusOr<int64_t> v = ParseDurationNs(value);
+    if (!v.ok()) return bad("a duration like 1500000000 or 1.5s");
+    iteration_time_ns = *v;
+    return absl::OkStatus();
+  }
+  if (key == "runtime_key_mask_bits") return int32(&runtime_key_mask_bits);
+  if (key == "max_rounds") return int32(&max_rounds);
+  if (key == "maximal_fallback") {
+    if (value == "true" || value == "1") {
+      maximal_fallback = true;
+    } else if (value == "false" || value == "0") {
+      maximal_fallback = false;
+    } else {
+      return bad("true or false");
+    }
+    return absl::OkStatus();
+  }
+  if (key == "release_wait") {
+    return choice(&ParseReleaseWait, &release_wait, "when-needed or never");
+  }
+  std::string known;
+  for (const auto& [n, v] : ToParameters()) {
+    absl::StrAppend(&known, known.empty() ? "" : ", ", absl::StrReplaceAll(n, {{"_", "-"}}));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("chameleon has no option '", name, "' (known: ", known, ")"));
 }
 
 }  // namespace swapplan

@@ -177,6 +177,9 @@ class ChameleonPlanner : public Planner {
   absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override {
     return PlanExplained(problem, nullptr);
   }
+  // See Planner::SetOption: any ChameleonOptions field by its policy
+  // parameter name (ChameleonOptions::Set), validated before it is kept.
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
   // The same, also filling `explanation` (when not null) with the layers,
   // MRL, every candidate list and every decision — also when the result is
   // ResourceExhausted.

@@ -175,6 +175,13 @@ struct ChameleonOptions {
   // Every option as (name, value) in declaration order, as policies record
   // them.
   std::vector<std::pair<std::string, std::string>> ToParameters() const;
+  // Sets one option from its ToParameters() name, with '-' accepted for '_'
+  // (`compare --planner-option chameleon.min-tensor-bytes=0`), and the value
+  // as ToParameters() writes it (sizes also as `512KiB`, booleans also as
+  // 1/0). So every parameter a policy records can be set again. Changes
+  // nothing and returns InvalidArgument for an unknown name or a bad value;
+  // range checks are Validate()'s.
+  absl::Status Set(absl::string_view name, absl::string_view value);
 };
 
 absl::string_view ScoreNormalizationName(ScoreNormalization v);  // "max", "minmax"
@@ -185,6 +192,7 @@ absl::string_view CandidateRebuildName(CandidateRebuild v);  // "per-pass", "per
 absl::string_view StallFallbackName(StallFallback v);        // "batched", "one-per-pass"
 absl::string_view ReleaseWaitName(ReleaseWait v);            // "when-needed", "never"
 bool ParseScoreNormalization(absl::string_view s, ScoreNormalization* out);
+bool ParseLinkBudget(absl::string_view s, LinkBudget* out);
 bool ParseSwapOutCompletion(absl::string_view s, SwapOutCompletion* out);
 bool ParseIdleWindowStart(absl::string_view s, IdleWindowStart* out);
 bool ParseCandidateRebuild(absl::string_view s, CandidateRebuild* out);
