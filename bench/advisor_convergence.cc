@@ -16,8 +16,10 @@
 #include "swapplan/trace/io.h"
 #include "swapplan/util/units.h"
 
-int main(int argc, char** argv) {
-  using namespace swapplan;
+namespace swapplan {
+namespace {
+
+int Run(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s TRACE BUDGET BANDWIDTH TIME [threads] [seed] [temperature]\n",
                  argv[0]);
@@ -81,3 +83,8 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+}  // namespace swapplan
+
+int main(int argc, char** argv) { return swapplan::Run(argc, argv); }

@@ -14,6 +14,8 @@
 // there).
 #include <benchmark/benchmark.h>
 
+#include <memory>
+
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/eval/whatif.h"
@@ -43,8 +45,8 @@ struct Loaded {
 };
 
 const Loaded& LlamaTrace() {
-  static const Loaded* l = [] {
-    auto* x = new Loaded{*SynthesizeTrace(Llama(32, 2)), {}};
+  static const std::unique_ptr<Loaded> l = [] {
+    auto x = std::make_unique<Loaded>(Loaded{*SynthesizeTrace(Llama(32, 2)), {}});
     x->curve = *ComputeMemoryCurve(x->trace);
     return x;
   }();
@@ -52,8 +54,8 @@ const Loaded& LlamaTrace() {
 }
 
 const Loaded& Synthetic1M() {
-  static const Loaded* l = [] {
-    auto* x = new Loaded{SyntheticTrace(1000000), {}};
+  static const std::unique_ptr<Loaded> l = [] {
+    auto x = std::make_unique<Loaded>(Loaded{SyntheticTrace(1000000), {}});
     x->curve = *ComputeMemoryCurve(x->trace);
     return x;
   }();

@@ -18,21 +18,17 @@ namespace swapplan {
 namespace {
 
 const Trace& Toy() {
-  static const Trace* t = [] {
-    absl::StatusOr<Trace> r = ReadTrace(testing::DataPath("traces/chameleon_toy.json"));
-    if (!r.ok()) std::abort();
-    return new Trace(std::move(r).value());
-  }();
-  return *t;
+  static const Trace t = testing::DataTrace("traces/chameleon_toy.json");
+  return t;
 }
 
 const IterationCurve& ToyCurve() {
-  static const MemoryCurve* c = [] {
+  static const MemoryCurve c = [] {
     absl::StatusOr<MemoryCurve> r = ComputeMemoryCurve(Toy());
-    if (!r.ok()) std::abort();
-    return new MemoryCurve(std::move(r).value());
+    REQUIRE(r.ok());
+    return std::move(r).value();
   }();
-  return c->iterations()[0];
+  return c.iterations()[0];
 }
 
 TEST_CASE("oversubscription: budget = persistent + (peak - persistent) / r", "[eval]") {

@@ -57,7 +57,7 @@ namespace {
 enum Op : int32_t { kConv1, kConv2, kConv3, kConv4, kConcat, kB5, kB4, kB3, kB2, kB1, kB0 };
 
 const Trace& Fig1() {
-  static const Trace* t = new Trace(testing::TraceFromJson(R"({
+  static const Trace t = testing::TraceFromJson(R"({
     "format": "swapplan-trace",
     "metadata": {"device_name": "fig1", "device_memory_bytes": 1000,
                  "h2d_bandwidth_bytes_per_s": 1e9, "d2h_bandwidth_bytes_per_s": 1e9},
@@ -86,8 +86,8 @@ const Trace& Fig1() {
       {"name": "b1", "phase": "BACKWARD", "inputs": [1], "duration_ns": 100},
       {"name": "b0", "phase": "BACKWARD", "inputs": [0], "duration_ns": 100}
     ]}]})",
-                                                         "fig1.json"));
-  return *t;
+                                                         "fig1.json");
+  return t;
 }
 
 const std::vector<int32_t> kLeftFirst = {kConv1, kConv2, kConv3, kConv4, kConcat,

@@ -23,7 +23,7 @@ namespace swapplan {
 namespace {
 
 const Trace& T() {
-  static const Trace* t = new Trace(testing::TraceFromJson(R"({
+  static const Trace t = testing::TraceFromJson(R"({
     "metadata": {"h2d_bandwidth_bytes_per_s": 1e9, "d2h_bandwidth_bytes_per_s": 1e9},
     "tensors": [
       {"id": 1, "size_bytes": 100, "kind": "ACTIVATION", "name": "A"},
@@ -39,8 +39,8 @@ const Trace& T() {
       {"name": "c", "phase": "FORWARD", "inputs": [1, 10, 11], "outputs": [4], "duration_ns": 100},
       {"name": "sgd", "phase": "OPTIMIZER", "inputs": [10], "outputs": [10], "duration_ns": 100}
     ]}]})",
-                                                         "advisor_policy.json"));
-  return *t;
+                                                         "advisor_policy.json");
+  return t;
 }
 
 const std::vector<int32_t> kS = {0, 2, 1, 3, 4};

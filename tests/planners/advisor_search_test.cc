@@ -49,7 +49,7 @@ const PolicyItem* ItemOf(const Policy& p, uint64_t tensor) {
 // tensors one unit (100 bytes), a 4-unit device (one class of four 100-byte
 // objects); A1..A3 are needed by the backward ops b3, b2, b1 (in that order).
 const Trace& Fig3() {
-  static const Trace* t = new Trace(testing::TraceFromJson(R"({
+  static const Trace t = testing::TraceFromJson(R"({
     "metadata": {"h2d_bandwidth_bytes_per_s": 1e9, "d2h_bandwidth_bytes_per_s": 1e9},
     "tensors": [
       {"id": 1, "size_bytes": 100, "kind": "ACTIVATION"},
@@ -65,8 +65,8 @@ const Trace& Fig3() {
       {"name": "b3", "phase": "BACKWARD", "inputs": [3], "duration_ns": 100},
       {"name": "b2", "phase": "BACKWARD", "inputs": [2], "duration_ns": 100},
       {"name": "b1", "phase": "BACKWARD", "inputs": [1], "duration_ns": 100}]}]})",
-                                                         "fig3.json"));
-  return *t;
+                                                         "fig3.json");
+  return t;
 }
 
 TEST_CASE("swap planner: seed 002 Fig. 3 — W1 -> W3 and W2 -> A3", "[advisor][planner]") {
@@ -116,7 +116,7 @@ TEST_CASE("swap planner: seed 002 Fig. 3 — W1 -> W3 and W2 -> A3", "[advisor][
 //   0 f1(W1) -> A1   1 f2(A1, W2) -> A2   2 b2(A2, W2) -> G2
 //   3 b1(A1, W1) -> G1   4 sgd(W1, W2, G1, G2) -> W1, W2
 const Trace& Training() {
-  static const Trace* t = new Trace(testing::TraceFromJson(R"({
+  static const Trace t = testing::TraceFromJson(R"({
     "metadata": {"h2d_bandwidth_bytes_per_s": 1e9, "d2h_bandwidth_bytes_per_s": 1e9},
     "tensors": [
       {"id": 1, "size_bytes": 100, "kind": "ACTIVATION"},
@@ -132,8 +132,8 @@ const Trace& Training() {
       {"name": "b1", "phase": "BACKWARD", "inputs": [1, 11], "outputs": [3], "duration_ns": 100},
       {"name": "sgd", "phase": "OPTIMIZER", "inputs": [11, 12, 3, 4], "outputs": [11, 12],
        "duration_ns": 100}]}]})",
-                                                         "training.json"));
-  return *t;
+                                                         "training.json");
+  return t;
 }
 
 TEST_CASE("swap planner: double pass keeps what fits resident across iterations",

@@ -43,12 +43,8 @@ namespace swapplan {
 namespace {
 
 const Trace& Toy() {
-  static const Trace* t = [] {
-    absl::StatusOr<Trace> r = ReadTrace(testing::DataPath("traces/chameleon_toy.json"));
-    if (!r.ok()) std::abort();
-    return new Trace(std::move(r).value());
-  }();
-  return *t;
+  static const Trace t = testing::DataTrace("traces/chameleon_toy.json");
+  return t;
 }
 
 PlanningProblem ToyProblem(int64_t budget, double h2d = 1e9, double d2h = 2e9) {

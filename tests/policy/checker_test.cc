@@ -31,12 +31,8 @@ namespace swapplan {
 namespace {
 
 const Trace& Toy() {
-  static const Trace* t = [] {
-    absl::StatusOr<Trace> r = ReadTrace(testing::DataPath("traces/chameleon_toy.json"));
-    if (!r.ok()) std::abort();
-    return new Trace(std::move(r).value());
-  }();
-  return *t;
+  static const Trace t = testing::DataTrace("traces/chameleon_toy.json");
+  return t;
 }
 
 PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in, int32_t use) {

@@ -22,6 +22,13 @@ Trace TraceFromJson(const std::string& json, const std::string& source) {
   return std::move(t).value();
 }
 
+Trace DataTrace(const std::string& relative) {
+  absl::StatusOr<Trace> t = ReadTrace(DataPath(relative));
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  return std::move(t).value();
+}
+
 std::string DataPath(const std::string& relative) {
   return std::string(SWAPPLAN_TEST_DATA_DIR) + "/" + relative;
 }

@@ -14,6 +14,9 @@ namespace swapplan::testing {
 // Parses a JSON trace literal; fails the current test (REQUIRE) on error.
 Trace TraceFromJson(const std::string& json, const std::string& source = "test.json");
 
+// Reads a trace file under tests/data; fails the current test (REQUIRE) on
+// error.
+Trace DataTrace(const std::string& relative);
 // Path of a file under tests/data.
 std::string DataPath(const std::string& relative);
 // Path of a file under ../shared/external-traces.
