@@ -12,7 +12,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -26,29 +25,12 @@ namespace {
 
 using swapplan::testing::CheckGolden;
 using swapplan::testing::CliRun;
+using swapplan::testing::MaskPlanTimes;
 using swapplan::testing::ReadFile;
 using swapplan::testing::Swapplan;
 
 // Planning times differ from run to run: the table's last column becomes
-// "<time>", and plan_time_ns 0 in JSON.
-std::string MaskPlanTimes(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, out;
-  bool in_table = false;
-  const std::regex trailing_time(R"( +[0-9.]+ (ns|us|ms|s)$)");
-  while (std::getline(in, line)) {
-    if (line.rfind("planner ", 0) == 0) {
-      in_table = true;
-    } else if (line.empty()) {
-      in_table = false;
-    } else if (in_table) {
-      line = std::regex_replace(line, trailing_time, "  <time>");
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
+// "<time>" (testing::MaskPlanTimes), and plan_time_ns 0 in JSON.
 std::string MaskPlanTimesJson(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text);
   for (auto& row : j["rows"]) {

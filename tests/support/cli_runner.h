@@ -25,6 +25,20 @@ CliRun Swapplan(const std::string& args);
 // instead when SWAPPLAN_UPDATE_GOLDEN is set.
 void CheckGolden(const std::string& name, const std::string& actual);
 
+// Masks for output that changes from run to run (no std::regex: GCC 12
+// warns inside <regex> under the sanitizers).
+//
+// Planning times: in every table row (the lines after a header line
+// starting with "planner " up to the next blank line) a trailing duration
+// "  12.5 us" becomes "  <time>".
+std::string MaskPlanTimes(const std::string& text);
+// Every `before` + duration + `after` (a duration: digits and dots, a
+// space, one of ns us ms s) becomes `replacement`:
+//   MaskDurations("... in 1.25 s; ...", " in ", ";", " in <time>;")
+//     -> "... in <time>; ..."
+std::string MaskDurations(const std::string& text, const std::string& before,
+                          const std::string& after, const std::string& replacement);
+
 }  // namespace swapplan::testing
 
 #endif  // SWAPPLAN_TESTS_SUPPORT_CLI_RUNNER_H_
