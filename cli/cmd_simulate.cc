@@ -32,6 +32,7 @@ struct SimulateArgs {
   std::string event_query;
   int launch_queue_depth = SimulatorOptions().launch_queue_depth;
   int top_stalls = 10;
+  std::string oom_handling = "report";  // or "algorithm3"
   std::string timeline;
   bool json = false;
   std::string output;
@@ -116,6 +117,21 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
   } else {
     absl::StrAppend(&out, "OOM             none\n");
   }
+  if (args.oom_handling == "algorithm3") {
+    const OomHandlingStats& h = r.oom_handling;
+    absl::StrAppend(&out, "OOM handling    Algorithm 3: ", h.allocation_failures,
+                    " allocation failures, ", h.early_releases, " early releases, ",
+                    h.passive_swap_outs, " passive swap-outs (", BytesExact(h.passive_bytes_d2h),
+                    ") and ", h.passive_swap_ins, " swap-ins (", BytesExact(h.passive_bytes_h2d),
+                    "), ", FormatDurationNs(h.passive_stall_ns), " waiting for them; ",
+                    h.unresolved, " unresolved");
+    if (h.unresolved > 0) {
+      absl::StrAppend(&out, " (first at ", op_text(h.first_unresolved_op), ", ",
+                      BytesExact(h.first_unresolved_missing_bytes), " missing",
+                      h.no_bandwidth ? "; no link bandwidth for passive swaps" : "", ")");
+    }
+    absl::StrAppend(&out, "\n");
+  }
   if (!r.top_stalls.empty()) {
     absl::StrAppend(&out, "\n");
     TextTable table({"op", "name", "phase", "stall", "cause", "tensor"});
@@ -189,6 +205,20 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
     if (r.oom.pool_class >= 0) oom["pool_class"] = r.oom.pool_class;
   }
   j["oom"] = oom;
+  if (args.oom_handling == "algorithm3") {
+    const OomHandlingStats& h = r.oom_handling;
+    j["oom_handling"] = {{"mode", "algorithm3"},
+                         {"allocation_failures", h.allocation_failures},
+                         {"early_releases", h.early_releases},
+                         {"passive_swap_outs", h.passive_swap_outs},
+                         {"passive_swap_ins", h.passive_swap_ins},
+                         {"passive_bytes_d2h", h.passive_bytes_d2h},
+                         {"passive_bytes_h2d", h.passive_bytes_h2d},
+                         {"passive_stall_ns", h.passive_stall_ns},
+                         {"unresolved", h.unresolved},
+                         {"first_unresolved", op_json(h.first_unresolved_op)},
+                         {"first_unresolved_missing_bytes", h.first_unresolved_missing_bytes}};
+  }
   if (r.pool_bytes > 0) j["pool_bytes"] = r.pool_bytes;
   j["bytes_d2h"] = r.bytes_d2h;
   j["bytes_h2d"] = r.bytes_h2d;
@@ -239,6 +269,8 @@ absl::Status Run(const SimulateArgs& args) {
   o.launch_queue_depth = args.launch_queue_depth;
   o.top_stall_ops = args.top_stalls;
   o.record_timeline = !args.timeline.empty();
+  o.oom_handling =
+      args.oom_handling == "algorithm3" ? OomHandling::kAlgorithm3 : OomHandling::kReport;
   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, Simulate(trace, policy, o));
   if (!args.timeline.empty()) {
     SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.timeline, TimelineToChromeTrace(trace, policy, r)));
@@ -282,6 +314,12 @@ void SetupSimulate(CLI::App& root, Action* action) {
   sub->add_option("--top-stalls", args->top_stalls, "Ops with the longest stalls to list")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--oom-handling", args->oom_handling,
+                  "An allocation that does not fit: report it (an OOM), or handle it with seed "
+                  "001's Algorithm 3 (release finished swap-outs early, then passive swaps of the "
+                  "closest-size resident tensors; OOM only when that fails)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"report", "algorithm3"}));
   sub->add_option("--timeline", args->timeline,
                   "Write the per-stream timeline as Chrome trace JSON (open in ui.perfetto.dev)");
   sub->add_flag("--json", args->json, "Machine-readable JSON output");

@@ -72,6 +72,42 @@ TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
         "100 B with 50 B free\n");
 }
 
+// The same OOM handled by Algorithm 3: at op 4 (f11) 100 B are requested
+// with 50 B free and no swap-out in flight, so step (ii) copies out the
+// resident tensor closest in size not used by f11 — the 100-byte input 0 —
+// and f11 waits for that copy (100 ns at 1 byte/ns); input 0 comes back at
+// its next use, b00 (op 11), which waits 100 ns for the copy in. With lru's
+// own 200 ns of release waits: 1.2 us + 400 ns = 1.6 us, no OOM, exit 0.
+TEST_CASE("simulate --oom-handling algorithm3 resolves the OOM with a passive swap", "[cli]") {
+  CliRun r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+                      "--device-memory 550 --oom-handling algorithm3");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("simulate_lru_algorithm3.txt", r.out);
+  CliRun j = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+                      "--device-memory 550 --oom-handling algorithm3 --json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["feasible"] == true);
+  CHECK(doc["iteration_time_ns"] == 1600);
+  CHECK(doc["oom_handling"]["allocation_failures"] == 1);
+  CHECK(doc["oom_handling"]["passive_swap_outs"] == 1);
+  CHECK(doc["oom_handling"]["passive_bytes_d2h"] == 100);
+  CHECK(doc["oom_handling"]["passive_stall_ns"] == 200);
+  CHECK(doc["oom_handling"]["unresolved"] == 0);
+  // Too little memory for passive swaps to help everywhere: at 250 B, b10
+  // needs 300 B of its own inputs and outputs at once. Still an OOM, exit 3,
+  // and the line says where.
+  CliRun u = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+                      "--device-memory 250 --oom-handling algorithm3");
+  CHECK(u.exit_code == 3);
+  CHECK(u.out.find("OOM handling    Algorithm 3: ") != std::string::npos);
+  CHECK(u.out.find(" unresolved (first at op 8 (b10), 50 B missing)") != std::string::npos);
+  CHECK(Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
+                 "--oom-handling sometimes")
+            .exit_code == 2);
+}
+
 TEST_CASE("simulate --timeline writes Chrome trace JSON", "[cli]") {
   std::string path = swapplan::testing::TempDir() + "/timeline.json";
   CliRun r = Swapplan(std::string("simulate ") + kVdnn + " --timeline '" + path + "'");
