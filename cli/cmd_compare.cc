@@ -205,18 +205,11 @@ absl::Status Run(const CompareArgs& args) {
     options.planners.emplace_back(name);
   }
   for (const std::string& opt : args.planner_options) {
-    const size_t dot = opt.find('.'), eq = opt.find('=');
-    if (dot == std::string::npos || eq == std::string::npos || eq < dot) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--planner-option '", opt, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit=30s"));
+    absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(opt);
+    if (!o.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--planner-option ", o.status().message()));
     }
-    options.planner_options.push_back(
-        {opt.substr(0, dot), opt.substr(dot + 1, eq - dot - 1), opt.substr(eq + 1)});
-    if (FindPlanner(options.planner_options.back().planner) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("--planner-option '", opt,
-                                                     "': unknown planner (known: ",
-                                                     PlannerNames(), ")"));
-    }
+    options.planner_options.push_back(*std::move(o));
   }
   // Flag-level checks first, so messages name the flags.
   if (args.oversubscription != 0) {

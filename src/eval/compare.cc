@@ -190,4 +190,20 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   return c;
 }
 
+absl::StatusOr<CompareOptions::PlannerOption> ParsePlannerOption(absl::string_view text) {
+  const size_t dot = text.find('.'), eq = text.find('=');
+  if (dot == absl::string_view::npos || eq == absl::string_view::npos || eq < dot || dot == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit=30s"));
+  }
+  CompareOptions::PlannerOption o{std::string(text.substr(0, dot)),
+                                  std::string(text.substr(dot + 1, eq - dot - 1)),
+                                  std::string(text.substr(eq + 1))};
+  if (FindPlanner(o.planner) == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': unknown planner (known: ", PlannerNames(), ")"));
+  }
+  return o;
+}
+
 }  // namespace swapplan

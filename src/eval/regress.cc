@@ -68,6 +68,10 @@ absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
   CompareOptions o;
   o.iteration = e.iteration;
   o.planners = EntryPlanners(e);
+  for (const std::string& text : e.planner_options) {
+    SWAPPLAN_ASSIGN_OR_RETURN(CompareOptions::PlannerOption po, ParsePlannerOption(text));
+    o.planner_options.push_back(std::move(po));
+  }
   if (e.oversubscription > 0) {
     o.budget.oversubscription = e.oversubscription;
   } else {

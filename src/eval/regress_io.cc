@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/eval/compare.h"
 #include "swapplan/eval/regress.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/util/file.h"
@@ -151,6 +152,17 @@ class Parser {
           }
           e.planners.push_back(name);
         }
+      } else if (key == "planner_options") {
+        if (!v.is_array()) return Fail(p, "expected an array of \"PLANNER.NAME=VALUE\" strings");
+        for (size_t i = 0; i < v.size(); ++i) {
+          const std::string pi = absl::StrCat(p, "[", i, "]");
+          SWAPPLAN_ASSIGN_OR_RETURN(std::string text, String(v[i], pi));
+          if (absl::StatusOr<CompareOptions::PlannerOption> po = ParsePlannerOption(text);
+              !po.ok()) {
+            return Fail(pi, po.status().message());
+          }
+          e.planner_options.push_back(text);
+        }
       } else if (key == "trace_identity") {
         SWAPPLAN_ASSIGN_OR_RETURN(e.identity, Identity(v, p));
       } else if (key == "budget_bytes") {
@@ -251,6 +263,7 @@ std::string QualityBaselineToJson(const QualityBaseline& b) {
     text("latency", e.latency);
     if (e.half_duplex) j["half_duplex"] = true;
     if (!e.planners.empty()) j["planners"] = e.planners;
+    if (!e.planner_options.empty()) j["planner_options"] = e.planner_options;
     if (e.identity) {
       j["trace_identity"] = {{"op_sequence_hash", Hex(e.identity->op_sequence_hash)},
                              {"iteration_ops", e.identity->iteration_ops},

@@ -77,7 +77,8 @@ TEST_CASE("search: infeasible budget exits 3, bad flags exit 2", "[cli][advisor]
   CHECK(none.err.find("no stopping rule") != std::string::npos);
 }
 
-TEST_CASE("compare: advisor on request; planner options for advisor and chameleon", "[cli][advisor]") {
+TEST_CASE("compare: advisor on request; planner options for advisor and chameleon",
+          "[cli][advisor]") {
   CliRun r = Swapplan(
       "compare traces/two_layers.json --device-memory 600 "
       "--planners chameleon,lru,recompute,advisor --planner-option chameleon.min-tensor-bytes=0 "

@@ -105,6 +105,37 @@ TEST_CASE("regress: the report's rows and the updated baseline", "[eval]") {
   CHECK(QualityBaselineToJson(back) == QualityBaselineToJson(r->updated));
 }
 
+TEST_CASE("regress: planner options reach the planner and survive --update", "[eval]") {
+  // Chameleon on the toy at budget 700: with its default 1 MiB minimum no
+  // tensor is a candidate (infeasible); with min-tensor-bytes=0 it is the
+  // plan worked out in tests/planners/chameleon_test.cc ("release waits
+  // reach what the link cannot copy in time"): 1300 ns of ops + a 100 ns
+  // release wait at op 3 = 1400 ns.
+  const std::string entry = absl::StrCat(
+      R"({"format": "swapplan-quality", "format_version": 1, "entries": [{"trace": ")",
+      testing::DataPath("traces/chameleon_toy.json"),
+      R"(", "device_memory": "700", "planners": ["chameleon"])");
+  absl::StatusOr<RegressReport> plain = RunRegression(Parse(entry + "}]}"), {});
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->rows[0].current.feasible);
+  absl::StatusOr<RegressReport> r = RunRegression(
+      Parse(entry + R"(, "planner_options": ["chameleon.min-tensor-bytes=0"]}]})"), {});
+  REQUIRE(r.ok());
+  REQUIRE(r->rows.size() == 1);
+  CHECK(r->rows[0].current.feasible);
+  CHECK(r->rows[0].current.iteration_time_ns == 1400);
+  const QualityBaseline back = Parse(QualityBaselineToJson(r->updated));
+  CHECK(back.entries[0].planner_options ==
+        std::vector<std::string>{"chameleon.min-tensor-bytes=0"});
+  CHECK(Verdicts(back, 0) == std::vector<Verdict>{Verdict::kOk});
+  // An option the planner does not know fails the run, naming it.
+  absl::StatusOr<RegressReport> bad = RunRegression(
+      Parse(entry + R"(, "planner_options": ["chameleon.min-tensor=0"]}]})"), {});
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("chameleon has no option 'min-tensor'"));
+}
+
 TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
   auto err = [](const std::string& json) {
     absl::StatusOr<QualityBaseline> b = ParseQualityBaseline(json, "q.json");
@@ -131,6 +162,9 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planners": ["magic"]}]})") ==
         "q.json: $.entries[0].planners[0]: unknown planner 'magic' (known: ideal, noswap, "
         "chameleon, recompute, vdnn, lru, bucket, advisor)");
+  CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planner_options": ["lru"]}]})") ==
+        "q.json: $.entries[0].planner_options[0]: 'lru': expected PLANNER.NAME=VALUE, e.g. "
+        "advisor.time-limit=30s");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "colour": 1}]})") ==
         "q.json: $.entries[0].colour: unknown field");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2,

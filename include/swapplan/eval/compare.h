@@ -93,6 +93,12 @@ struct CompareOptions {
   absl::Status Validate() const;
 };
 
+// Parses "PLANNER.NAME=VALUE" (compare --planner-option, the
+// "planner_options" of a quality baseline), e.g. "advisor.time-limit=30s".
+// InvalidArgument for another form or an unknown planner (listing the known
+// ones); whether the planner knows NAME is checked when it is set.
+absl::StatusOr<CompareOptions::PlannerOption> ParsePlannerOption(absl::string_view text);
+
 struct PlannerOutcome {
   std::string planner;
   // Judged with unlimited memory (ideal).

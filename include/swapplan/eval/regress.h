@@ -18,6 +18,8 @@
 //                                             // optional; default: the trace's
 //       "planners": ["chameleon", "recompute"],  // optional; default: the
 //                                             // recorded ones, else compare's
+//       "planner_options": ["chameleon.min-tensor-bytes=0"],  // optional,
+//                                             // as compare --planner-option
 //       // recorded by --update:
 //       "trace_identity": {"op_sequence_hash": "0x…", "iteration_ops": 3172,
 //                          "unswapped_peak_bytes": …, "persistent_bytes": …},
@@ -90,6 +92,8 @@ struct QualityEntry {
   std::string latency;
   bool half_duplex = false;
   std::vector<std::string> planners;
+  // Planner options as "PLANNER.NAME=VALUE" (compare --planner-option).
+  std::vector<std::string> planner_options;
   // Recorded.
   std::optional<TraceIdentity> identity;
   int64_t budget_bytes = 0;
