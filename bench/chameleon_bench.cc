@@ -17,7 +17,7 @@
 
 #include "llama_trace.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "synthetic_trace.h"
 
 namespace swapplan::bench {

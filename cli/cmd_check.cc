@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"

@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"

@@ -21,7 +21,7 @@
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
-#include "swapplan/varying/replay.h"
+#include "swapplan/eval/replay.h"
 
 namespace swapplan::cli {
 namespace {

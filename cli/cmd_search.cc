@@ -22,7 +22,7 @@
 #include "cli.h"
 #include "sim_flags.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"

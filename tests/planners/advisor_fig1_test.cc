@@ -48,7 +48,7 @@
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/planners/advisor/search.h"
 #include "swapplan/planners/advisor/swap_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 
 namespace swapplan {
 namespace {

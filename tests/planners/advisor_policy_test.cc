@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "support/test_traces.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 

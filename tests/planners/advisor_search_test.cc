@@ -14,7 +14,7 @@
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/planners/advisor/search.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 
 namespace swapplan {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 
 namespace swapplan {
 namespace {

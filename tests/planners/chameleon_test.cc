@@ -36,7 +36,7 @@
 
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/trace/io.h"
 
 namespace swapplan {

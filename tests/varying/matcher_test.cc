@@ -13,7 +13,7 @@
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/synth/synth.h"
-#include "swapplan/varying/replay.h"
+#include "swapplan/eval/replay.h"
 #include "swapplan/varying/tensor_roles.h"
 
 namespace swapplan {

@@ -2,7 +2,7 @@
 // Algorithm 1 implies, best-of-n, the summary against the rows, the stage
 // scoping of Algorithm 3, and option errors. (Golden rows of the same runs
 // through the CLI: tests/cli/replay_cli_test.cc.)
-#include "swapplan/varying/replay.h"
+#include "swapplan/eval/replay.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -23,7 +23,7 @@
 
 #include "absl/strings/str_format.h"
 #include "support/test_traces.h"
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
 

@@ -1,4 +1,4 @@
-#include "swapplan/policy/checker.h"
+#include "swapplan/sim/checker.h"
 
 #include <algorithm>
 #include <optional>

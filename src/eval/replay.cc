@@ -1,5 +1,5 @@
 // The multi-iteration replay loop (replay.h).
-#include "swapplan/varying/replay.h"
+#include "swapplan/eval/replay.h"
 
 #include <memory>
 #include <utility>

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "swapplan/policy/policy_io.h"
-#include "swapplan/varying/replay.h"
+#include "swapplan/eval/replay.h"
 #include "swapplan/varying/tensor_roles.h"
 
 namespace swapplan {

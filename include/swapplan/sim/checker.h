@@ -78,8 +78,8 @@
 // tensors) time, O(ops + tensors) memory (the curve and an id map); with a
 // schedule add the dataflow graph, O(uses log uses); with a pool
 // O(tensors log tensors).
-#ifndef SWAPPLAN_POLICY_CHECKER_H_
-#define SWAPPLAN_POLICY_CHECKER_H_
+#ifndef SWAPPLAN_SIM_CHECKER_H_
+#define SWAPPLAN_SIM_CHECKER_H_
 
 #include <cstdint>
 #include <string>
@@ -185,4 +185,4 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_POLICY_CHECKER_H_
+#endif  // SWAPPLAN_SIM_CHECKER_H_

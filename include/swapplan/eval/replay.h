@@ -40,8 +40,8 @@
 // matching (O(uses)), one simulator run (O(ops + tensors + items)), and in
 // GenPolicy one planner run. Nothing is kept across iterations but the
 // policies of the current GenPolicy run.
-#ifndef SWAPPLAN_VARYING_REPLAY_H_
-#define SWAPPLAN_VARYING_REPLAY_H_
+#ifndef SWAPPLAN_EVAL_REPLAY_H_
+#define SWAPPLAN_EVAL_REPLAY_H_
 
 #include <cstdint>
 #include <string>
@@ -227,4 +227,4 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_VARYING_REPLAY_H_
+#endif  // SWAPPLAN_EVAL_REPLAY_H_
