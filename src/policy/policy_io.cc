@@ -466,23 +466,16 @@ class PolicyJsonReader {
 
 PolicyFingerprint ComputeFingerprint(const Trace& trace, int32_t iteration) {
   const IterationInfo& iter = trace.iteration(iteration);
-  // FNV-1a 64 over "name\0phase\0" for every op; names are hashed once each.
-  constexpr uint64_t kOffset = 14695981039346656037ULL;
-  constexpr uint64_t kPrime = 1099511628211ULL;
+  // FingerprintState (policy.h); names are hashed once each.
   std::vector<uint64_t> name_hash(trace.num_op_names());
-  for (NameId n = 0; n < trace.num_op_names(); ++n) {
-    uint64_t h = kOffset;
-    for (unsigned char c : trace.op_name(n)) h = (h ^ c) * kPrime;
-    name_hash[n] = h;
-  }
-  uint64_t h = kOffset;
+  for (NameId n = 0; n < trace.num_op_names(); ++n) name_hash[n] = NameHash(trace.op_name(n));
+  FingerprintState state;
   for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
     const OpInfo& op = trace.op(i);
-    uint64_t v = name_hash[op.name] ^ (static_cast<uint64_t>(op.phase) << 56);
-    for (int b = 0; b < 8; ++b) h = (h ^ ((v >> (8 * b)) & 0xff)) * kPrime;
+    state.AddOp(name_hash[op.name], op.phase);
   }
   PolicyFingerprint fp;
-  fp.op_sequence_hash = h;
+  fp.op_sequence_hash = state.value();
   fp.iteration_ops = iter.num_ops();
   fp.iteration = iteration;
   return fp;

@@ -67,12 +67,48 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/trace/types.h"
 
 namespace swapplan {
 
+// Streaming op-sequence fingerprint: FNV-1a 64 over, for every op, the 8
+// little-endian bytes of NameHash(name) ^ (phase << 56). A runtime interns
+// each op name once (NameHash) and then updates the state in O(1) per op
+// with integers only; ComputeFingerprint (policy_io.h) gives the same value
+// for a trace iteration.
+//
+//   FingerprintState fp;
+//   for (op : ops) fp.AddOp(name_hash[op.name], op.phase);
+//   fp.value() == policy.fingerprint.op_sequence_hash
+inline constexpr uint64_t kFnvOffset = 14695981039346656037ULL;
+inline constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+// FNV-1a 64 of the name's bytes.
+inline uint64_t NameHash(absl::string_view name) {
+  uint64_t h = kFnvOffset;
+  for (unsigned char c : name) h = (h ^ c) * kFnvPrime;
+  return h;
+}
+
+class FingerprintState {
+ public:
+  void AddOp(uint64_t name_hash, Phase phase) {
+    const uint64_t v = name_hash ^ (static_cast<uint64_t>(phase) << 56);
+    for (int b = 0; b < 8; ++b) h_ = (h_ ^ ((v >> (8 * b)) & 0xff)) * kFnvPrime;
+    ++ops_;
+  }
+  uint64_t value() const { return h_; }
+  int64_t ops() const { return ops_; }
+  void Reset() { *this = FingerprintState(); }
+
+ private:
+  uint64_t h_ = kFnvOffset;
+  int64_t ops_ = 0;
+};
+
 struct PolicyFingerprint {
-  // FNV-1a 64 over the iteration's (op name, phase) sequence.
+  // FingerprintState over the iteration's (op name, phase) sequence.
   uint64_t op_sequence_hash = 0;
   int32_t iteration_ops = 0;
   int32_t iteration = 0;
@@ -133,6 +169,63 @@ struct PolicyItem {
   bool clean = false;
 };
 
+// Where a runtime finds an op of the planned iteration again without the
+// trace: its phase, its position among the iteration's ops of that phase
+// (what a runtime knows for sure: grad mode, the autograd engine,
+// optimizer.step()), and its position in the iteration.
+struct OpAnchor {
+  Phase phase = Phase::kOther;
+  int32_t phase_ordinal = 0;
+  int32_t ordinal = 0;
+  bool operator==(const OpAnchor& o) const {
+    return phase == o.phase && phase_ordinal == o.phase_ordinal && ordinal == o.ordinal;
+  }
+};
+
+// Per policy item: what the runtime needs to match and trigger it with
+// nothing but the policy (seed 001 §6.1; varying/matcher.h).
+struct RuntimeItem {
+  // The op after which the tensor's runtime key is complete: its last use
+  // at or before swap_out_op (the swap-out decision point).
+  OpAnchor decision;
+  // Position of the tensor among the decision op's inputs then outputs
+  // (the naive matcher's key; a tie-breaker for the fuzzy one).
+  int32_t use_index = 0;
+  // ShapeHash (varying/matcher.h) of the tensor's shape.
+  uint64_t shape_hash = 0;
+  // The item's other trigger points.
+  OpAnchor release, swap_in, first_use;
+  bool operator==(const RuntimeItem& o) const {
+    return decision == o.decision && use_index == o.use_index && shape_hash == o.shape_hash &&
+           release == o.release && swap_in == o.swap_in && first_use == o.first_use;
+  }
+};
+
+// The runtime section of a policy (schema v2): everything the runtime shim
+// needs to apply the policy without the trace. Empty in policies read from
+// v1 files (their runtime section can be rebuilt from the trace:
+// `swapplan policy upgrade`).
+struct PolicyRuntime {
+  // Op-name table of the planned iteration; the runtime interns the
+  // framework's op names against it (an unknown name is a name that did not
+  // occur). Indices below are into this table.
+  std::vector<std::string> op_names;
+  // Frequency rank of every name in the planned iteration (0 = most
+  // frequent, ties by name; -1 = did not occur) and the width of the
+  // runtime key's op mask (32 or 64): the runtime key codes
+  // (policy/runtime_key.h).
+  std::vector<int32_t> op_ranks;
+  int32_t mask_bits = 32;
+  // The planned iteration's op sequence, one entry per op:
+  // (index into op_names) << 2 | phase. The runtime checks its streaming
+  // fingerprint against it op by op and knows the first op that differs.
+  std::vector<uint32_t> op_sequence;
+  // One per policy item, same order.
+  std::vector<RuntimeItem> items;
+
+  bool empty() const { return op_names.empty(); }
+};
+
 // One size class: `count` objects of `object_bytes`.
 struct PoolClass {
   int64_t object_bytes = 0;
@@ -168,7 +261,14 @@ struct MemoryPool {
 };
 
 struct Policy {
+  // Schema version the policy was read from (1 or 2); written as the
+  // current version (policy_io.h kPolicyFormatVersion).
+  int32_t format_version = 2;
   PolicyFingerprint fingerprint;
+  // The device model the policy was planned for (device/device_model.h).
+  DeviceModel device;
+  // What the runtime needs to apply the policy without the trace (v2).
+  PolicyRuntime runtime;
   // Budget the policy must stay under (capacity minus reserve).
   int64_t device_budget_bytes = 0;
   double h2d_bandwidth_bytes_per_s = 0;

@@ -115,15 +115,6 @@ uint64_t KeyHash(Phase phase, const TensorKeyState& key, DType dtype);
 // ---------------------------------------------------------------------------
 // A policy prepared for matching.
 
-// An op of the source iteration A, as a runtime can find it again.
-struct OpAnchor {
-  Phase phase = Phase::kOther;
-  // Position among the iteration's ops of that phase (0-based).
-  int32_t phase_ordinal = 0;
-  // Position in the iteration.
-  int32_t ordinal = 0;
-};
-
 struct MatchableItem {
   // Index into MatchablePolicy::policy.items.
   int32_t item = 0;
