@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "generator.h"
 #include "swapplan/trace/builder.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 
@@ -40,6 +41,11 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
     if (absl::Status s = gen.Run(); !s.ok()) return s;
   }
   absl::StatusOr<Trace> trace = std::move(builder).Finish();
+  if (!trace.ok() && RuleOf(trace.status()) == "overflow") {
+    // Totals over all iterations (op durations, wall times) overflow: the
+    // configuration is too large — an input error naming the op, not a bug.
+    return trace.status();
+  }
   if (!trace.ok()) {
     return absl::InternalError(absl::StrCat("synth: generated an invalid trace (a bug): ",
                                             trace.status().message()));

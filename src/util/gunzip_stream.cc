@@ -4,12 +4,17 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/units.h"
 
 namespace swapplan::internal {
 
 GunzipStream::GunzipStream(google::protobuf::io::ZeroCopyInputStream* sub, std::string name,
-                           int buffer_bytes)
-    : sub_(sub), name_(std::move(name)), buffer_(static_cast<size_t>(buffer_bytes)) {
+                           int64_t max_output_bytes, int buffer_bytes)
+    : sub_(sub),
+      name_(std::move(name)),
+      buffer_(static_cast<size_t>(buffer_bytes)),
+      max_output_bytes_(max_output_bytes) {
   // 15 + 16: zlib window with gzip header/trailer decoding.
   initialized_ = inflateInit2(&z_, 15 + 16) == Z_OK;
   if (!initialized_) status_ = absl::InternalError(absl::StrCat(name_, ": zlib init failed"));
@@ -72,6 +77,18 @@ bool GunzipStream::Next(const void** data, int* size) {
   }
   int n = Fill();
   if (n == 0) {
+    last_size_ = 0;
+    return false;
+  }
+  if (n > max_output_bytes_ - byte_count_) {  // byte_count_ <= max_output_bytes_ here
+    status_ = WithRule(
+        Error(ErrorKind::kResourceLimit,
+              absl::StrCat(name_, ": gzip data inflates to more than ",
+                           FormatBytes(max_output_bytes_),
+                           ", the limit on decompressed input (--max-decompressed-bytes) "
+                           "[decompressed-limit]")),
+        "decompressed-limit");
+    done_ = true;
     last_size_ = 0;
     return false;
   }
