@@ -4,11 +4,13 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 
 namespace swapplan::cli {
 
 int ExitCodeFor(const absl::Status& status) {
+  if (KindOf(status) == ErrorKind::kResourceLimit) return kExitBadInput;  // util/error.h
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;

@@ -102,16 +102,19 @@ class BinaryReader {
 
  private:
   absl::Status Err(absl::string_view rule, absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(builder_.source(), ": record ", record_index_,
-                                                   " (byte ", record_offset_, "): ", what, " [",
-                                                   rule, "]"));
+    return WithRule(
+        absl::InvalidArgumentError(absl::StrCat(builder_.source(), ": record ", record_index_,
+                                                " (byte ", record_offset_, "): ", what, " [", rule,
+                                                "]")),
+        rule);
   }
   absl::Status Truncated(absl::string_view what) {
     absl::Status st = stream_error_();
     if (!st.ok()) return st;
-    return absl::DataLossError(absl::StrCat(builder_.source(), ": record ", record_index_,
-                                            " (byte ", record_offset_, "): ", what,
-                                            " [truncated-record]"));
+    return WithRule(absl::DataLossError(absl::StrCat(builder_.source(), ": record ",
+                                                     record_index_, " (byte ", record_offset_,
+                                                     "): ", what, " [truncated-record]")),
+                    "truncated-record");
   }
 
   absl::Status ReadMagic() {

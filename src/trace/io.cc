@@ -71,7 +71,9 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path, const TraceReadOpti
     return internal::ReadBinaryFromStream(s, path, [&] { return in->StreamError(); });
   }
   absl::string_view stripped = absl::StripLeadingAsciiWhitespace(head);
-  if (!stripped.empty() && stripped.front() == '{') {
+  // JSON may start with any amount of whitespace (the first buffer can be
+  // all whitespace): the JSON parser decides then.
+  if (stripped.empty() || stripped.front() == '{') {
     SWAPPLAN_ASSIGN_OR_RETURN(std::string text, in->ReadAll(options.max_json_bytes));
     return ParseTraceJson(text, path);
   }

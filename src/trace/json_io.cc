@@ -173,8 +173,13 @@ class TraceJsonParser {
       const Json& a = m["attributes"];
       if (!a.is_object()) return r_.Fail("$.metadata.attributes", "expected an object");
       for (auto it = a.begin(); it != a.end(); ++it) {
-        std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-        md.attributes.emplace_back(it.key(), std::move(v));
+        const Json& v = it.value();
+        if (v.is_structured()) {
+          // Flat key/value pairs only (and no unbounded recursion in dump()).
+          return r_.Fail(absl::StrCat("$.metadata.attributes.", EscapeForMessage(it.key(), 40)),
+                         "expected a string, number, true/false or null");
+        }
+        md.attributes.emplace_back(it.key(), v.is_string() ? v.get<std::string>() : v.dump());
       }
       std::sort(md.attributes.begin(), md.attributes.end());
     }
@@ -410,10 +415,19 @@ class ErrorLocator : public nlohmann::json_sax<Json> {
     frames_.pop_back();
     return Value();
   }
-  // The path of the value being read when the error struck.
+  // The path of the value being read when the error struck; past 16 levels
+  // the middle is elided ("$[0][0]...(199990 levels)...[0]") to keep the
+  // message one short line.
   std::string Path() const {
+    constexpr size_t kHead = 4, kTail = 8;
     std::string p = "$";
-    for (const Frame& f : frames_) {
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      if (frames_.size() > kHead + kTail + 4 && i == kHead) {
+        absl::StrAppend(&p, "...(", frames_.size() - kHead - kTail, " levels)...");
+        i = frames_.size() - kTail - 1;
+        continue;
+      }
+      const Frame& f = frames_[i];
       if (f.array) {
         absl::StrAppend(&p, "[", f.count, "]");
       } else if (f.has_key) {

@@ -1,0 +1,99 @@
+// Issue 19 through the binary: inputs that used to crash (SIGFPE, SIGSEGV),
+// escape as internal errors or buffer a decompression bomb are refused with
+// exit 2 and one line naming the file and the rule.
+#include <zlib.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_traces.h"
+
+namespace {
+
+using swapplan::testing::CliRun;
+using swapplan::testing::Swapplan;
+
+// One line on stderr: "swapplan: " + `message`.
+void CheckOneLine(const CliRun& r, const std::string& message) {
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "swapplan: " + message + "\n");
+}
+
+TEST_CASE("zero iterations: every trace command refuses at read (no SIGFPE)",
+          "[cli][robustness]") {
+  const std::string msg =
+      "robustness/zero_iterations.json: the trace has no iterations (at least one is required) "
+      "[no-iterations]";
+  CheckOneLine(Swapplan("inspect robustness/zero_iterations.json"), msg);
+  CheckOneLine(Swapplan("inspect --json robustness/zero_iterations.json"), msg);
+  CheckOneLine(Swapplan("curve robustness/zero_iterations.json"), msg);
+  CheckOneLine(Swapplan("plan robustness/zero_iterations.json --device-memory 1GiB "
+                        "--h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o /dev/null"),
+               msg);
+}
+
+TEST_CASE("a JSON number past a double is a clean json-number error", "[cli][robustness]") {
+  CheckOneLine(Swapplan("inspect robustness/number_overflow.json"),
+               "robustness/number_overflow.json: JSON $.iterations[0].wall_time_ns (byte 494): "
+               "number overflow parsing '1e400' (out of the range of a double) [json-number]");
+}
+
+TEST_CASE("tensor sizes of 2^62 overflow at read, not in the curve", "[cli][robustness]") {
+  const std::string msg =
+      "robustness/size_overflow.json: tensor 4: size_bytes 4611686018427387904 makes the sizes "
+      "of all tensors overflow a 64-bit integer [overflow]";
+  CheckOneLine(Swapplan("inspect robustness/size_overflow.json"), msg);
+  CheckOneLine(Swapplan("curve robustness/size_overflow.json"), msg);
+}
+
+TEST_CASE("synth: sizes past int64 are an input error, not a generator bug",
+          "[cli][robustness]") {
+  const std::string out = swapplan::testing::TempDir() + "/never.trace";
+  CheckOneLine(Swapplan("synth --hidden 2147483640 --heads 20 --kv-heads 20 -q -o " + out),
+               "synth: the attention weights (3 x hidden^2) would have more than 2^63 "
+               "elements, more than the 2^56 a tensor may have; reduce --hidden, --ffn, --vocab, "
+               "--seq or --micro-batch [overflow]");
+  CHECK_FALSE(std::ifstream(out).good());
+  CheckOneLine(Swapplan("synth --peak-flops 1e-300 -q -o " + out),
+               "synth: iteration 0, op 4: op 'aten::mm': the iteration's time overflows 64-bit "
+               "nanoseconds (292 years); check the device's FLOP/s and bandwidth figures "
+               "[overflow]");
+}
+
+TEST_CASE("a 12.5 MB gzip inflating to 12 GiB is refused before it is buffered",
+          "[cli][robustness]") {
+  // One gzip member of 1 MiB of spaces (~1 KB), repeated 12288 times: a
+  // 12 MB file that inflates to 12 GiB of (leading) JSON whitespace.
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string spaces(1 << 20, ' ');
+  std::string member(deflateBound(&z, spaces.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(spaces.data());
+  z.avail_in = static_cast<uInt>(spaces.size());
+  z.next_out = reinterpret_cast<Bytef*>(member.data());
+  z.avail_out = static_cast<uInt>(member.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  member.resize(z.total_out);
+  deflateEnd(&z);
+  const std::string path = swapplan::testing::TempDir() + "/bomb.json.gz";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 12288; ++i) out << member;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  CliRun r = Swapplan("inspect " + path);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CheckOneLine(r, path + ": the decompressed content exceeds 1.00 GiB, the limit for inputs "
+                         "read whole (JSON traces, policies, baselines) [read-limit]");
+  // Inflating 1 GiB takes about a second; 12 GiB would take ten times that
+  // (and the memory). Generous for loaded machines and sanitizer builds.
+  CHECK(seconds < 60);
+}
+
+}  // namespace
