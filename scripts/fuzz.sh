@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/meson.build) in build-fuzz with
+# clang-14 (through ccache) under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then runs each for SECONDS, two at a time (the CI machine has 2 cores).
+#
+#   scripts/fuzz.sh SECONDS [TARGET...]     e.g. scripts/fuzz.sh 60
+#                                                scripts/fuzz.sh 180 trace_json gzip
+#
+# Without TARGETs every entry of fuzz_targets runs. Each target starts from
+# its seed corpus fuzz/corpus/<name>/ (read only; new inputs go to
+# build-fuzz/corpus/<name>/, kept between runs) and writes crashes to
+# build-fuzz/artifacts/<name>/. Prints executions and corpus size per
+# target; exits 1 when any target found something (crash, leak, timeout over
+# 10 s per input, out-of-memory over 2 GiB) or failed to run.
+#
+# Environment: FUZZ_JOBS (parallel targets, default 2), FUZZ_CXX (compiler,
+# default clang++-14), FUZZ_MAX_LEN (bytes per input, default 65536).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
+  echo "usage: $0 SECONDS [TARGET...]" >&2
+  exit 2
+fi
+seconds="$1"
+shift
+jobs="${FUZZ_JOBS:-2}"
+cxx="${FUZZ_CXX:-clang++-14}"
+max_len="${FUZZ_MAX_LEN:-65536}"
+
+all_targets=$(sed -n "s/^  '\([a-z_0-9]*\)' : files(.*/\1/p" fuzz/meson.build)
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  read -r -a targets <<< "$(echo $all_targets)"
+fi
+for t in "${targets[@]}"; do
+  if ! grep -qx "$t" <<< "$all_targets"; then
+    echo "fuzz.sh: unknown target '$t' (known: $(echo $all_targets))" >&2
+    exit 2
+  fi
+done
+
+if ! command -v "$cxx" > /dev/null; then
+  echo "fuzz.sh: $cxx not found (apt-get install clang-14)" >&2
+  exit 2
+fi
+if [ ! -f build-fuzz/build.ninja ]; then
+  launcher=""
+  command -v ccache > /dev/null && launcher="ccache "
+  CXX="$launcher$cxx" meson setup build-fuzz --buildtype=debugoptimized -Dfuzz=true \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=false -Dbenchmarks=false \
+    > build-fuzz.setup.log 2>&1 || { cat build-fuzz.setup.log >&2; exit 1; }
+  rm -f build-fuzz.setup.log
+fi
+ninja -C build-fuzz $(for t in "${targets[@]}"; do echo "fuzz/${t}_fuzz"; done) > /dev/null
+
+run_one() {
+  local t="$1"
+  local corpus="build-fuzz/corpus/$t" artifacts="build-fuzz/artifacts/$t" log="build-fuzz/logs/$t.log"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  # A fresh artifact directory per run: anything in it afterwards is a finding.
+  rm -f "$artifacts"/*
+  local rc=0
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=detect_leaks=1 \
+    "build-fuzz/fuzz/${t}_fuzz" "$corpus" "fuzz/corpus/$t" \
+      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+      -print_final_stats=1 -artifact_prefix="$artifacts/" > "$log" 2>&1 || rc=$?
+  local execs corpus_files
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  corpus_files=$(find "$corpus" -type f | wc -l)
+  local findings
+  findings=$(find "$artifacts" -type f | wc -l)
+  if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
+    printf '%-14s FAILED  exit %s, %s finding(s) in %s; log %s\n' "$t" "$rc" "$findings" \
+      "$artifacts" "$log"
+    grep -m3 -E "ERROR|SUMMARY|contract broken|runtime error" "$log" | sed 's/^/    /' || true
+    return 1
+  fi
+  printf '%-14s ok      %s executions, corpus %s files (+%s seeds)\n' "$t" "${execs:-?}" \
+    "$corpus_files" "$(find "fuzz/corpus/$t" -type f | wc -l)"
+}
+export -f run_one
+export seconds max_len
+
+echo "== fuzzing ${#targets[@]} target(s), ${seconds} s each, $jobs at a time"
+status=0
+printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} || status=1
+exit $status
