@@ -14,7 +14,8 @@ build), each run classified:
   sanitizer       AddressSanitizer / UBSan / LeakSanitizer report
   signal          killed by a signal (SIGSEGV, SIGFPE, SIGABRT, ...)
   memory          over the per-run memory limit
-  timeout         over the per-run time limit (10 s)
+  timeout         over the per-run limit of 10 s of CPU time (SIGXCPU), or no
+                  exit within 12 times that of wall time (a hang)
   must-fail-accepted   exit 0 although the mutation broke a documented rule
   other           anything else
 
@@ -35,6 +36,7 @@ import random
 import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -241,10 +243,10 @@ def classify(case, proc, elapsed, timeout, names_path):
             return "memory", first
         return "sanitizer", next((l for l in err.splitlines() if "ERROR" in l or
                                   "runtime error" in l), first)
+    if proc.returncode == -signal.SIGXCPU:
+        return "timeout", "over %g s of CPU time" % timeout
     if proc.returncode < 0:
         return "signal", "signal %d %s" % (-proc.returncode, first)
-    if elapsed > timeout:
-        return "timeout", first
     rc = proc.returncode
     if rc == 0:
         return ("must-fail-accepted" if case.must_fail else "ok"), first
@@ -264,9 +266,16 @@ def classify(case, proc, elapsed, timeout, names_path):
     return "other", "exit %d %s" % (rc, first)
 
 
-def limit_memory(limit_bytes):
+def limits(cpu_seconds, memory_bytes):
+    """Per-run limits set in the child: CPU time (the kernel sends SIGXCPU
+    past it, so the time limit counts work done, not waiting on a shared
+    machine) and, for builds without ASan (which needs a vast address
+    space), the address space."""
     def apply():
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+        cpu = int(cpu_seconds + 0.999)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
+        if memory_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     return apply
 
 
@@ -283,9 +292,11 @@ def run_case(binary, case, work, timeout, sanitized, memory_mb):
         env["ASAN_OPTIONS"] = "detect_leaks=1:hard_rss_limit_mb=%d" % memory_mb
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv, capture_output=True, timeout=timeout, env=env,
-                                  preexec_fn=None if sanitized else
-                                  limit_memory(memory_mb << 20))
+            # The wall-clock limit only catches runs that wait without
+            # working (a hang); work is limited by CPU time (limits()).
+            proc = subprocess.run(argv, capture_output=True, timeout=max(120, 12 * timeout),
+                                  env=env, preexec_fn=limits(
+                                      timeout, 0 if sanitized else memory_mb << 20))
         except subprocess.TimeoutExpired:
             proc = None
         elapsed = time.monotonic() - start
@@ -302,7 +313,8 @@ def main():
     ap.add_argument("--count", type=int, default=10500, help="cases (default 10500)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=10.0, help="seconds per run (default 10)")
+    ap.add_argument("--timeout", type=float, default=10.0,
+                    help="CPU seconds per run (default 10)")
     ap.add_argument("--time-limit", type=float, default=3600,
                     help="stop starting new runs after this many seconds (default 3600)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="per-run memory limit")
@@ -389,7 +401,7 @@ def report(cases, results, args, wall, binary):
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(table)
     print(table)
-    print("cases %d (must fail %d, skipped past the time limit %d), wall %.0f s, slowest run "
+    print("cases %d (must fail %d, skipped past the time limit %d), wall %.0f s, slowest run (wall) "
           "%.2f s" % (len(cases), must_fail, skipped, wall, slowest))
     for e in summary["examples"]:
         print("  [%s] %s (%s): %s -> %s" % (e["class"], e["mutation"], e["family"],

@@ -42,8 +42,11 @@ int GunzipStream::Fill() {
       if (!got) {
         done_ = true;
         if (in_member_) {
-          status_ = absl::DataLossError(absl::StrCat(
-              name_, ": corrupt or truncated gzip stream (input ends inside a gzip member)"));
+          status_ = WithRule(
+              absl::DataLossError(absl::StrCat(
+                  name_, ": corrupt or truncated gzip stream (input ends inside a gzip member "
+                         "at compressed byte ", sub_->ByteCount(), ") [corrupt-gzip]")),
+              "corrupt-gzip");
         }
         break;
       }
@@ -59,8 +62,12 @@ int GunzipStream::Fill() {
       continue;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      status_ = absl::DataLossError(absl::StrCat(name_, ": corrupt or truncated gzip stream (",
-                                                 z_.msg != nullptr ? z_.msg : "zlib error", ")"));
+      status_ = WithRule(
+          absl::DataLossError(absl::StrCat(
+              name_, ": corrupt or truncated gzip stream (",
+              z_.msg != nullptr ? z_.msg : "zlib error", " near compressed byte ",
+              sub_->ByteCount() - static_cast<int64_t>(z_.avail_in), ") [corrupt-gzip]")),
+          "corrupt-gzip");
       done_ = true;
       break;
     }

@@ -33,8 +33,9 @@ class GunzipStream : public google::protobuf::io::ZeroCopyInputStream {
   bool Skip(int count) override;
   int64_t ByteCount() const override { return byte_count_ - backed_up_; }
 
-  // OK at a clean end of data; DataLoss when the input was corrupt or ended
-  // inside a gzip member; kResourceLimit (ResourceExhausted, rule
+  // OK at a clean end of data; DataLoss (rule corrupt-gzip, naming the
+  // compressed byte) when the input was corrupt or ended inside a gzip
+  // member; kResourceLimit (ResourceExhausted, rule
   // decompressed-limit) when it inflates to more than max_output_bytes.
   absl::Status status() const { return status_; }
 

@@ -230,7 +230,8 @@ TEST_CASE("binary: gzip stream cut short", "[trace][malformed]") {
   REQUIRE_FALSE(t.ok());
   CHECK(t.status().code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(t.status().message()),
-             Catch::StartsWith(cut_path + ": corrupt or truncated gzip stream"));
+             Catch::StartsWith(cut_path + ": corrupt or truncated gzip stream") &&
+                 Catch::EndsWith(") [corrupt-gzip]"));
 }
 
 TEST_CASE("a missing file is NotFound", "[trace][malformed]") {
