@@ -27,9 +27,12 @@ absl::string_view Emitter::FullName(absl::string_view name, absl::string_view su
 
 void Emitter::Overflow(absl::string_view what) {
   if (!status_.ok()) return;
-  status_ = OverflowError(
-      absl::StrCat("synth: iteration ", b_->num_iterations() - 1, ", op ", op_in_iteration_),
-      what);
+  // Parameters and optimizer states are created before the first iteration.
+  status_ = OverflowError(b_->num_iterations() == 0
+                              ? std::string("synth: parameters")
+                              : absl::StrCat("synth: iteration ", b_->num_iterations() - 1,
+                                             ", op ", op_in_iteration_),
+                          what);
 }
 
 int64_t Emitter::CheckedBytes(DType dtype, Shape shape, absl::string_view name) {
@@ -45,7 +48,8 @@ int64_t Emitter::CheckedBytes(DType dtype, Shape shape, absl::string_view name) 
   int64_t total = 0;
   if (!CheckedAdd(total_bytes_, bytes, &total) || total > kMaxSynthBytes) {
     Overflow(absl::StrCat("tensor '", name, "' (", bytes, " bytes) brings the tensors past ",
-                          kMaxSynthBytes, " bytes (1 EiB) in all; reduce the configuration"));
+                          kMaxSynthBytes, " bytes (1 EiB) in all; reduce --hidden, --ffn, "
+                          "--vocab, --layers, --experts, --seq or --micro-batch"));
     return 1;
   }
   total_bytes_ = total;

@@ -27,7 +27,8 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
   if (ops_bound > static_cast<double>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "synth: the trace would have about ", static_cast<int64_t>(ops_bound),
-        " ops, more than a trace can index (2^31 - 1); reduce --iterations or --micro-batches"));
+        " ops, more than a trace can index (2^31 - 1); reduce --iterations, --micro-batches, "
+        "--layers or --experts"));
   }
   if (params_per_layer * layers + 8 > 60000) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -59,6 +59,14 @@ TEST_CASE("synth: sizes past int64 are an input error, not a generator bug",
                "elements, more than the 2^56 a tensor may have; reduce --hidden, --ffn, --vocab, "
                "--seq or --micro-batch [overflow]");
   CHECK_FALSE(std::ifstream(out).good());
+  // Each tensor fits, all of them together do not: 2 x 2^40 x 4096 x 16
+  // bytes per MLP weight and its optimizer states; layer 5's master copy
+  // crosses 1 EiB.
+  CheckOneLine(Swapplan("synth --ffn 1099511627776 -q -o " + out),
+               "synth: parameters: tensor 'L5.mlp.fc1.weight.master' (36028797018963968 bytes) "
+               "brings the tensors past 1152921504606846976 bytes (1 EiB) in all; reduce "
+               "--hidden, --ffn, --vocab, --layers, --experts, --seq or --micro-batch "
+               "[overflow]");
   CheckOneLine(Swapplan("synth --peak-flops 1e-300 -q -o " + out),
                "synth: iteration 0, op 4: op 'aten::mm': the iteration's time overflows 64-bit "
                "nanoseconds (292 years); check the device's FLOP/s and bandwidth figures "
