@@ -111,12 +111,7 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
                   " ops, op durations ", DurationSourceName(c.durations), ")\n");
   absl::StrAppend(&out, "budget    ", BudgetText(c), "; unswapped peak ", BytesExact(c.peak.bytes),
                   " at ", OpText(t, c.iteration, c.peak.local_op), "\n");
-  SimulationResult shape;
-  shape.h2d_bandwidth_bytes_per_s = c.simulator.h2d_bandwidth_bytes_per_s;
-  shape.d2h_bandwidth_bytes_per_s = c.simulator.d2h_bandwidth_bytes_per_s;
-  shape.transfer_latency_ns = c.simulator.transfer_latency_ns;
-  shape.half_duplex = c.simulator.half_duplex;
-  absl::StrAppend(&out, "link      ", LinkText(shape), "\n");
+  absl::StrAppend(&out, "link      ", LinkText(c.simulator.device), "\n");
   absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n\n");
   TextTable table(
       {"planner", "feasible", "peak", "iteration", "overhead", "stall", "d2h", "h2d", "plan time"});
@@ -249,9 +244,9 @@ absl::Status Run(const CompareArgs& args) {
     }
   }
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &options.simulator));
-  const bool h2d = options.simulator.h2d_bandwidth_bytes_per_s > 0 ||
+  const bool h2d = options.simulator.device.h2d_bandwidth_bytes_per_s > 0 ||
                    trace.metadata().h2d_bandwidth_bytes_per_s > 0;
-  const bool d2h = options.simulator.d2h_bandwidth_bytes_per_s > 0 ||
+  const bool d2h = options.simulator.device.d2h_bandwidth_bytes_per_s > 0 ||
                    trace.metadata().d2h_bandwidth_bytes_per_s > 0;
   if (!h2d || !d2h) {
     return absl::InvalidArgumentError(absl::StrCat(

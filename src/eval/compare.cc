@@ -117,31 +117,37 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   c.peak = ic.peak_unswapped;
   c.persistent_bytes = ic.persistent_bytes;
 
+  // The device: the simulator options' model (bandwidths 0 = the trace
+  // metadata's) with the resolved capacity and reserve.
   SimulatorOptions o = options.simulator;
-  if (o.h2d_bandwidth_bytes_per_s == 0) {
-    o.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+  DeviceModel& d = o.device;
+  if (d.h2d_bandwidth_bytes_per_s == 0) {
+    d.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
   }
-  if (o.d2h_bandwidth_bytes_per_s == 0) {
-    o.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+  if (d.d2h_bandwidth_bytes_per_s == 0) {
+    d.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
   }
-  if (!(o.h2d_bandwidth_bytes_per_s > 0) || !(o.d2h_bandwidth_bytes_per_s > 0)) {
+  if (!(d.h2d_bandwidth_bytes_per_s > 0) || !(d.d2h_bandwidth_bytes_per_s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no copy bandwidth: ", trace.source(), " does not record one and none was given"));
   }
+  if (c.budget.oversubscription > 0) {
+    d.capacity_bytes = c.budget.budget_bytes;
+    d.reserve_bytes = 0;
+  } else {
+    d.capacity_bytes = c.budget.device_memory_bytes;
+    d.reserve_bytes = c.budget.reserve_bytes;
+  }
   SimulatorOptions unlimited = o;
-  unlimited.device_capacity_bytes = kUnlimitedBytes;
-  o.device_capacity_bytes = c.budget.budget_bytes;
+  unlimited.device.capacity_bytes = kUnlimitedCapacityBytes;
+  unlimited.device.reserve_bytes = 0;
   c.simulator = o;
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, options.iteration, o));
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator ideal_sim,
                             Simulator::Create(trace, options.iteration, unlimited));
   c.ideal_time_ns = sim.ideal_time_ns();
   c.durations = sim.durations().source;
-  PlanningProblem problem{.trace = &trace,
-                          .iteration = options.iteration,
-                          .device_budget_bytes = c.budget.budget_bytes,
-                          .h2d_bandwidth_bytes_per_s = o.h2d_bandwidth_bytes_per_s,
-                          .d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s,
+  PlanningProblem problem{.trace = &trace, .iteration = options.iteration, .device = d,
                           .curve = curve};
   for (const PlannerInfo* info : planners) {
     PlannerOutcome row;

@@ -82,20 +82,20 @@ absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
   }
   if (!e.bandwidth.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(double bw, ParseBandwidth(e.bandwidth));
-    o.simulator.h2d_bandwidth_bytes_per_s = o.simulator.d2h_bandwidth_bytes_per_s = bw;
+    o.simulator.device.h2d_bandwidth_bytes_per_s = o.simulator.device.d2h_bandwidth_bytes_per_s = bw;
   }
   if (!e.h2d_bandwidth.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.h2d_bandwidth_bytes_per_s,
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.h2d_bandwidth_bytes_per_s,
                               ParseBandwidth(e.h2d_bandwidth));
   }
   if (!e.d2h_bandwidth.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.d2h_bandwidth_bytes_per_s,
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.d2h_bandwidth_bytes_per_s,
                               ParseBandwidth(e.d2h_bandwidth));
   }
   if (!e.latency.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.transfer_latency_ns, ParseDurationNs(e.latency));
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.copy_latency_ns, ParseDurationNs(e.latency));
   }
-  o.simulator.half_duplex = e.half_duplex;
+  o.simulator.device.copy_engines = e.half_duplex ? 1 : 2;
   return o;
 }
 

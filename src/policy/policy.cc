@@ -90,22 +90,8 @@ absl::Status MemoryPool::Validate() const {
 absl::Status Policy::Validate() const {
   // The device model as recorded: zero capacity or bandwidths mean "not
   // recorded" (a v1 policy without them); everything else must be valid.
-  DeviceModel recorded = device;
-  if (recorded.capacity_bytes == 0) recorded.capacity_bytes = kUnlimitedCapacityBytes;
-  if (recorded.h2d_bandwidth_bytes_per_s == 0) recorded.h2d_bandwidth_bytes_per_s = 1;
-  if (recorded.d2h_bandwidth_bytes_per_s == 0) recorded.d2h_bandwidth_bytes_per_s = 1;
-  if (absl::Status st = recorded.Validate(); !st.ok()) {
+  if (absl::Status st = device.ValidatePartial(); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("policy: ", st.message()));
-  }
-  if (device_budget_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy: device_budget_bytes is ", device_budget_bytes, "; must be >= 0"));
-  }
-  for (double bw : {h2d_bandwidth_bytes_per_s, d2h_bandwidth_bytes_per_s}) {
-    if (!(bw >= 0) || !std::isfinite(bw)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy: bandwidth ", bw, " must be a finite value >= 0"));
-    }
   }
   const int32_t n = fingerprint.iteration_ops;
   if (!schedule.empty()) {
@@ -169,6 +155,11 @@ absl::Status Policy::Validate() const {
     }
   }
   return ValidatePolicyRuntime(*this);
+}
+
+int64_t Policy::BudgetBytes() const {
+  if (device.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
+  return device.capacity_bytes - device.reserve_bytes;
 }
 
 std::vector<int32_t> Policy::SchedulePositions() const {

@@ -20,20 +20,8 @@ namespace pb = ::swapplan::proto;
 
 int32_t Clamp32(uint32_t v) { return v > INT32_MAX ? INT32_MAX : static_cast<int32_t>(v); }
 
-// The device model a policy is written with: its own, or — for a policy
-// whose device was never set (built by hand with only the v1 fields) — the
-// one the v1 fields describe.
-DeviceModel DeviceOf(const Policy& p) {
-  if (!(p.device == DeviceModel{})) return p.device;
-  DeviceModel d;
-  d.capacity_bytes = p.device_budget_bytes;
-  d.h2d_bandwidth_bytes_per_s = p.h2d_bandwidth_bytes_per_s;
-  d.d2h_bandwidth_bytes_per_s = p.d2h_bandwidth_bytes_per_s;
-  return d;
-}
-
-// capacity - reserve, saturating as BudgetBytes (without its errors: a
-// recorded model may leave fields unset).
+// capacity - reserve, unlimited for an unlimited capacity (Policy::BudgetBytes
+// without a policy).
 int64_t BudgetOf(const DeviceModel& d) {
   if (d.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
   return d.capacity_bytes - d.reserve_bytes;
@@ -161,11 +149,10 @@ void ToProto(const Policy& p, pb::Policy* out) {
   out->mutable_fingerprint()->set_op_sequence_hash(p.fingerprint.op_sequence_hash);
   out->mutable_fingerprint()->set_iteration_ops(static_cast<uint32_t>(p.fingerprint.iteration_ops));
   out->mutable_fingerprint()->set_iteration(static_cast<uint32_t>(p.fingerprint.iteration));
-  const DeviceModel device = DeviceOf(p);
   // The v1 fields repeat the device model for readers of schema v1.
-  out->set_device_budget_bytes(BudgetOf(device));
-  out->set_h2d_bandwidth_bytes_per_s(device.h2d_bandwidth_bytes_per_s);
-  out->set_d2h_bandwidth_bytes_per_s(device.d2h_bandwidth_bytes_per_s);
+  out->set_device_budget_bytes(p.BudgetBytes());
+  out->set_h2d_bandwidth_bytes_per_s(p.device.h2d_bandwidth_bytes_per_s);
+  out->set_d2h_bandwidth_bytes_per_s(p.device.d2h_bandwidth_bytes_per_s);
   out->set_planner(p.planner);
   for (const auto& [k, v] : p.parameters) {
     pb::PolicyParameter* param = out->add_parameters();
@@ -208,7 +195,7 @@ void ToProto(const Policy& p, pb::Policy* out) {
       pc->set_count(static_cast<uint32_t>(c.count));
     }
   }
-  DeviceToProto(device, out->mutable_device());
+  DeviceToProto(p.device, out->mutable_device());
   if (!p.runtime.empty()) RuntimeToProto(p.runtime, out->mutable_runtime());
 }
 
@@ -267,9 +254,6 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
       }
     }
   }
-  p.device_budget_bytes = BudgetOf(p.device);
-  p.h2d_bandwidth_bytes_per_s = p.device.h2d_bandwidth_bytes_per_s;
-  p.d2h_bandwidth_bytes_per_s = p.device.d2h_bandwidth_bytes_per_s;
   p.planner = in.planner();
   for (const pb::PolicyParameter& param : in.parameters()) {
     p.parameters.emplace_back(param.name(), param.value());

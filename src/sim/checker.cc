@@ -69,6 +69,11 @@ absl::Status CheckOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("check options: iteration_time_ns is ", iteration_time_ns, "; must be >= 0"));
   }
+  if (device) {
+    if (absl::Status st = device->ValidatePartial(); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("check options: ", st.message()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -76,9 +81,14 @@ namespace {
 
 class Checker {
  public:
-  Checker(const Trace& trace, const Policy& policy, const MemoryCurve& curve)
+  Checker(const Trace& trace, const Policy& policy, const MemoryCurve& curve,
+          const DeviceModel& device)
       : trace_(trace),
         policy_(policy),
+        device_(device),
+        budget_(device.capacity_bytes == kUnlimitedCapacityBytes
+                    ? kUnlimitedCapacityBytes
+                    : device.capacity_bytes - device.reserve_bytes),
         curve_(curve),
         it_(policy.fingerprint.iteration),
         begin_(trace.iteration(it_).op_begin),
@@ -88,7 +98,7 @@ class Checker {
   absl::StatusOr<CheckReport> Run(const CheckOptions& options) {
     report_.iteration = it_;
     report_.items = static_cast<int32_t>(policy_.items.size());
-    report_.budget_bytes = policy_.device_budget_bytes;
+    report_.budget_bytes = budget_;
     if (!SetUpSchedule()) return std::move(report_);
     for (int32_t p = 0; p < n_; ++p) {
       report_.peak_unswapped_bytes = std::max(report_.peak_unswapped_bytes, unswapped_[p]);
@@ -411,7 +421,8 @@ class Checker {
   absl::Status BuildTimeline(const CheckOptions& options) {
     if (timeline_built_) return absl::OkStatus();
     SWAPPLAN_ASSIGN_OR_RETURN(
-        OpTimeline tl, OpTimeline::Build(trace_, it_, options.op_time_model, options.iteration_time_ns));
+        OpTimeline tl, OpTimeline::Build(trace_, it_, options.op_time_model,
+                                         options.iteration_time_ns, device_.compute_time_scale));
     end_ns_.resize(n_);
     double t = 0;
     for (int32_t p = 0; p < n_; ++p) end_ns_[p] = t += tl.duration_ns(order_[p]);
@@ -431,7 +442,7 @@ class Checker {
       if (accounted_[i]) order.push_back(static_cast<int32_t>(i));
     }
     if (order.empty()) return absl::OkStatus();
-    const double bw = policy_.d2h_bandwidth_bytes_per_s;
+    const double bw = device_.d2h_bandwidth_bytes_per_s;
     if (!(bw > 0)) {
       Add(ViolationKind::kNoBandwidth, -1, -1,
           "the policy has items but no d2h bandwidth, so its release points cannot be checked");
@@ -535,7 +546,7 @@ class Checker {
         off[b + 1] -= size;
       });
     }
-    const int64_t budget = policy_.device_budget_bytes;
+    const int64_t budget = budget_;
     int64_t running = 0;
     int32_t run_begin = -1, worst = -1;
     int64_t worst_bytes = 0;
@@ -577,7 +588,7 @@ class Checker {
   void CheckPool();
 
   void TimeSwapIns(const CheckOptions& options) {
-    const double bw = policy_.h2d_bandwidth_bytes_per_s;
+    const double bw = device_.h2d_bandwidth_bytes_per_s;
     if (!timeline_built_ || !(bw > 0)) return;
     (void)options;
     std::vector<int32_t> order;
@@ -603,6 +614,8 @@ class Checker {
 
   const Trace& trace_;
   const Policy& policy_;
+  const DeviceModel& device_;
+  const int64_t budget_;
   const MemoryCurve& curve_;
   const int32_t it_;
   const OpIndex begin_;
@@ -629,11 +642,11 @@ void Checker::CheckPool() {
     return;
   }
   const int64_t total = pool.TotalBytes();
-  if (total > policy_.device_budget_bytes) {
+  if (total > budget_) {
     Add(ViolationKind::kPoolOverBudget, -1, -1,
         absl::StrCat("the pool's ", pool.classes.size(), " classes hold ", total,
-                     " bytes, over the budget of ", policy_.device_budget_bytes),
-        total - policy_.device_budget_bytes);
+                     " bytes, over the budget of ", budget_),
+        total - budget_);
   }
   const int32_t num_classes = static_cast<int32_t>(pool.classes.size());
   // (position, delta) per class.
@@ -716,7 +729,7 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
     CheckReport r;
     r.iteration = policy.fingerprint.iteration;
     r.items = static_cast<int32_t>(policy.items.size());
-    r.budget_bytes = policy.device_budget_bytes;
+    r.budget_bytes = policy.BudgetBytes();
     std::string msg(fp.message());
     // CheckFingerprint tags only the mismatch case; tag the missing-iteration
     // case the same way.
@@ -732,7 +745,8 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
     SWAPPLAN_ASSIGN_OR_RETURN(own, ComputeMemoryCurve(trace));
     curve = &*own;
   }
-  return Checker(trace, policy, *curve).Run(options);
+  return Checker(trace, policy, *curve, options.device ? *options.device : policy.device)
+      .Run(options);
 }
 
 }  // namespace swapplan

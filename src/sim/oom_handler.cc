@@ -14,7 +14,7 @@ OomHandler::OomHandler(const Simulator& sim, const Prepared& pr,
   pr_ = &pr;
   schedule_ = schedule;
   naive_ = sim.options().record_stream == RecordStreamMode::kNaive;
-  latency_ns_ = sim.options().transfer_latency_ns;
+  latency_ns_ = sim.options().device.copy_latency_ns;
   const Trace& trace = sim.trace();
   const int32_t n = sim.num_ops();
   const size_t nt = sim.tensors_.size();
@@ -121,7 +121,7 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
   if (!active_) return w;
   OomHandlingStats& st = r->oom_handling;
   ++st.allocation_failures;
-  const int64_t cap = sim_->options().device_capacity_bytes;
+  const int64_t cap = sim_->options().memory_limit_bytes();
   // (i) FreeSwappingOutBlock(): every block whose copy out was issued and
   // whose release point has not come; op p waits for those copies
   // (SwapStream.eventRecord / ComputeStream.eventWait).
@@ -152,7 +152,7 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
       const int64_t size = size_[slot];
       off_[slot] = 1;
       *usage -= size;
-      const int64_t dur = TransferDurationNs(size, pr_->d2h_bw, latency_ns_);
+      const int64_t dur = TransferNs(size, pr_->d2h_bw, latency_ns_);
       const int64_t start = std::max(end_prev, *out_stream);
       const int64_t end = start + dur;
       *out_stream = end;
@@ -186,7 +186,7 @@ OomWait OomHandler::IssueSwapInsActive(int64_t reach, int64_t* in_stream, Simula
   OomWait w;
   for (int32_t slot : due_) {
     const int64_t size = size_[slot];
-    const int64_t dur = TransferDurationNs(size, pr_->h2d_bw, latency_ns_);
+    const int64_t dur = TransferNs(size, pr_->h2d_bw, latency_ns_);
     const int64_t start = std::max({reach, passive_d2h_end_[slot], *in_stream});
     const int64_t end = start + dur;
     *in_stream = end;

@@ -18,18 +18,11 @@ absl::Status SimulatorOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("simulator options: ", field, " is ", value, "; ", rule));
   };
-  if (device_capacity_bytes <= 0) {
-    return bad("device_capacity_bytes", device_capacity_bytes, "must be > 0");
+  if (device.capacity_bytes < 0) {
+    return bad("device.capacity_bytes", device.capacity_bytes, "must be >= 0 (0 = unlimited)");
   }
-  if (transfer_latency_ns < 0)
-    return bad("transfer_latency_ns", transfer_latency_ns, "must be >= 0");
-  if (!(h2d_bandwidth_bytes_per_s >= 0) || !std::isfinite(h2d_bandwidth_bytes_per_s)) {
-    return bad("h2d_bandwidth_bytes_per_s", h2d_bandwidth_bytes_per_s,
-               "must be >= 0 and finite (0 = from the trace or policy)");
-  }
-  if (!(d2h_bandwidth_bytes_per_s >= 0) || !std::isfinite(d2h_bandwidth_bytes_per_s)) {
-    return bad("d2h_bandwidth_bytes_per_s", d2h_bandwidth_bytes_per_s,
-               "must be >= 0 and finite (0 = from the trace or policy)");
+  if (absl::Status st = device.ValidatePartial(); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("simulator options: ", st.message()));
   }
   if (record_stream != RecordStreamMode::kCustom && record_stream != RecordStreamMode::kNaive) {
     return bad("record_stream", static_cast<int>(record_stream), "unknown mode");
@@ -46,10 +39,11 @@ absl::Status SimulatorOptions::Validate() const {
   return absl::OkStatus();
 }
 
-int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns) {
-  const double bytes_per_ns = bandwidth_bytes_per_s / 1e9;
-  const double ns = std::ceil(static_cast<double>(bytes) / bytes_per_ns);
-  return latency_ns + (ns < kMaxTransferNs ? static_cast<int64_t>(ns) : kMaxTransferNs);
+int64_t SimulatorOptions::memory_limit_bytes() const {
+  if (device.capacity_bytes == 0 || device.capacity_bytes == kUnlimitedCapacityBytes) {
+    return kUnlimitedBytes;
+  }
+  return device.capacity_bytes - device.reserve_bytes;
 }
 
 absl::string_view StallCauseName(StallCause c) {
@@ -67,7 +61,9 @@ absl::string_view StallCauseName(StallCause c) {
 absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteration,
                                             const SimulatorOptions& options) {
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations durations, ComputeOpDurations(trace, iteration));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      OpDurations durations,
+      ComputeOpDurations(trace, iteration, OpTimeModel::kAuto, 0, options.device.compute_time_scale));
   Simulator s;
   s.trace_ = &trace;
   s.iteration_ = iteration;
@@ -360,10 +356,12 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   auto pick = [](double opt, double meta, double pol) {
     return opt > 0 ? opt : meta > 0 ? meta : pol;
   };
-  pr.h2d_bw = pick(options_.h2d_bandwidth_bytes_per_s, trace.metadata().h2d_bandwidth_bytes_per_s,
-                   policy.h2d_bandwidth_bytes_per_s);
-  pr.d2h_bw = pick(options_.d2h_bandwidth_bytes_per_s, trace.metadata().d2h_bandwidth_bytes_per_s,
-                   policy.d2h_bandwidth_bytes_per_s);
+  pr.h2d_bw = pick(options_.device.h2d_bandwidth_bytes_per_s,
+                   trace.metadata().h2d_bandwidth_bytes_per_s,
+                   policy.device.h2d_bandwidth_bytes_per_s);
+  pr.d2h_bw = pick(options_.device.d2h_bandwidth_bytes_per_s,
+                   trace.metadata().d2h_bandwidth_bytes_per_s,
+                   policy.device.d2h_bandwidth_bytes_per_s);
   if (any_swap && (!(pr.h2d_bw > 0) || !(pr.d2h_bw > 0))) {
     return absl::InvalidArgumentError(
         absl::StrCat("the policy swaps tensors but no ", !(pr.h2d_bw > 0) ? "h2d" : "d2h",
@@ -372,8 +370,8 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   }
   for (internal_sim::Item& r : pr.items) {
     if (!r.swap) continue;
-    r.out_ns = TransferDurationNs(r.size, pr.d2h_bw, options_.transfer_latency_ns);
-    r.in_ns = TransferDurationNs(r.size, pr.h2d_bw, options_.transfer_latency_ns);
+    r.out_ns = TransferNs(r.size, pr.d2h_bw, options_.device.copy_latency_ns);
+    r.in_ns = TransferNs(r.size, pr.h2d_bw, options_.device.copy_latency_ns);
   }
   // --- per-position buckets (counting sort, stable in item order) -----------
   auto bucket = [&](internal_sim::Buckets& b, auto key) {

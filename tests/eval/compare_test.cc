@@ -115,8 +115,8 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   CHECK(c->persistent_bytes == 200);
   CHECK(c->peak.bytes == 1200);
   CHECK(c->ideal_time_ns == 1300);
-  CHECK(c->simulator.device_capacity_bytes == 700);
-  CHECK(c->simulator.d2h_bandwidth_bytes_per_s == 2e9);  // from the trace metadata
+  CHECK(c->simulator.device.capacity_bytes == 700);
+  CHECK(c->simulator.device.d2h_bandwidth_bytes_per_s == 2e9);  // from the trace metadata
   REQUIRE(c->rows.size() == 4);
   CHECK(c->rows[0].unlimited_memory);
   CHECK_FALSE(c->rows[0].feasible);  // its 1200-byte peak does not fit

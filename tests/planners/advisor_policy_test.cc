@@ -69,9 +69,9 @@ PolicyItem WrapW() {
 Policy Base(std::vector<PolicyItem> items, std::vector<int32_t> schedule = kS) {
   Policy p;
   p.fingerprint = ComputeFingerprint(T(), 0);
-  p.device_budget_bytes = 1000;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 1e9;
+  p.device.capacity_bytes = 1000;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 1e9;
   p.planner = "test";
   p.items = std::move(items);
   p.schedule = std::move(schedule);
@@ -229,7 +229,7 @@ TEST_CASE("simulator: size-class pool — a class out of objects is an OOM", "[a
   // A pool larger than the device fails before the first op.
   p.pool.classes[0].count = 9;  // 900 + 200 bytes
   SimulatorOptions small;
-  small.device_capacity_bytes = 1000;
+  small.device.capacity_bytes = 1000;
   const SimulationResult big = Sim(p, small);
   REQUIRE(big.oom.occurred);
   CHECK(big.oom.op == 0);

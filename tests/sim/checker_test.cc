@@ -49,9 +49,9 @@ PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in,
 Policy ToyPolicy(std::vector<PolicyItem> items) {
   Policy p;
   p.fingerprint = ComputeFingerprint(Toy(), 0);
-  p.device_budget_bytes = 900;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 2e9;
+  p.device.capacity_bytes = 900;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 2e9;
   p.planner = "test";
   p.items = std::move(items);
   return p;
@@ -225,8 +225,8 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
   // op 3 is right. B is ready at 300 ns but queued behind A: 400..600 ns,
   // completing during op 5, so a release after op 4 is too early.
   Policy p = ToyPolicy({Item(10, 200, 1, 3, 6, 11), Item(11, 200, 2, 4, 6, 10)});
-  p.d2h_bandwidth_bytes_per_s = 1e9;
-  p.device_budget_bytes = 2000;
+  p.device.d2h_bandwidth_bytes_per_s = 1e9;
+  p.device.capacity_bytes = 2000;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{
             "item 1 (tensor 11): released after op 4 (mlp, FORWARD) (500.0 ns) but its copy out "
@@ -238,7 +238,7 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
 
 TEST_CASE("checker: no d2h bandwidth", "[checker]") {
   Policy p = ToyPolicy({kA, kC});
-  p.d2h_bandwidth_bytes_per_s = 0;
+  p.device.d2h_bandwidth_bytes_per_s = 0;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{"the policy has items but no d2h bandwidth, so its release "
                                  "points cannot be checked [no-bandwidth]"});

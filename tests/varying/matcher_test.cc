@@ -390,9 +390,9 @@ TEST_CASE("Recomputed keys equal Chameleon's stored keys", "[varying][match]") {
   problem.iteration = 0;
   absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(*t);
   REQUIRE(curve.ok());
-  problem.device_budget_bytes = curve->iterations()[0].peak_unswapped.bytes * 85 / 100;
-  problem.h2d_bandwidth_bytes_per_s = 25e9;
-  problem.d2h_bandwidth_bytes_per_s = 25e9;
+  problem.device.capacity_bytes = curve->iterations()[0].peak_unswapped.bytes * 85 / 100;
+  problem.device.h2d_bandwidth_bytes_per_s = 25e9;
+  problem.device.d2h_bandwidth_bytes_per_s = 25e9;
   absl::StatusOr<Policy> p = planner.Plan(problem);
   INFO(p.status().ToString());
   REQUIRE(p.ok());

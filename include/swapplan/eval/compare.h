@@ -71,8 +71,11 @@ absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const Iteration
 struct CompareOptions {
   int32_t iteration = 0;
   BudgetSpec budget;
-  // Copy latency, bandwidths (0 = the trace metadata's), half duplex, record
-  // stream...; device_capacity_bytes is ignored (the budget is the capacity).
+  // The device (bandwidths — 0 = the trace metadata's —, copy latency,
+  // copy engines, compute time scale) and the simulator's behaviour (record
+  // stream...). The device's capacity and reserve are ignored: `budget`
+  // gives them (the planners and the simulator get capacity = the device
+  // memory and its reserve, or capacity = the oversubscription budget).
   SimulatorOptions simulator;
   // Planner names, in row order; empty = the registry's default set.
   std::vector<std::string> planners;
@@ -125,8 +128,9 @@ struct Comparison {
   int64_t persistent_bytes = 0;
   int64_t ideal_time_ns = 0;
   DurationSource durations = DurationSource::kRecorded;
-  // The simulator options the rows were judged with (bandwidths resolved,
-  // capacity = the budget).
+  // The simulator options the rows were judged with: the device model every
+  // planner planned for (bandwidths resolved, capacity and reserve from the
+  // budget; its BudgetBytes() is the budget).
   SimulatorOptions simulator;
   std::vector<PlannerOutcome> rows;
 

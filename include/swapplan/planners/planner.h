@@ -10,10 +10,11 @@
 // runtime section (policy/policy_runtime.h), so every policy any planner or
 // baseline emits is self-contained (schema v2, docs/policy-format.md).
 //
-//   PlanningProblem problem{.trace = &trace, .iteration = 0,
-//                           .device_budget_bytes = 60LL << 30,
-//                           .h2d_bandwidth_bytes_per_s = 25e9,
-//                           .d2h_bandwidth_bytes_per_s = 25e9};
+//   PlanningProblem problem{.trace = &trace, .iteration = 0};
+//   problem.device.capacity_bytes = 64LL << 30;   // budget: capacity - reserve
+//   problem.device.reserve_bytes = 4LL << 30;
+//   problem.device.h2d_bandwidth_bytes_per_s = 25e9;
+//   problem.device.d2h_bandwidth_bytes_per_s = 25e9;
 //   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
 //   absl::StatusOr<Policy> policy = planner.Plan(problem);
 //   // ResourceExhausted: no policy of this planner reaches the budget; the
@@ -38,16 +39,21 @@ struct PlanningProblem {
   const Trace* trace = nullptr;
   // Iteration to plan for.
   int32_t iteration = 0;
-  // Device memory the policy must stay under (capacity minus reserve).
-  int64_t device_budget_bytes = 0;
-  // Copy bandwidth per direction.
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
+  // The device planned for: the budget is capacity - reserve (a capacity of
+  // 0 plans for no memory at all), the copy times are its TransferNs
+  // (bandwidths, latency, duplex mode), recorded op durations are scaled by
+  // its compute_time_scale. Recorded in the policy (FinishPolicy).
+  DeviceModel device;
   // Optional precomputed curve of `trace` (saves planners recomputing it).
   const MemoryCurve* curve = nullptr;
 
+  // device.capacity_bytes - device.reserve_bytes (unlimited for an
+  // unlimited capacity; 0 for a zero capacity). Requires a valid problem.
+  int64_t budget_bytes() const;
+
   // InvalidArgument when the trace is missing, the iteration out of range,
-  // the budget negative or a bandwidth not positive.
+  // a bandwidth not positive, or the device model invalid
+  // (DeviceModel::ValidatePartial: a zero capacity is allowed).
   absl::Status Validate() const;
 };
 
@@ -79,8 +85,8 @@ class Planner {
 };
 
 // What Plan does to a planner's policy: records the device model of
-// `problem` (an unlimited capacity when `unlimited_memory`), the budget and
-// bandwidths, and builds the runtime section and the items' runtime keys
+// `problem` (with an unlimited capacity and no reserve when
+// `unlimited_memory`) and the fingerprint, and builds the runtime section and the items' runtime keys
 // from the trace (AttachPolicyRuntime, 32-bit masks). Internal naming the
 // planner, item and tensor when an item cannot be anchored.
 // O(ops + items × uses of their tensors).

@@ -82,6 +82,7 @@
 #define SWAPPLAN_SIM_CHECKER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
@@ -137,13 +139,17 @@ struct Violation {
 };
 
 struct CheckOptions {
+  // The device to check against: budget (capacity - reserve), bandwidths,
+  // compute_time_scale. Default: the one the policy records.
+  std::optional<DeviceModel> device;
   // Op times for the copy queue: must match what the planner used (both
   // default to auto).
   OpTimeModel op_time_model = OpTimeModel::kAuto;
   // > 0: iteration time for Eq. (1) instead of the recorded wall time (ns).
   int64_t iteration_time_ns = 0;
 
-  // InvalidArgument when iteration_time_ns < 0.
+  // InvalidArgument when iteration_time_ns < 0 or the device is invalid
+  // (DeviceModel::ValidatePartial).
   absl::Status Validate() const;
 };
 

@@ -42,11 +42,13 @@
 //   attributed to op k and to the copy that finished last.
 // Copies. A SWAP item's d2h copy is ready at end of swap_out_op; its h2d copy
 //   at max(reach of swap_in_op, end of its own d2h copy). A copy starts at
-//   max(ready, its stream free) and takes transfer_latency_ns +
-//   ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
+//   max(ready, its stream free) and takes the device model's TransferNs:
+//   copy_latency_ns + ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
 //   order: for each op k, the h2d copies triggered at k (policy item order),
-//   op k, then the d2h copies after k (item order). Half-duplex: one stream
-//   for both directions, in that same order.
+//   op k, then the d2h copies after k (item order). Half duplex
+//   (copy_engines 1): one stream for both directions, in that same order.
+// Durations: recorded (or Eq. 1) op durations times the device's
+//   compute_time_scale (trace/op_times.h).
 // Memory (op-indexed, as in the unswapped curve; swaps recorded in the
 //   trace are ignored — the policy replaces them). A tensor occupies the
 //   device from its allocation to its free, both inclusive (trace lifetimes;
@@ -137,6 +139,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
@@ -148,7 +151,8 @@ struct Prepared;
 class OomHandler;
 }  // namespace internal_sim
 
-inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
+// Unlimited memory (the same value as kUnlimitedCapacityBytes).
+inline constexpr int64_t kUnlimitedBytes = kUnlimitedCapacityBytes;
 
 enum class RecordStreamMode : uint8_t {
   kCustom = 0,  // release at the policy's release_op, event wait on compute
@@ -162,15 +166,13 @@ enum class OomHandling : uint8_t {
 };
 
 struct SimulatorOptions {
-  // Device memory the run may use; kUnlimitedBytes for infinite memory.
-  int64_t device_capacity_bytes = kUnlimitedBytes;
-  // Fixed cost of every copy (launch and DMA setup), added to bytes/bandwidth.
-  int64_t transfer_latency_ns = 0;
-  // Copy bandwidths; 0 = the trace metadata's, else the policy's.
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
-  // Both directions share one link: copies run one at a time in issue order.
-  bool half_duplex = false;
+  // The device (device/device_model.h): the run may use device.BudgetBytes()
+  // = capacity - reserve (capacity 0, the default: unlimited memory); copies
+  // take its TransferNs (bandwidths — 0 = the trace metadata's, else the
+  // policy's —, copy_latency_ns); copy_engines 1: both directions share one
+  // link, copies run one at a time in issue order; recorded op durations are
+  // scaled by compute_time_scale.
+  DeviceModel device;
   RecordStreamMode record_stream = RecordStreamMode::kCustom;
   // Host time to dispatch one op (framework overhead + launch).
   int64_t host_dispatch_ns = 0;
@@ -190,16 +192,15 @@ struct SimulatorOptions {
   // false: bytes only.
   bool model_pool = true;
 
-  // InvalidArgument naming the field when a value is out of range
-  // (capacity <= 0, negative times or bandwidths, depth < 1, ...).
+  // The memory the run may use: device.BudgetBytes(), unlimited for a
+  // capacity of 0. Requires valid options.
+  int64_t memory_limit_bytes() const;
+
+  // InvalidArgument naming the field when a value is out of range (the
+  // device model: DeviceModel::ValidatePartial; negative times, depth < 1,
+  // ...).
   absl::Status Validate() const;
 };
-
-// Duration of one copy: latency_ns + ceil(bytes / (bandwidth / 1e9)), the
-// second term saturating at kMaxTransferNs (absurd bandwidths cannot
-// overflow the clock). Requires bandwidth > 0.
-inline constexpr int64_t kMaxTransferNs = 100'000'000'000'000'000;  // ~3 years
-int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns);
 
 enum class StallCause : uint8_t {
   kSwapIn = 0,   // waited for the h2d copy of an input
@@ -287,11 +288,11 @@ struct SimulationResult {
   int32_t num_ops = 0;
   DurationSource durations = DurationSource::kRecorded;
   RecordStreamMode record_stream = RecordStreamMode::kCustom;
-  bool half_duplex = false;
-  int64_t capacity_bytes = kUnlimitedBytes;
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
-  int64_t transfer_latency_ns = 0;
+  // The device model the run used, bandwidths resolved (options, else the
+  // trace metadata, else the policy; 0 = unknown: no copies were needed),
+  // and the memory the run could use (SimulatorOptions::memory_limit_bytes).
+  DeviceModel device;
+  int64_t memory_limit_bytes = kUnlimitedBytes;
 
   // End of the last op.
   int64_t iteration_time_ns = 0;

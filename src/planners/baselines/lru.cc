@@ -88,7 +88,7 @@ absl::StatusOr<Policy> LruPlanner::PlanPolicy(const PlanningProblem& problem) {
   const int32_t it = problem.iteration;
   const IterationInfo& iter = trace.iteration(it);
   const int32_t n = iter.num_ops();
-  const int64_t budget = problem.device_budget_bytes;
+  const int64_t budget = problem.budget_bytes();
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
 
   // --- pass 1: on-demand eviction in LRU order ------------------------------

@@ -24,7 +24,9 @@ absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& probl
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
   const IterationInfo& iter = trace.iteration(it);
-  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations durations, ComputeOpDurations(trace, it));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      OpDurations durations,
+      ComputeOpDurations(trace, it, OpTimeModel::kAuto, 0, problem.device.compute_time_scale));
   SWAPPLAN_ASSIGN_OR_RETURN(LayerSegments layers,
                             SegmentLayers(trace, it, options_.logical_layers));
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
