@@ -129,7 +129,7 @@ void BM_CheckLlama7B(benchmark::State& state) {
     return;
   }
   for (auto _ : state) {
-    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {}, &c.curve);
+    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {});
     benchmark::DoNotOptimize(r->peak_bytes);
   }
 }
@@ -144,7 +144,7 @@ void BM_Check1MOps(benchmark::State& state) {
     return;
   }
   for (auto _ : state) {
-    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {}, &c.curve);
+    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {});
     benchmark::DoNotOptimize(r->peak_bytes);
   }
 }

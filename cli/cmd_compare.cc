@@ -80,6 +80,7 @@ std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row, const P
 // The note below the table for one row.
 std::string Note(const Trace& t, int32_t it, const PlannerOutcome& row) {
   if (!row.planned) return row.infeasible_reason;
+  if (!row.valid) return absl::StrCat("invalid policy (fails the checker): ", row.invalid_reason);
   const SimulationResult& r = *row.sim;
   if (!row.unlimited_memory && r.oom.occurred && r.oom.pool_class >= 0) {
     return absl::StrCat("simulated OOM at ", OpText(t, it, r.oom.op), ": pool class ",
@@ -117,8 +118,8 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
       {"planner", "feasible", "peak", "iteration", "overhead", "stall", "d2h", "h2d", "plan time"});
   for (const PlannerOutcome& r : c.rows) {
     if (!r.sim) {
-      table.AddRow(
-          {r.planner, "no", "-", "-", "-", "-", "-", "-", FormatDurationNs(r.plan_time_ns)});
+      table.AddRow({r.planner, r.planned && !r.valid ? "invalid" : "no", "-", "-", "-", "-", "-",
+                    "-", FormatDurationNs(r.plan_time_ns)});
       continue;
     }
     const SimulationResult& s = *r.sim;
@@ -158,6 +159,8 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
     json row;
     row["planner"] = r.planner;
     row["feasible"] = r.feasible;
+    // A policy that fails the checker: its first violation.
+    if (r.planned && !r.valid) row["invalid"] = r.invalid_reason;
     if (r.sim) {
       const SimulationResult& s = *r.sim;
       row["peak_bytes"] = s.peak_bytes;
@@ -274,7 +277,8 @@ absl::Status Run(const CompareArgs& args) {
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(Note(trace, c.iteration, row));
-    if (!args.save_policies.empty() && row.policy) {
+    // Only policies that pass the checker are written.
+    if (!args.save_policies.empty() && row.policy && row.valid) {
       SWAPPLAN_RETURN_IF_ERROR(
           WritePolicy(*row.policy, absl::StrCat(args.save_policies, "/", row.planner, ".json")));
     }

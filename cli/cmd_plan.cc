@@ -413,11 +413,11 @@ absl::Status RunPlan(const PlanArgs& a) {
     }
     return policy.status();
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, *policy, {
-                                                                .op_time_model = options.op_time_model,
-                                                                .iteration_time_ns = options.iteration_time_ns,
-                                                            },
-                                                            &curve));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      CheckReport report,
+      CheckPolicy(trace, *policy,
+                  {.op_time_model = options.op_time_model,
+                   .iteration_time_ns = options.iteration_time_ns}));
   if (!report.clean()) {
     return absl::InternalError(absl::StrCat("the planner's policy fails the checker: ",
                                             report.violations.front().message));

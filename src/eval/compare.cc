@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/registry.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -85,6 +86,24 @@ bool Comparison::AnyFeasible() const {
     if (!r.unlimited_memory && r.feasible) return true;
   }
   return false;
+}
+
+absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
+                         Policy policy, bool keep_policy, PlannerOutcome* row) {
+  row->planned = true;
+  row->items = policy.items.size();
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy, CheckOptionsFor(policy)));
+  row->valid = check.clean();
+  if (!row->valid) {
+    row->invalid_reason = check.violations.front().message;
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(policy));
+    row->feasible = row->unlimited_memory ? r.peak_bytes <= budget_bytes : !r.oom.occurred;
+    policy.simulated_iteration_time_ns = r.iteration_time_ns;
+    row->sim = std::move(r);
+  }
+  if (keep_policy) row->policy = std::move(policy);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOptions& options,
@@ -178,17 +197,9 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
         row.infeasible_reason = row.infeasible_reason.substr(prefix.size());
       }
     } else {
-      row.planned = true;
-      row.items = policy->items.size();
-      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
-                                (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
-      row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
-                                            : !r.oom.occurred;
-      if (options.keep_policies) {
-        policy->simulated_iteration_time_ns = r.iteration_time_ns;
-        row.policy = *std::move(policy);
-      }
-      row.sim = std::move(r);
+      SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
+                                           c.budget.budget_bytes, *std::move(policy),
+                                           options.keep_policies, &row));
     }
     if (progress) progress(row);
     c.rows.push_back(std::move(row));

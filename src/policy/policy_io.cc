@@ -1,22 +1,21 @@
+// Policy files: reading (either form, sniffed), writing, and the trace
+// fingerprint. The proto conversion is policy_proto.cc, the JSON form
+// policy_json.cc (policy_codec.h).
 #include "swapplan/policy/policy_io.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "policy.pb.h"
 #include "policy/policy_codec.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
-#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 namespace {
@@ -47,17 +46,19 @@ PolicyFingerprint ComputeFingerprint(const Trace& trace, int32_t iteration) {
 absl::Status CheckFingerprint(const Policy& policy, const Trace& trace) {
   const int32_t it = policy.fingerprint.iteration;
   if (it < 0 || it >= trace.num_iterations()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("policy was made for iteration ", it, " but ", trace.source(), " has ",
-                     trace.num_iterations(), " iterations"));
+    return Error(ErrorKind::kFingerprintMismatch,
+                 absl::StrCat("policy was made for iteration ", it, " but ", trace.source(),
+                              " has ", trace.num_iterations(), " iterations"));
   }
   PolicyFingerprint fp = ComputeFingerprint(trace, it);
   if (!(fp == policy.fingerprint)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "policy fingerprint (", Hex(policy.fingerprint.op_sequence_hash), ", ",
-        policy.fingerprint.iteration_ops, " ops) does not match iteration ", it, " of ",
-        trace.source(), " (", Hex(fp.op_sequence_hash), ", ", fp.iteration_ops,
-        " ops) [fingerprint-mismatch]"));
+    return WithRule(
+        Error(ErrorKind::kFingerprintMismatch,
+              absl::StrCat("policy fingerprint (", Hex(policy.fingerprint.op_sequence_hash), ", ",
+                           policy.fingerprint.iteration_ops, " ops) does not match iteration ", it,
+                           " of ", trace.source(), " (", Hex(fp.op_sequence_hash), ", ",
+                           fp.iteration_ops, " ops) [fingerprint-mismatch]")),
+        "fingerprint-mismatch");
   }
   return absl::OkStatus();
 }

@@ -17,17 +17,17 @@ OomHandler::OomHandler(const Simulator& sim, const Prepared& pr,
   latency_ns_ = sim.options().device.copy_latency_ns;
   const Trace& trace = sim.trace();
   const int32_t n = sim.num_ops();
-  const size_t nt = sim.tensors_.size();
-  const bool identity = schedule.empty();
+  const absl::Span<const ResolvedTensor> tensors = pr.resolved.tensors;
+  const size_t nt = tensors.size();
   size_.resize(nt);
   alloc_.resize(nt);
   free_.resize(nt);
   slot_of_.reserve(nt);
   for (size_t i = 0; i < nt; ++i) {
-    const Simulator::IterTensor& t = sim.tensors_[i];
+    const ResolvedTensor& t = tensors[i];
     size_[i] = trace.tensor(t.id).size_bytes;
-    alloc_[i] = identity ? t.alloc : pr.tensor_alloc[i];
-    free_[i] = identity ? t.free : pr.tensor_free[i];
+    alloc_[i] = t.alloc;
+    free_[i] = t.free;
     slot_of_.emplace(t.id, static_cast<int32_t>(i));
     // Candidates: allocated and freed within the iteration. Persistent state
     // (resident before the first op or kept after the last) is left alone,
@@ -99,7 +99,7 @@ int32_t OomHandler::Closest(int32_t p, int64_t target) const {
 int32_t OomHandler::NextUse(int32_t slot, int32_t p) const {
   const Trace& trace = sim_->trace();
   const IterationInfo& iter = trace.iteration(sim_->iteration());
-  absl::Span<const OpIndex> u = trace.tensor_uses(sim_->tensors_[slot].id);
+  absl::Span<const OpIndex> u = trace.tensor_uses(pr_->resolved.tensors[slot].id);
   auto lo = std::lower_bound(u.begin(), u.end(), iter.op_begin);
   auto hi = std::lower_bound(lo, u.end(), iter.op_end);
   if (schedule_.empty()) {
@@ -108,7 +108,7 @@ int32_t OomHandler::NextUse(int32_t slot, int32_t p) const {
   }
   int32_t best = -1;
   for (auto it = lo; it != hi; ++it) {
-    const int32_t pos = pr_->pos[*it - iter.op_begin];
+    const int32_t pos = pr_->pos()[*it - iter.op_begin];
     if (pos > p && (best < 0 || pos < best)) best = pos;
   }
   return best;
@@ -214,7 +214,7 @@ int64_t OomHandler::FreedWhileOffAtActive(int32_t p) {
 
 uint64_t OomHandler::TraceIdOfBinding(int32_t binding) const {
   const int32_t slot = -2 - binding;
-  return sim_->trace().tensor(sim_->tensors_[slot].id).trace_id;
+  return sim_->trace().tensor(pr_->resolved.tensors[slot].id).trace_id;
 }
 
 }  // namespace swapplan::internal_sim

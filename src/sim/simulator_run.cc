@@ -32,8 +32,8 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   const int32_t n = sim.num_ops();
   const bool naive = o.record_stream == RecordStreamMode::kNaive;
   const int64_t cap = o.memory_limit_bytes();
-  const std::vector<int64_t>& alloc_at = pr.alloc_at ? *pr.alloc_at : pr.own_alloc_at;
-  const std::vector<int64_t>& free_after = pr.free_after ? *pr.free_after : pr.own_free_after;
+  const absl::Span<const int64_t> alloc_at = pr.resolved.alloc_at;
+  const absl::Span<const int64_t> free_after = pr.resolved.free_after;
   const std::vector<Item>& items = pr.items;
   const size_t ni = items.size();
 

@@ -5,6 +5,7 @@
 //
 // Goldens live in tests/golden/; regenerate with
 //   SWAPPLAN_UPDATE_GOLDEN=1 meson test -C build cli
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -53,6 +54,57 @@ TEST_CASE("policy upgrade: another trace is a fingerprint mismatch", "[cli][poli
   CHECK(it.exit_code == 2);
   CHECK(it.err ==
         "swapplan: --iteration 5 is out of range: traces/two_layers.json has 1 iterations\n");
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("compare --save-policies writes only policies that pass check", "[cli][policy]") {
+  using swapplan::testing::Swapplan;
+  const std::string dir = swapplan::testing::TempDir() + "/saved";
+  std::filesystem::create_directories(dir);
+  for (const char* budget : {"--device-memory 700 --reserve 100", "--oversubscription 1.5"}) {
+    INFO(budget);
+    for (const char* trace : {"traces/two_layers.json", "traces/chameleon_toy.json"}) {
+      INFO(trace);
+      std::filesystem::remove_all(dir);
+      std::filesystem::create_directories(dir);
+      swapplan::testing::CliRun c =
+          Swapplan(std::string("compare ") + trace + " " + budget +
+                   " --planners ideal,noswap,chameleon,recompute,vdnn,lru,bucket,advisor "
+                   "--planner-option advisor.generations=2 --save-policies '" + dir + "'");
+      CHECK((c.exit_code == 0 || c.exit_code == 3));
+      CHECK(c.out.find("invalid") == std::string::npos);
+      int written = 0;
+      for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        ++written;
+        INFO(entry.path().string());
+        swapplan::testing::CliRun k =
+            Swapplan(std::string("check ") + trace + " '" + entry.path().string() + "'");
+        CHECK(k.exit_code == 0);
+        CHECK(k.out.find("result         clean") != std::string::npos);
+      }
+      CHECK(written >= 1);  // ideal at least
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("check: a RECOMPUTE policy checks as it simulates", "[cli][policy]") {
+  swapplan::testing::CliRun c = swapplan::testing::Swapplan(
+      "check traces/two_layers.json policies/two_layers/recompute.json");
+  CHECK(c.exit_code == 0);
+  swapplan::testing::CheckGolden("check_two_layers_recompute.txt", c.out);
+  swapplan::testing::CliRun s = swapplan::testing::Swapplan(
+      "simulate traces/two_layers.json policies/two_layers/recompute.json");
+  CHECK(s.exit_code == 0);
+  // Same peak in both.
+  CHECK(c.out.find("peak           500 B at op 6 (b12)") != std::string::npos);
+  CHECK(s.out.find("peak            500 B at op 6 (b12)") != std::string::npos);
 }
 
 }  // namespace

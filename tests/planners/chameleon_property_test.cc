@@ -166,7 +166,7 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
       waited += waits;
       if (o.release_wait == ReleaseWait::kNever) CHECK_FALSE(waits);
       absl::StatusOr<CheckReport> r =
-          CheckPolicy(trace, *p, {.op_time_model = o.op_time_model}, &*curve);
+          CheckPolicy(trace, *p, {.op_time_model = o.op_time_model});
       REQUIRE(r.ok());
       for (const Violation& v : r->violations) INFO(v.message);
       CHECK(r->clean());

@@ -2,6 +2,7 @@
 // in both directions with 100 ns ops and 100-byte tensors, so a copy takes
 // 100 ns and each expected value can be read off the timeline in the comment.
 #include "swapplan/sim/simulator.h"
+#include "swapplan/util/error.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -433,12 +434,16 @@ TEST_CASE("a schedule reorders ops and their memory", "[sim]") {
   Policy with_item = PolicyFor(t, {backwards});
   CHECK(sim->Run(with_item).ok());
   const std::vector<int32_t> late_b = {0, 2, 3, 1};
-  CHECK(sim->Run(with_item, late_b).status().message() ==
-        "policy item 0 (tensor 2): under the schedule the ops run at positions 3, 3, 2, 2; need "
-        "swap_out <= release < swap_in <= first_use");
+  // The rules are the resolver's (policy/resolver.h), as in the checker.
+  absl::Status st = sim->Run(with_item, late_b).status();
+  CHECK(st.message() ==
+        "item 0 (tensor 2): swap-in at op 3 (d, BACKWARD) at position 2 is not after the "
+        "swap-out at op 1 (b, FORWARD) at position 3 [swap-in-before-swap-out]");
+  CHECK(RuleOf(st) == std::optional<std::string>("swap-in-before-swap-out"));
   const std::vector<int32_t> bad = {0, 2, 2, 3};
   CHECK(sim->Run(p, bad).status().message() ==
-        "schedule is not a permutation of the iteration's ops: entry 2 is 2");
+        "schedule is not a permutation of the iteration's ops: entry 2 is 2 (repeated) "
+        "[bad-schedule]");
 }
 
 TEST_CASE("policies that do not fit the trace are rejected with the item named", "[sim]") {
@@ -449,23 +454,24 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
     return std::string(r.status().message());
   };
   CHECK(message({Item(9, 0, 1, 3, 5)}) ==
-        "policy item 0 (tensor 9): no such tensor occupies the device during iteration 0 of "
-        "test.json");
+        "item 0 (tensor 9): no such tensor in test.json [unknown-tensor]");
   CHECK(message({Item(1, 0, 1, 3, 9)}) ==
-        "policy item 0 (tensor 1): op 9 is outside the iteration (6 ops)");
+        "item 0 (tensor 1): first_use_op 9 is outside iteration 0 (6 ops) [op-out-of-range]");
   PolicyItem negative = Item(1, 0, 0, 3, 5);
   negative.action = ItemAction::kRecompute;
   negative.recompute_ns = -4;
   CHECK(message({negative}) ==
-        "policy item 0 (tensor 1): recompute_ns is -4; must be >= 0, and 0 for a SWAP item");
+        "item 0 (tensor 1): recompute_ns is -4; must be >= 0, and 0 for a SWAP item "
+        "[bad-action]");
   CHECK(message({Item(1, 0, 1, 3, 5, 64)}) ==
-        "policy item 0 (tensor 1): size_bytes 64 differs from the trace's 100");
+        "item 0 (tensor 1): size_bytes 64 but the trace says 100 [size-mismatch]");
   // B lives during op 2 only.
   CHECK(message({Item(2, 2, 2, 3, 4)}) ==
-        "policy item 0 (tensor 2): freed after op 2 (f2), before first_use_op op 4 (b1)");
+        "item 0 (tensor 2): the tensor is not allocated throughout ops 2..4 (it is allocated "
+        "during ops 2..2) [not-resident]");
   CHECK(message({Item(1, 0, 1, 3, 5), Item(1, 2, 2, 4, 5)}) ==
-        "policy item 1 (tensor 1): overlaps policy item 0 of the same tensor (its window ends "
-        "at first_use_op 5, after swap_out_op 2)");
+        "item 1 (tensor 1): window ops 2..5 overlaps item 0's window ops 0..5 "
+        "[overlapping-items]");
   // A is made by op 0: it cannot leave after an op before it exists.
   Trace late = MakeTrace(kSixTensors, R"({"name": "f0", "phase": "FORWARD", "duration_ns": 100},
       {"name": "f1", "phase": "FORWARD", "outputs": [1], "duration_ns": 100},
@@ -474,11 +480,13 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
       {"name": "b1", "phase": "BACKWARD", "inputs": [1], "duration_ns": 100})");
   absl::StatusOr<SimulationResult> r = Simulate(late, PolicyFor(late, {Item(1, 0, 0, 3, 4)}));
   CHECK(r.status().message() ==
-        "policy item 0 (tensor 1): not resident at swap_out_op op 0 (f0): allocated at op 1 (f1)");
+        "item 0 (tensor 1): the tensor is not allocated throughout ops 0..4 (it is allocated "
+        "during ops 1..4) [not-resident]");
   r = Simulate(late, PolicyFor(late, {Item(1, 1, 1, 3, 4)}));
   CHECK(r.status().message() ==
-        "policy item 0 (tensor 1): used at op 2 (f2) while off device (swapped out after op 1 "
-        "(f1), back for op 4 (b1))");
+        "item 0 (tensor 1): used by op 2 (f2, FORWARD) between its swap-out after op 1 and its "
+        "first use at op 4 [use-while-off-device]");
+  CHECK(RuleOf(r.status()) == std::optional<std::string>("use-while-off-device"));
 
   // A policy for another op sequence.
   Policy other = PolicyFor(late, {});

@@ -132,6 +132,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -141,6 +142,7 @@
 #include "absl/types/span.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
 
@@ -361,12 +363,12 @@ class Simulator {
   // the order ops run in (dependencies are the caller's business); when
   // empty and the policy has a schedule, the policy's.
   // FailedPrecondition when the policy's fingerprint does not match this
-  // iteration; InvalidArgument, naming the item, tensor and op, when an item
-  // does not fit the trace: unknown tensor, size differing from the trace,
-  // ops out of order under the schedule, the tensor not resident at
-  // swap_out_op or freed before first_use_op, used while off device, or
-  // overlapping another item of the same tensor; or when a copy is needed and
-  // no bandwidth is known.
+  // iteration; InvalidArgument, naming the item, tensor and op and ending in
+  // the rule tag (also attached: RuleOf), for the first issue the policy
+  // resolver finds (policy/resolver.h — the checker's structural rules:
+  // unknown tensor, op order under the schedule, action, size, residency,
+  // use while off device, duplicates and overlaps, clean items); or when a
+  // copy is needed and no bandwidth is known.
   absl::StatusOr<SimulationResult> Run(const Policy& policy,
                                        absl::Span<const int32_t> schedule = {}) const;
 
@@ -381,12 +383,8 @@ class Simulator {
  private:
   Simulator() = default;
   friend class internal_sim::OomHandler;
-  struct IterTensor {
-    TensorId id;
-    int32_t alloc;  // local op, -1 = resident before the first op
-    int32_t free;   // local op, n = never freed within the iteration
-  };
-  // Resolves and validates the policy against this iteration (see Run).
+  // Resolves and validates the policy against this iteration (see Run):
+  // the resolver's first issue is the error.
   absl::StatusOr<internal_sim::Prepared> Prepare(const Policy& policy,
                                                  absl::Span<const int32_t> schedule) const;
   // Fills pr->pool from the policy's pool (pool.cc). InvalidArgument when a
@@ -398,21 +396,9 @@ class Simulator {
   int32_t n_ = 0;
   SimulatorOptions options_;
   OpDurations durations_;
-  PolicyFingerprint fingerprint_;
-  // Tensors occupying the device during some op of the iteration.
-  std::vector<IterTensor> tensors_;
-  // Recorded order: bytes resident before op 0, allocated at the start of
-  // op k, freed after op k.
-  int64_t initial_bytes_ = 0;
-  std::vector<int64_t> alloc_at_;
-  std::vector<int64_t> free_after_;
-  // Policy items name tensors by trace file id. When every file id equals
-  // its dense id (the usual case) slot_of_tensor_ maps it straight to an
-  // index into tensors_ (-1: not in this iteration); otherwise by_trace_id_
-  // does.
-  bool dense_ids_ = true;
-  std::vector<int32_t> slot_of_tensor_;
-  absl::flat_hash_map<uint64_t, int32_t> by_trace_id_;
+  // The iteration's tensors, lifetimes and the legality rules
+  // (policy/resolver.h), shared with the checker.
+  std::optional<PolicyResolver> resolver_;
   int64_t ideal_time_ns_ = 0;
 };
 

@@ -26,21 +26,23 @@
 //            vDNN stall when a copy outlasted the layer; it is prefetched at
 //            the start of the backward layer before the one that needs it
 //            ("one layer ahead"), or at its own layer's start when none
-//            precedes. Not budget-aware.
+//            precedes. Not budget-aware. Items carry
+//            release_waits_for_copy: the op after the layer boundary waits
+//            for a copy that outlasts the layer (the stall vDNN had).
 // bucket     Layer-bucket heuristic like the production SmartSwap v2: only
 //            activations of at least 20 MiB, each out after its last forward
 //            use; the layer's bucket is released at the end of the *next*
 //            forward layer (one layer of slack for the copy instead of a
 //            synchronisation), and swapped in at the start of the backward
 //            layer before the one that needs it. No scoring, no simulation,
-//            not budget-aware.
+//            not budget-aware. Items carry release_waits_for_copy, as vdnn's.
 // lru        On-demand LRU, ODSwap of seed 002 §6.1. Walks the ops with the
 //            budget: when op k would exceed it, evicts ACTIVATION tensors in
 //            least-recently-used order (not used by op k, needed again later
 //            in the iteration) until it fits. An eviction is on demand: the
 //            copy is issued just before op k (swap_out_op = release_op =
-//            k − 1) and op k waits for it. Prefetching follows the order seen
-//            in the previous iteration: the swap-ins are issued in the order
+//            k − 1) and op k waits for it (release_waits_for_copy).
+//            Prefetching follows the order seen in the previous iteration: the swap-ins are issued in the order
 //            the evicted tensors were needed back, each as early as the
 //            budget allows (never before the previous one's trigger, never
 //            before its own release). ODSwap learns that order in its first
