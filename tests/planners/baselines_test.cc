@@ -281,6 +281,9 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
     CHECK((*p)->name() == info.name);
+    // The registry's flag and the planner's own (which FinishPolicy records
+    // as an unlimited capacity) agree.
+    CHECK((*p)->unlimited_memory() == info.unlimited_memory);
     // The advisor is a time-bounded search: compare runs it on request only.
     CHECK(info.in_default_set == (std::string(info.name) != "advisor"));
   }

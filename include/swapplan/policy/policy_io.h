@@ -65,7 +65,7 @@ absl::Status CheckFingerprint(const Policy& policy, const Trace& trace);
 // InvalidArgument (ErrorKind::kMalformedInput) / DataLoss naming the file.
 absl::StatusOr<Policy> ReadPolicy(const std::string& path);
 // The same without Policy::Validate (format errors are still errors): for
-// the checker (policy/checker.h), which reports the items' structural
+// the checker (sim/checker.h), which reports the items' structural
 // problems itself — every one of them, not just the first.
 absl::StatusOr<Policy> ReadPolicyForCheck(const std::string& path);
 absl::StatusOr<Policy> ParsePolicyJson(absl::string_view json, const std::string& source);
