@@ -64,7 +64,13 @@ TEST_CASE("compare --save-policies writes only policies that pass check", "[cli]
   using swapplan::testing::Swapplan;
   const std::string dir = swapplan::testing::TempDir() + "/saved";
   std::filesystem::create_directories(dir);
-  for (const char* budget : {"--device-memory 700 --reserve 100", "--oversubscription 1.5"}) {
+  // The last: Chameleon on Eq. (1) op times with an explicit T_iter; check
+  // takes the op-time model the policy recorded (CheckOptionsFor).
+  for (const char* budget :
+       {"--device-memory 700 --reserve 100", "--oversubscription 1.5",
+        "--device-memory 700 --reserve 100 --planner-option chameleon.op_time_model=eq1 "
+        "--planner-option chameleon.iteration_time_ns=6000 "
+        "--planner-option chameleon.min_tensor_bytes=0"}) {
     INFO(budget);
     for (const char* trace : {"traces/two_layers.json", "traces/chameleon_toy.json"}) {
       INFO(trace);
