@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -108,7 +109,7 @@ absl::Status RunCheck(const CheckArgs& a) {
   if (!a.iteration_time.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(options.iteration_time_ns, ParseDurationNs(a.iteration_time));
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/stats.h"
@@ -211,7 +212,7 @@ void SetupInspect(CLI::App& root, Action* action) {
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status {
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args->trace));
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args->trace));
       CurveOptions opts;
       opts.top_tensors_at_peak = args->top_tensors;
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace, opts));
