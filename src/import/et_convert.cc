@@ -123,6 +123,16 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
                                                : NodeClass::kOp;
   }
 
+  // Threads that run backward work: autograd nodes, or operators named
+  // *_backward (older traces keep only the operators).
+  absl::flat_hash_set<int32_t> autograd_threads;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cls[i] == NodeClass::kAutograd || nodes[i].fw_tid ||
+        (cls[i] == NodeClass::kOp && absl::StrContains(cap.names[nodes[i].name], "_backward"))) {
+      autograd_threads.insert(nodes[i].tid);
+    }
+  }
+
   // 2. Inherited structure, parents first.
   std::vector<PhaseHint> hint(n, PhaseHint::kNone);
   std::vector<uint8_t> autograd(n, 0), grad_scope(n, 0);
@@ -134,7 +144,8 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     const int32_t p = parent[i];
     hint[i] = (cls[i] == NodeClass::kAnnotation && t.hint != PhaseHint::kNone) ? t.hint
               : p >= 0 ? hint[p] : PhaseHint::kNone;
-    autograd[i] = (p >= 0 && autograd[p]) || cls[i] == NodeClass::kAutograd || nd.fw_tid;
+    autograd[i] = (p >= 0 && autograd[p]) || cls[i] == NodeClass::kAutograd || nd.fw_tid ||
+                  autograd_threads.contains(nd.tid);
     grad_scope[i] = (p >= 0 && grad_scope[p]) || t.accumulate_grad || t.zero_grad;
     step_anc[i] = t.profiler_step ? static_cast<int32_t>(i) : p >= 0 ? step_anc[p] : -1;
     op_anc[i] = p < 0 ? -1 : cls[p] == NodeClass::kOp ? p : op_anc[p];
