@@ -102,6 +102,7 @@ absl::Status ParseChakraEt(pbio::ZeroCopyInputStream* in, const std::string& sou
                            std::function<absl::Status()> stream_error, EtCapture* cap) {
   std::string record;
   int64_t offset = 0;
+  int64_t record_start = 0;
   int64_t index = 0;
   ValueTree tree(int64_t{1} << 24);
   swapplan::chakra::EtNode node;
@@ -109,11 +110,11 @@ absl::Status ParseChakraEt(pbio::ZeroCopyInputStream* in, const std::string& sou
   absl::flat_hash_map<int64_t, size_t> piece_of_rf;   // rf_id -> node index
   absl::flat_hash_map<int64_t, int64_t> alias;        // merged piece id -> first piece id
   auto fail = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": record ", index, " at byte ", offset,
-                                                   ": ", what, " [chakra-record]"));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": record ", index, " at byte ",
+                                                   record_start, ": ", what, " [chakra-record]"));
   };
   for (;; ++index) {
-    const int64_t record_start = offset;
+    record_start = offset;
     uint64_t len = 0;
     bool partial = false;
     if (!ReadVarint(in, &len, &partial, &offset)) {

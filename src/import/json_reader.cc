@@ -265,6 +265,10 @@ bool JsonReader::ReadStringRaw(absl::string_view* out) {
       return false;
     }
   }
+  if (static_cast<int64_t>(i - pos_ - 1) > limits_.max_token_bytes) {
+    Fail(absl::StrCat("string longer than ", limits_.max_token_bytes, " bytes"), "json-limit");
+    return false;
+  }
   if (buf_[i] == '"') {
     *out = absl::string_view(buf_.data() + pos_ + 1, i - pos_ - 1);
     pos_ = i + 1;
