@@ -166,6 +166,7 @@ void TraceAssembler::InferKinds(const std::vector<uint32_t>& use_begin) {
     if (first[t] < 0) continue;
     const uint8_t m = mask[t];
     const bool pre_existing = info.persistent && !has_alloc[t];
+    if (pre_existing && has_free[t]) continue;  // freed in the trace: not lasting state
     if (pre_existing) {
       const bool fwd = m & Bit(Phase::kForward);
       const bool opt = m & Bit(Phase::kOptimizer);

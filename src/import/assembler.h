@@ -22,7 +22,8 @@
 //
 // Kind rules for tensors whose kind the format did not give (a = phase of
 // the allocation or first use, f = phase of the free or last use):
-//   persistent (resident before the trace): used in FORWARD and OPTIMIZER ->
+//   resident before the trace and freed in it -> OTHER; resident before the
+//   trace and never freed (persistent): used in FORWARD and OPTIMIZER ->
 //     PARAMETER; only in OPTIMIZER -> OPTIMIZER_STATE; in FORWARD while the
 //     trace has an optimizer phase -> INPUT; in FORWARD without one ->
 //     PARAMETER; otherwise OTHER.

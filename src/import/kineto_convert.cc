@@ -369,7 +369,8 @@ absl::StatusOr<Trace> ImportKineto(ImportInput& in, const ImportOptions& options
   SWAPPLAN_RETURN_IF_ERROR(conv.Run());
   TraceMetadata& m = a.metadata();
   m.framework = "PyTorch";
-  m.recorder = "Kineto (torch.profiler)";
+  m.recorder = "Kineto";
+  m.recorder_version = "torch.profiler";
   for (const KinetoCapture::Device& d : cap.devices) {
     if (d.id == std::max(idx.memory_device_id, 0)) {
       m.device_name = d.name;

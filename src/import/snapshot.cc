@@ -339,7 +339,8 @@ absl::StatusOr<Trace> ImportSnapshot(ImportInput& in, const ImportOptions& optio
   SnapshotConverter conv(tree, in.source(), &a);
   SWAPPLAN_RETURN_IF_ERROR(conv.Run(root));
   a.metadata().framework = "PyTorch";
-  a.metadata().recorder = "torch.cuda.memory._snapshot";
+  a.metadata().recorder = "torch.cuda.memory";
+  a.metadata().recorder_version = "_snapshot";
   a.SetAttribute("import.format", kFormatSnapshot);
   a.SetAttribute("import.encoding", pickle ? "pickle (safe unpickler)" : "JSON");
   return std::move(a).Finish();

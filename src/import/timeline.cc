@@ -253,7 +253,8 @@ absl::StatusOr<Trace> ImportTimeline(ImportInput& in, const ImportOptions& optio
   TimelineImporter imp(r, &a);
   SWAPPLAN_RETURN_IF_ERROR(imp.Run());
   a.metadata().framework = "PyTorch";
-  a.metadata().recorder = "torch.profiler memory timeline";
+  a.metadata().recorder = "torch.profiler";
+  a.metadata().recorder_version = "memory timeline";
   a.SetAttribute("import.format", kFormatTimeline);
   a.SetAttribute("import.durations", "time to the next event of the timeline");
   a.SetAttribute("import.iterations", "a new one at the first activation created after optimizer work");
