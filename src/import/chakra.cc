@@ -204,10 +204,15 @@ absl::Status ParseChakraEt(pbio::ZeroCopyInputStream* in, const std::string& sou
           &tree, &io[k]));
     }
     n.refs_begin = static_cast<uint32_t>(cap->refs.size());
-    std::string where = absl::StrCat(source, ": record ", index, " (node ", n.id, ") inputs");
-    SWAPPLAN_ASSIGN_OR_RETURN(n.num_inputs, cap->ExtractTensors(tree, io[0], io[1], io[2], where));
-    where = absl::StrCat(source, ": record ", index, " (node ", n.id, ") outputs");
-    SWAPPLAN_ASSIGN_OR_RETURN(n.num_outputs, cap->ExtractTensors(tree, io[3], io[4], io[5], where));
+    const int64_t node_id = n.id;
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        n.num_inputs, cap->ExtractTensors(tree, io[0], io[1], io[2], [&] {
+          return absl::StrCat(source, ": record ", index, " (node ", node_id, ") inputs");
+        }));
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        n.num_outputs, cap->ExtractTensors(tree, io[3], io[4], io[5], [&] {
+          return absl::StrCat(source, ": record ", index, " (node ", node_id, ") outputs");
+        }));
     cap->nodes.push_back(n);
   }
   if (index == 0) {

@@ -89,22 +89,22 @@ uint16_t EtCapture::InternDevice(absl::string_view device) {
 
 uint32_t EtCapture::InternShape(const std::vector<int64_t>& dims) {
   if (dims.empty()) return 0;
-  std::string key(reinterpret_cast<const char*>(dims.data()), dims.size() * sizeof(int64_t));
-  auto it = shape_index.find(key);
+  shape_key_.assign(reinterpret_cast<const char*>(dims.data()), dims.size() * sizeof(int64_t));
+  auto it = shape_index.find(absl::string_view(shape_key_));
   if (it != shape_index.end()) return it->second;
   uint32_t id = static_cast<uint32_t>(shape_begin.size() - 1);
   shape_dims.insert(shape_dims.end(), dims.begin(), dims.end());
   shape_begin.push_back(static_cast<uint32_t>(shape_dims.size()));
-  shape_index.emplace(std::move(key), id);
+  shape_index.emplace(shape_key_, id);
   return id;
 }
 
 absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t values,
                                                    uint32_t shapes, uint32_t types,
-                                                   absl::string_view where) {
+                                                   const std::function<std::string()>& where) {
   if (!t.IsSequence(values)) return 0;
   uint16_t count = 0;
-  std::vector<int64_t> dims;
+  std::vector<int64_t>& dims = dims_;
   auto shape_of = [&](uint32_t s) {
     dims.clear();
     if (!t.IsSequence(s)) return;
@@ -126,7 +126,7 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
     if (t.Get(it[1]).flag || t.Get(it[2]).flag || t.Get(it[3]).flag || t.Get(it[4]).flag ||
         offset < 0 || numel < 0 || itemsize < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, "[", index, "]: tensor has a negative or out-of-range storage id, offset, "
+          where(), "[", index, "]: tensor has a negative or out-of-range storage id, offset, "
                  "numel or itemsize [et-schema]"));
     }
     if (device.empty() || numel == 0 || itemsize == 0) return absl::OkStatus();  // undefined
@@ -135,7 +135,7 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
         __builtin_add_overflow(offset, numel, &reach) ||
         __builtin_mul_overflow(reach, itemsize, &reach)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, "[", index, "]: tensor size (offset + numel) * itemsize overflows int64 [et-schema]"));
+          where(), "[", index, "]: tensor size (offset + numel) * itemsize overflows int64 [et-schema]"));
     }
     if (count == 65535) return absl::OkStatus();
     shape_of(s);

@@ -15,6 +15,7 @@
 #define SWAPPLAN_SRC_IMPORT_ET_CAPTURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include <google/protobuf/io/zero_copy_stream.h>
 #include "import/value_tree.h"
 #include "swapplan/import/import.h"
 #include "swapplan/trace/trace.h"
@@ -64,6 +66,8 @@ struct EtCapture {
   std::vector<int64_t> shape_dims;
   std::vector<uint32_t> shape_begin = {0, 0};  // shape 0 is the empty shape
   absl::flat_hash_map<std::string, uint32_t> shape_index;
+  std::string shape_key_;  // reused lookup key
+  std::vector<int64_t> dims_;  // reused scratch
 
   int32_t InternName(absl::string_view name);
   uint16_t InternDevice(absl::string_view device);
@@ -74,10 +78,11 @@ struct EtCapture {
 
   // Appends the tensor arguments found in `values` (with `shapes` and
   // `types`, which may be kNoValue) of tree `t` to refs; returns how many.
-  // InvalidArgument [et-schema] naming `where` for a tensor whose sizes are
-  // negative or overflow int64.
+  // InvalidArgument [et-schema] naming `where()` for a tensor whose sizes
+  // are negative or overflow int64 (`where` is called on errors only).
   absl::StatusOr<uint16_t> ExtractTensors(const ValueTree& t, uint32_t values, uint32_t shapes,
-                                          uint32_t types, absl::string_view where);
+                                          uint32_t types,
+                                          const std::function<std::string()>& where);
 };
 
 // Timing of a Kineto op, and of the ET node paired with it.

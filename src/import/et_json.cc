@@ -150,13 +150,14 @@ class EtJsonParser {
     }
     n.name = name;
     n.refs_begin = static_cast<uint32_t>(cap_->refs.size());
-    std::string where = absl::StrCat(r_.source(), ": node ", n.id, " inputs");
-    absl::StatusOr<uint16_t> ni = cap_->ExtractTensors(s_.tree, s_.in_values, s_.in_shapes,
-                                                       s_.in_types, where);
+    const int64_t node_id = n.id;
+    absl::StatusOr<uint16_t> ni = cap_->ExtractTensors(
+        s_.tree, s_.in_values, s_.in_shapes, s_.in_types,
+        [&] { return absl::StrCat(r_.source(), ": node ", node_id, " inputs"); });
     if (!ni.ok()) return ni.status();
-    where = absl::StrCat(r_.source(), ": node ", n.id, " outputs");
-    absl::StatusOr<uint16_t> no = cap_->ExtractTensors(s_.tree, s_.out_values, s_.out_shapes,
-                                                       s_.out_types, where);
+    absl::StatusOr<uint16_t> no = cap_->ExtractTensors(
+        s_.tree, s_.out_values, s_.out_shapes, s_.out_types,
+        [&] { return absl::StrCat(r_.source(), ": node ", node_id, " outputs"); });
     if (!no.ok()) return no.status();
     n.num_inputs = *ni;
     n.num_outputs = *no;
@@ -209,7 +210,7 @@ class EtJsonParser {
       while (r_.NextKey(&key)) {
         if (key == "name") {
           absl::string_view s;
-          if (r_.ReadString(&s)) name = std::string(s);
+          if (r_.ReadString(&s)) name.assign(s.data(), s.size());
         } else if (key == "value" && !name.empty()) {
           value_done = Attribute(name, n);
           if (!value_done) r_.Skip();

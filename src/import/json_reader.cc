@@ -12,7 +12,18 @@ namespace {
 
 constexpr size_t kInitialBuffer = size_t{1} << 20;
 
-bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+// Bytes that end the fast scan of a string: the quote, a backslash, and
+// control characters (not allowed raw in JSON strings).
+struct StringStops {
+  bool stop[256] = {};
+  constexpr StringStops() {
+    for (int c = 0; c < 0x20; ++c) stop[c] = true;
+    stop[static_cast<unsigned char>('"')] = true;
+    stop[static_cast<unsigned char>('\\')] = true;
+  }
+};
+constexpr StringStops kStops;
+
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 int HexValue(char c) {
@@ -90,8 +101,20 @@ void JsonReader::Fail(absl::string_view what, absl::string_view rule) {
                                                     ": ", what, " [", rule, "]"));
 }
 
+void JsonReader::DetachKeys() {
+  const char* lo = buf_.data();
+  const char* hi = buf_.data() + buf_.size();
+  for (Frame& f : stack_) {
+    if (f.key.data() >= lo && f.key.data() < hi) {
+      f.stored.assign(f.key.data(), f.key.size());
+      f.key = f.stored;
+    }
+  }
+}
+
 size_t JsonReader::Ensure(size_t n) {
   if (end_ - pos_ >= n || eof_) return end_ - pos_;
+  DetachKeys();
   if (pos_ > 0) {
     std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
     consumed_ += static_cast<int64_t>(pos_);
@@ -120,7 +143,7 @@ size_t JsonReader::Ensure(size_t n) {
   return end_ - pos_;
 }
 
-bool JsonReader::SkipWhitespace() {
+bool JsonReader::SkipWhitespaceSlow() {
   for (;;) {
     while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
     if (pos_ < end_) return true;
@@ -218,9 +241,19 @@ bool JsonReader::NextKey(absl::string_view* key) {
   }
   absl::string_view k;
   if (!ReadStringRaw(&k)) return false;
-  stack_.back().key.assign(k.data(), k.size());
-  stack_.back().first = false;
-  if (!Expect(':')) return false;
+  Frame& top = stack_.back();
+  if (k.data() >= buf_.data() && k.data() < buf_.data() + buf_.size()) {
+    top.key = k;  // into the buffer; DetachKeys() copies it before a refill
+  } else {
+    top.stored.assign(k.data(), k.size());  // unescaped into scratch_
+    top.key = top.stored;
+  }
+  top.first = false;
+  if (pos_ < end_ && buf_[pos_] == ':') {
+    ++pos_;
+  } else if (!Expect(':')) {
+    return false;
+  }
   *key = stack_.back().key;
   return true;
 }
@@ -247,11 +280,8 @@ bool JsonReader::ReadStringRaw(absl::string_view* out) {
   // buf_[pos_] == '"'
   size_t i = pos_ + 1;
   for (;;) {
-    while (i < end_) {
-      char c = buf_[i];
-      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) break;
-      ++i;
-    }
+    const char* b = buf_.data();
+    while (i < end_ && !kStops.stop[static_cast<unsigned char>(b[i])]) ++i;
     if (i < end_) break;
     size_t rel = i - pos_;
     if (static_cast<int64_t>(rel) > limits_.max_token_bytes) {

@@ -100,13 +100,24 @@ class JsonReader {
     bool array = false;
     bool first = true;
     int64_t index = -1;
-    std::string key;
+    // The current key: a view into buf_ (moved into `stored` before buf_ is
+    // compacted, so it stays valid for messages) or into `stored`.
+    absl::string_view key;
+    std::string stored;
   };
 
   // Ensures at least `n` bytes are buffered unless the input ends first.
   // Returns the number available (<= n only at the end of input).
   size_t Ensure(size_t n);
-  bool SkipWhitespace();  // false at end of input
+  // False at end of input. The common case (a token right here) is inline.
+  bool SkipWhitespace() {
+    if (pos_ < end_ && !IsWs(buf_[pos_])) return true;
+    return SkipWhitespaceSlow();
+  }
+  static bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  bool SkipWhitespaceSlow();
+  // Moves the keys that point into buf_ into their frames' own storage.
+  void DetachKeys();
   bool Expect(char c);
   bool ReadStringRaw(absl::string_view* out);
   bool ScanStringSlow(size_t start, absl::string_view* out);
