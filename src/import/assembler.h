@@ -53,6 +53,19 @@
 
 namespace swapplan::import_internal {
 
+// Saturating arithmetic for figures derived from input values (durations,
+// byte totals): an absurd input gives an absurd figure, never overflow.
+inline int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+inline int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 enum class PhaseHint : uint8_t { kNone, kForward, kBackward, kOptimizer, kOther, kAutograd };
 
 class TraceAssembler {

@@ -191,7 +191,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       max_desc[p] = std::max(max_desc[p], max_desc[i]);
       if (cls[i] == NodeClass::kOp || has_op_desc[i]) has_op_desc[p] = 1;
       if (cls[i] == NodeClass::kGpu && nodes[i].duration_ns > 0) {
-        gpu_ns[p] += nodes[i].duration_ns;
+        gpu_ns[p] = SatAdd(gpu_ns[p], nodes[i].duration_ns);
       }
     }
     if (cls[i] == NodeClass::kGpu) any_gpu = true;

@@ -110,7 +110,10 @@ class KinetoConverter {
     for (size_t k = 0; k < cap_.launches.size(); ++k) {
       if (launch_emitted_[k] < 0) continue;
       auto d = cap_.device_ns.find(cap_.launches[k].correlation);
-      if (d != cap_.device_ns.end()) emitted_[launch_emitted_[k]].device_ns += d->second;
+      if (d != cap_.device_ns.end()) {
+        int64_t& v = emitted_[launch_emitted_[k]].device_ns;
+        v = SatAdd(v, d->second);
+      }
     }
     order_.resize(emitted_.size());
     std::iota(order_.begin(), order_.end(), 0u);
@@ -174,7 +177,7 @@ class KinetoConverter {
       int64_t prev = -1;
       for (size_t s = 0; s < opt.size(); ++s) {
         const int64_t end = cap_.ops[opt[s]].end_ns;
-        if (prev >= 0) a_.SetWallTime(static_cast<int32_t>(s), end - prev);
+        if (prev >= 0) a_.SetWallTime(static_cast<int32_t>(s), std::max<int64_t>(SatSub(end, prev), 0));
         prev = end;
       }
       a_.SetAttribute("import.iterations", "one per Optimizer.step# (no ProfilerStep#)");
@@ -261,7 +264,7 @@ void KinetoConverter::Memory() {
   auto resident = [&](int64_t size) {
     uint64_t t = a_.AddTensor(size, DType::kUnknown, {}, "");
     a_.SetPersistent(t, true);
-    resident_at_start += size;
+    resident_at_start = SatAdd(resident_at_start, size);
     return static_cast<int64_t>(t);
   };
   for (uint32_t k : idx_.device_memory) {
@@ -282,13 +285,13 @@ void KinetoConverter::Memory() {
       else by_addr.erase(m.addr);
       continue;
     }
-    if (ta_start < 0 && m.total_allocated >= 0) ta_start = m.total_allocated - m.bytes;
+    if (ta_start < 0 && m.total_allocated >= 0) ta_start = SatSub(m.total_allocated, m.bytes);
     if (m.total_allocated >= 0) {
       ta = m.total_allocated;
       peak_in = std::max(peak_in, ta);
       ta_after[op] = ta;
     }
-    const int64_t size = alloc ? m.bytes : -m.bytes;
+    const int64_t size = alloc ? m.bytes : SatSub(0, m.bytes);
     if (alloc) {
       int64_t t = static_cast<int64_t>(a_.AddTensor(size, DType::kUnknown, {}, ""));
       if (have_addr) {
@@ -338,7 +341,7 @@ void KinetoConverter::Memory() {
   }
   if (ta_start < 0) ta_start = ta_before_first;
   if (have_total && ta_start >= 0) {
-    const int64_t rest = ta_start - resident_at_start;
+    const int64_t rest = SatSub(ta_start, resident_at_start);
     if (rest > 0) {
       uint64_t t = a_.AddTensor(rest, DType::kUnknown, {}, "allocated before the trace");
       a_.SetPersistent(t, true);

@@ -53,10 +53,13 @@ absl::StatusOr<EtPairing> LoadKinetoPairing(const std::string& path, const Impor
     const int32_t op = idx.launch_op[k];
     if (op < 0) continue;
     auto d = cap.device_ns.find(cap.launches[k].correlation);
-    if (d != cap.device_ns.end()) self_device[op] += d->second;
+    if (d != cap.device_ns.end()) self_device[op] = SatAdd(self_device[op], d->second);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (idx.parent[i] >= 0) child_host[idx.parent[i]] += cap.ops[i].end_ns - cap.ops[i].ts_ns;
+    if (idx.parent[i] >= 0) {
+      int64_t& c = child_host[idx.parent[i]];
+      c = SatAdd(c, cap.ops[i].end_ns - cap.ops[i].ts_ns);
+    }
   }
   std::vector<std::pair<int64_t, int64_t>> totals;  // (ts, Total Allocated)
   int64_t peak = -1;
@@ -69,7 +72,7 @@ absl::StatusOr<EtPairing> LoadKinetoPairing(const std::string& path, const Impor
   int64_t before_first = -1;
   if (!idx.device_memory.empty()) {
     const KMemory& first = cap.memory[idx.device_memory.front()];
-    if (first.total_allocated >= 0) before_first = first.total_allocated - first.bytes;
+    if (first.total_allocated >= 0) before_first = SatSub(first.total_allocated, first.bytes);
   }
   EtPairing p;
   p.path = path;

@@ -217,11 +217,11 @@ class SnapshotConverter {
         }
       } else if (action == "segment_alloc" || action == "segment_map") {
         op = Op(action, site);
-        reserved += size;
+        reserved = SatAdd(reserved, size);
         reserved_peak = std::max(reserved_peak, reserved);
       } else if (action == "segment_free" || action == "segment_unmap") {
         op = Op(action, site);
-        reserved -= size;
+        reserved = SatSub(reserved, size);
       } else if (action == "oom") {
         op = Op(action, site);
         ++ooms;

@@ -119,14 +119,16 @@ class TimelineImporter {
   void StartOp(const Row& row) {
     if (op_ >= 0 && row.ts == op_ts_) return;
     if (op_ >= 0) {
-      a_.SetDuration(op_, std::max<int64_t>(row.ts - op_ts_, 0));
+      a_.SetDuration(op_, std::max<int64_t>(SatSub(row.ts, op_ts_), 0));
       a_.SetAllocatorBytes(op_, total_);
       iteration_end_ = row.ts;
     }
     // A new iteration at the first forward op after optimizer work.
     PhaseHint h = HintOf(row);
     if (h == PhaseHint::kForward && seen_optimizer_) {
-      if (iteration_start_ >= 0) a_.SetWallTime(iteration_, row.ts - iteration_start_);
+      if (iteration_start_ >= 0) {
+        a_.SetWallTime(iteration_, std::max<int64_t>(SatSub(row.ts, iteration_start_), 0));
+      }
       ++iteration_;
       seen_optimizer_ = false;
       iteration_start_ = row.ts;
@@ -218,7 +220,7 @@ class TimelineImporter {
       a_.SetDuration(op_, 0);
       a_.SetAllocatorBytes(op_, total_);
       if (iteration_start_ >= 0 && seen_optimizer_) {
-        a_.SetWallTime(iteration_, iteration_end_ - iteration_start_);
+        a_.SetWallTime(iteration_, std::max<int64_t>(SatSub(iteration_end_, iteration_start_), 0));
       }
     }
     // Alive at the end: resident until the end of the trace.

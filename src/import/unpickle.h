@@ -10,15 +10,16 @@
 //   uint32_t root = kNoValue;
 //   SWAPPLAN_RETURN_IF_ERROR(SafeUnpickle(stream, "snap.pickle", &tree, &root));
 //
-// Declared lengths (strings, bytes, long ints, frames) are checked against
-// the input as it is read: a length beyond the end of the input is an error
-// ([pickle-truncated]) and nothing is reserved for it up front. Memo
+// Declared lengths (strings, bytes, long ints) are checked against the input
+// as it is read: a length beyond the end of the input is an error
+// ([declared-size]) and nothing is reserved for it up front. Memo
 // references share nodes (the tree may be a DAG; a container that contains
 // itself is accepted here and must not be walked generically — the snapshot
 // importer only follows fixed paths).
 //
 // Errors: InvalidArgument "<source>: pickle byte N: ... [pickle-opcode |
-// pickle-truncated | pickle-schema]". O(input) time and memory.
+// pickle-truncated | pickle-schema | declared-size]" (N: the opcode's
+// offset). O(input) time and memory.
 #ifndef SWAPPLAN_SRC_IMPORT_UNPICKLE_H_
 #define SWAPPLAN_SRC_IMPORT_UNPICKLE_H_
 

@@ -22,11 +22,15 @@
 // Errors: NotFound for a missing file; otherwise InvalidArgument (exit 2)
 // naming the file, the position (byte offset, JSON path, record or pickle
 // opcode offset) and a rule tag: unknown-format, json-syntax, json-schema,
-// json-limit, tar-header, et-schema, kineto-schema, snapshot-schema,
-// timeline-schema, pickle-opcode, pickle-truncated, pickle-schema,
-// chakra-record, declared-size (a size or count larger than the input could
-// hold), no-ops, plus the model rules of TraceBuilder::Finish(). A cap on
-// decompressed bytes gives ResourceExhausted with kind kResourceLimit.
+// json-limit, tar-header, et-schema, kineto-schema, kineto-pairing (an
+// execution trace and a Kineto trace that are not of one run),
+// snapshot-schema, timeline-schema, pickle-opcode, pickle-truncated,
+// pickle-schema, chakra-record, declared-size (a size or count larger than
+// the input could hold), no-ops, plus the model rules of
+// TraceBuilder::Finish(). A cap on decompressed bytes gives
+// ResourceExhausted with kind kResourceLimit [resource-limit]; usage errors
+// (an unknown format name, --kineto with a format it does not pair with)
+// have kind kUsage.
 //
 // Threading: every function may be called from several threads at once on
 // different inputs.
