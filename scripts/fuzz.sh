@@ -20,7 +20,7 @@ shift || true
 parallel=${FUZZ_PARALLEL:-2}
 if [ ! -f "$build/build.ninja" ]; then
   CC=${CC:-clang-14} CXX=${CXX:-clang++-14} meson setup "$build" "$root" -Dfuzz=true \
-    -Dtests=false -Dbenchmarks=false --buildtype=debugoptimized
+    -Dtests=false -Dbenchmarks=false -Db_lundef=false --buildtype=debugoptimized
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "import/formats.h"
+#include "import/json_reader.h"
 #include "swapplan/trace/io.h"
 
 namespace swapplan::import_internal {
@@ -115,7 +116,8 @@ bool Has(const std::vector<std::string>& keys, absl::string_view k) {
 }
 
 std::string KeyList(const std::vector<std::string>& keys) {
-  std::vector<std::string> shown(keys.begin(), keys.begin() + std::min<size_t>(keys.size(), 8));
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < keys.size() && i < 8; ++i) shown.push_back(PrintableText(keys[i], 32));
   return absl::StrCat(absl::StrJoin(shown, ", "), keys.size() > 8 ? ", ..." : "");
 }
 

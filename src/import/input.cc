@@ -1,5 +1,7 @@
 #include "import/input.h"
 
+#include "import/json_reader.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -298,6 +300,7 @@ absl::Status ImportInput::Peel(const ImportOptions& options, const ContentProbe&
       absl::string_view prefix = CString(b.substr(345, 155));
       name = absl::StrCat(prefix, prefix.empty() ? "" : "/", CString(b.substr(0, 100)));
     }
+    name = PrintableText(name, 200);
     long_name.clear();
     offset += kTarBlock;
     const int64_t padded = (size + kTarBlock - 1) / kTarBlock * kTarBlock;

@@ -53,6 +53,23 @@ void AppendUtf8(uint32_t cp, std::string* out) {
 
 }  // namespace
 
+std::string PrintableText(absl::string_view s, size_t max) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7F) {
+      out.push_back(c);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
 double JsonNumber::ToDouble() const {
   if (is_int) return static_cast<double>(int_value);
   if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
@@ -89,7 +106,7 @@ std::string JsonReader::Path() const {
     if (f.array) {
       if (f.index >= 0) absl::StrAppend(&p, "[", f.index, "]");
     } else if (!f.first) {
-      absl::StrAppend(&p, ".", f.key);
+      absl::StrAppend(&p, ".", PrintableText(f.key));
     }
   }
   return p;
@@ -159,7 +176,7 @@ bool JsonReader::Expect(char c) {
   }
   if (buf_[pos_] != c) {
     Fail(absl::StrCat("expected '", std::string(1, c), "', found '",
-                      std::string(1, buf_[pos_]), "'"), "json-syntax");
+                      PrintableText(absl::string_view(&buf_[pos_], 1)), "'"), "json-syntax");
     return false;
   }
   ++pos_;
@@ -180,7 +197,8 @@ JsonKind JsonReader::Peek() {
       return JsonKind::kNumber;
     default:
       if (IsDigit(buf_[pos_])) return JsonKind::kNumber;
-      Fail(absl::StrCat("unexpected character '", std::string(1, buf_[pos_]), "'"),
+      Fail(absl::StrCat("unexpected character '", PrintableText(absl::string_view(&buf_[pos_], 1)),
+                        "'"),
            "json-syntax");
       return JsonKind::kEnd;
   }
@@ -391,7 +409,8 @@ bool JsonReader::ScanStringSlow(size_t i, absl::string_view* out) {
         break;
       }
       default:
-        Fail(absl::StrCat("bad escape '\\", std::string(1, e), "'"), "json-syntax");
+        Fail(absl::StrCat("bad escape '\\", PrintableText(absl::string_view(&e, 1)), "'"),
+             "json-syntax");
         return false;
     }
   }
@@ -482,7 +501,7 @@ bool JsonReader::ReadNumber(JsonNumber* out) {
     bad = k == e;
   }
   if (bad || k != t.size()) {
-    Fail(absl::StrCat("malformed number '", t.substr(0, 40), "'"), "json-syntax");
+    Fail(absl::StrCat("malformed number '", PrintableText(t, 40), "'"), "json-syntax");
     return false;
   }
   if (integral) {
@@ -511,7 +530,7 @@ bool JsonReader::ReadInt64(int64_t* out) {
   if (!ReadNumber(&n)) return false;
   if (!n.is_int) {
     pos_ -= n.text.size();
-    Fail(absl::StrCat("expected an integer in int64 range, found ", n.text.substr(0, 40)),
+    Fail(absl::StrCat("expected an integer in int64 range, found ", PrintableText(n.text, 40)),
          "json-schema");
     return false;
   }

@@ -38,6 +38,10 @@
 
 namespace swapplan::import_internal {
 
+// `s` (at most `max` bytes of it) with every byte that is not printable
+// ASCII written as \xNN, for messages that quote input.
+std::string PrintableText(absl::string_view s, size_t max = 64);
+
 struct JsonLimits {
   // Longest single string or number token.
   int64_t max_token_bytes = int64_t{64} << 20;

@@ -1,5 +1,7 @@
 #include "import/pylit.h"
 
+#include "import/json_reader.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -213,7 +215,7 @@ class LiteralParser {
     }
     absl::string_view tok = s_.substr(start, i_ - start);
     if (tok.empty() || tok == "-" || tok == "+") {
-      Fail(absl::StrCat("unexpected character '", s_.substr(start, 1), "'"));
+      Fail(absl::StrCat("unexpected character '", PrintableText(s_.substr(start, 1)), "'"));
       return kNoValue;
     }
     const char* b = tok.data() + (tok[0] == '+' ? 1 : 0);
@@ -230,7 +232,7 @@ class LiteralParser {
     double d = 0;
     auto r = std::from_chars(b, e, d);
     if (r.ptr != e || (r.ec != std::errc() && r.ec != std::errc::result_out_of_range)) {
-      Fail(absl::StrCat("malformed number '", tok.substr(0, 32), "'"));
+      Fail(absl::StrCat("malformed number '", PrintableText(tok, 32), "'"));
       return kNoValue;
     }
     return Checked(t_.AddFloat(d));

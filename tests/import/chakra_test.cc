@@ -118,6 +118,23 @@ TEST_CASE("Chakra .et: corrupt and truncated records") {
   }
 }
 
+TEST_CASE("Chakra .et: text that is not UTF-8 gets the importer's message, not protobuf's") {
+  // Found by a mutation run: protobuf rejected (and logged) string fields
+  // with invalid UTF-8; the fields are bytes in our .proto, and the trace
+  // model's own check names the op.
+  const std::string json = R"J({"schema": "1.0.1", "nodes": [{"id": 2, "name": "aten::mul",
+    "parent": 1, "rf_id": 1, "scope": 0, "tid": 1,
+    "inputs": [[1, 10, 0, 25, 4, "cuda:0"]], "input_shapes": [[25]], "input_types": ["Tensor(float)"],
+    "outputs": [], "output_shapes": [], "output_types": []}]})J";
+  std::string et = testing::ChakraFromEtJson(json);
+  const size_t at = et.find("aten::mul");
+  REQUIRE(at != std::string::npos);
+  et[at + 6] = '\xff';  // "aten::\xffel"
+  auto t = ImportText(et, "chakra-et");
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.status().message() == "mem: op name 0 is not valid UTF-8 [bad-text]");
+}
+
 TEST_CASE("Python literals of the .et IO fields") {
   using import_internal::ParsePythonLiteral;
   using import_internal::ValueTree;
