@@ -132,7 +132,7 @@ TEST_CASE("Chakra .et: text that is not UTF-8 gets the importer's message, not p
   et[at + 6] = '\xff';  // "aten::\xffel"
   auto t = ImportText(et, "chakra-et");
   REQUIRE_FALSE(t.ok());
-  CHECK(t.status().message() == "mem: op name 0 is not valid UTF-8 [bad-text]");
+  CHECK(t.status().message() == "mem: op name 0: is not valid UTF-8 [bad-text]");
 }
 
 TEST_CASE("Python literals of the .et IO fields") {
