@@ -1,6 +1,9 @@
 // The importers behind the registry (registry.cc), one entry point per
 // format, each reading an ImportInput from its first content byte, plus the
 // content detection the registry and the tar-member probe use.
+//
+//   ContentGuess g = DetectContent(in->head(), in->head_is_all());
+//   if (g.format == kFormatKineto) return ImportKineto(*in, options);
 #ifndef SWAPPLAN_SRC_IMPORT_FORMATS_H_
 #define SWAPPLAN_SRC_IMPORT_FORMATS_H_
 

@@ -200,6 +200,8 @@ class ImportInput::CountingStream : public pbio::ZeroCopyInputStream {
   absl::Status error_;
 };
 
+ImportInput::ImportInput(Token) {}
+
 ImportInput::~ImportInput() {
   head_stream_.reset();
   // Destroy from the top: a gzip layer gives unread input back to the one
@@ -370,7 +372,7 @@ absl::StatusOr<std::unique_ptr<ImportInput>> ImportInput::OpenFile(const std::st
     if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
     return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
   }
-  std::unique_ptr<ImportInput> in(new ImportInput());
+  auto in = std::make_unique<ImportInput>(Token{});
   in->source_ = path;
   in->fd_ = fd;
   auto file = std::make_unique<pbio::FileInputStream>(fd, 1 << 20);
@@ -393,7 +395,7 @@ absl::StatusOr<std::unique_ptr<ImportInput>> ImportInput::OpenMemory(
                  absl::StrCat(source, ": in-memory inputs are limited to 2 GiB; read it from a "
                                       "file instead [resource-limit]"));
   }
-  std::unique_ptr<ImportInput> in(new ImportInput());
+  auto in = std::make_unique<ImportInput>(Token{});
   in->source_ = source;
   in->layers_.push_back(std::make_unique<pbio::ArrayInputStream>(
       bytes.data(), static_cast<int>(bytes.size()), 1 << 20));

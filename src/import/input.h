@@ -41,6 +41,13 @@ class ImportInput {
                                                                  const std::string& source,
                                                                  const ImportOptions& options,
                                                                  const ContentProbe& probe);
+  // Use OpenFile / OpenMemory; the token keeps construction to them.
+  struct Token {
+   private:
+    friend class ImportInput;
+    Token() = default;
+  };
+  explicit ImportInput(Token);
   ~ImportInput();
 
   // The content (after the wrappers), from its first byte.
@@ -62,7 +69,6 @@ class ImportInput {
  private:
   class HeadStream;
   class CountingStream;
-  ImportInput() = default;
   absl::Status Peel(const ImportOptions& options, const ContentProbe& probe);
   absl::Status PushGzipIfNeeded();
   absl::Status FillHead();
