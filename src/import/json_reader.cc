@@ -10,7 +10,7 @@
 namespace swapplan::import_internal {
 namespace {
 
-constexpr size_t kInitialBuffer = size_t{1} << 20;
+constexpr size_t kInitialBuffer = size_t{64} << 10;  // grows for longer tokens
 
 // Bytes that end the fast scan of a string: the quote, a backslash, and
 // control characters (not allowed raw in JSON strings).
