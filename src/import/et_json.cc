@@ -4,6 +4,7 @@
 // plain keys; 1.0.2 and later carry ctrl_deps, inputs and outputs as
 // {"values", "shapes", "types"} and the attributes as a list of
 // {"name", "type", "value"}.
+#include <cmath>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -35,8 +36,11 @@ bool ReadLooseInt(JsonReader& r, int64_t* out) {
       if (n.is_int) {
         *out = n.int_value;
       } else {
-        // uint64 ids above INT64_MAX (e.g. seq_id -1 written unsigned).
+        // uint64 ids above INT64_MAX (e.g. seq_id -1 written unsigned) read
+        // as -1; a fraction is dropped; NaN, infinities and values below the
+        // int64 range leave the field absent.
         double d = n.ToDouble();
+        if (!std::isfinite(d) || d <= -9.2e18) return true;
         *out = d >= 9.2e18 ? -1 : static_cast<int64_t>(d);
       }
       return true;

@@ -13,6 +13,8 @@
 // freed, a 200 B buffer of the backward, 104 z (200 B), 105 g, 106 relu out.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "import/import_test_util.h"
 #include "swapplan/curve/memory_curve.h"
 
@@ -168,6 +170,21 @@ TEST_CASE("ET: storages on the CPU are not device memory") {
   CHECK(t->num_tensors() == 1);
   CHECK(t->tensor(0).size_bytes == 100);
   CHECK(Attr(*t, "import.device") == "cuda:0");
+}
+
+TEST_CASE("ET: attribute numbers that are not integers (fuzz finding)") {
+  // libFuzzer: "scope": NaN reached a double -> int64 conversion out of
+  // range (undefined behaviour). Non-finite and out-of-range attribute values
+  // now leave the attribute absent.
+  for (const char* v : {"NaN", "-Infinity", "-1e300", "1e300", "2.5"}) {
+    INFO(v);
+    const std::string et = absl::StrCat(R"J({"schema": "1.0.1", "nodes": [{"name": "aten::mul",
+      "id": 3, "rf_id": 1, "parent": 2, "scope": )J", v, R"J(, "tid": )J", v, R"J(,
+      "inputs": [[1, 10, 0, 25, 4, "cuda:0"]], "input_types": ["Tensor(float)"]}]})J");
+    auto t = ImportText(et, "", RoundRoofline());
+    REQUIRE(t.ok());
+    CHECK(t->num_ops() == 1);
+  }
 }
 
 TEST_CASE("ET: malformed inputs name the node and the rule") {
