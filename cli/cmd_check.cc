@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -108,7 +109,7 @@ std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a)
 }
 
 absl::Status RunCheck(const CheckArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
   // By default the timeline the policy was planned on; the flags override.
   CheckOptions options = CheckOptionsFor(policy);

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
@@ -186,7 +187,7 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
 }
 
 absl::Status Run(const CompareArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   if (args.iteration >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("--iteration ", args.iteration,
                                                    " is out of range: ", trace.source(), " has ",

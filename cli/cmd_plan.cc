@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/sim/checker.h"
@@ -355,7 +356,7 @@ absl::StatusOr<ChameleonOptions> MakeOptions(const PlanArgs& a) {
 
 absl::Status RunPlan(const PlanArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(ChameleonOptions options, MakeOptions(a));
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   int32_t iteration = trace.num_iterations() - 1;
   if (a.iteration >= 0) {
     if (a.iteration >= trace.num_iterations()) {

@@ -17,9 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/policy/policy_runtime.h"
-#include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
@@ -35,7 +35,7 @@ struct UpgradeArgs {
 
 absl::Status RunUpgrade(const UpgradeArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicy(a.policy));
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   const int32_t from_version = policy.format_version;
   if (a.iteration >= 0) {
     if (a.iteration >= trace.num_iterations()) {

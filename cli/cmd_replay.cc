@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/trace/io.h"
@@ -261,7 +262,7 @@ absl::Status Run(const ReplayArgs& args) {
   o.oom_handling_in_all_stages = args.oom_handling == "all";
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o.simulator));
 
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   if (!args.device_memory.empty()) {
     absl::StatusOr<int64_t> b = ParseBytes(args.device_memory);
     if (!b.ok()) {

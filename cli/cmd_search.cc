@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
@@ -65,7 +66,7 @@ std::string ProgressLine(const GenerationStats& g) {
 }
 
 absl::Status Run(const SearchArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   const int32_t it = a.iteration >= 0 ? a.iteration : trace.num_iterations() - 1;
   if (it >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("--iteration ", it, " is out of range: ",

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/chrome_trace.h"
@@ -239,7 +240,7 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
 }
 
 absl::Status Run(const SimulateArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicy(args.policy));
   SimulatorOptions o;
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o));
