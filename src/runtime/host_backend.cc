@@ -308,17 +308,17 @@ struct HostBackend::Impl {
     Engine& engine = engines[options.device.copy_engines == 1 ? 0 : static_cast<int>(c.direction)];
     engine.Acquire(s.priority);
     const int64_t start = HostBackend::NowNs();
-    std::memcpy(c.dst, c.src, static_cast<size_t>(fail ? c.bytes / 2 : c.bytes));
+    // The bytes move at the end of the copy's time on the engine: a DMA
+    // reads its source and fills its destination throughout, so a source
+    // overwritten, or a destination read, before the copy finished shows.
     if (options.timed_copies) {
       const int64_t ns =
           static_cast<int64_t>(static_cast<double>(options.device.CopyNs(c.direction, c.bytes)) *
                                factor);
-      const int64_t until = start + ns;
-      if (HostBackend::NowNs() < until) {
-        std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
-            std::chrono::nanoseconds(until)));
-      }
+      std::this_thread::sleep_until(
+          std::chrono::steady_clock::time_point(std::chrono::nanoseconds(start + ns)));
     }
+    std::memcpy(c.dst, c.src, static_cast<size_t>(fail ? c.bytes / 2 : c.bytes));
     const int64_t end = HostBackend::NowNs();
     engine.Release();
     ++copies;

@@ -396,11 +396,12 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
   if (!st.ok()) {
     // The copy failed: the tensor keeps its device block; the host copy is
     // dropped. Nothing is lost.
+    // The error came back from the wait itself: the copy is over, and its
+    // buffer is free without waiting on the failed event (a stream that
+    // waits on a failed event fails with it).
     ++counts.copy_errors;
     ++row.counts.copy_errors;
-    const EventId done = queue->done_event(t.out);
-    events->Ref(done);
-    DropHost(t, done);
+    DropHost(t, kNoEvent);
     queue->Retire(t.out);
     t.out = kNoTicket;
     t.state = Residency::kResident;
@@ -436,14 +437,16 @@ absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
     // The copy may still read the block: the compute stream waits for it
     // before the block can be written again or the framework may free it.
     absl::Status st = TimedComputeWait(t.out);
-    const EventId done = queue->done_event(t.out);
-    events->Ref(done);
-    DropHost(t, done);
-    queue->Retire(t.out);
-    if (!st.ok()) {
+    EventId ready = kNoEvent;
+    if (st.ok()) {
+      ready = queue->done_event(t.out);
+      events->Ref(ready);
+    } else {
       ++counts.copy_errors;
       ++row.counts.copy_errors;
     }
+    DropHost(t, ready);
+    queue->Retire(t.out);
   }
   t.out = kNoTicket;
   t.state = Residency::kResident;
@@ -619,8 +622,11 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
     }
     case Residency::kSwappingIn: {
       st = s.queue->WaitOn(t.in, s.compute);
-      const EventId done = s.queue->done_event(t.in);
-      s.events->Ref(done);
+      EventId done = kNoEvent;  // a failed copy is over: no wait on it
+      if (st.ok()) {
+        done = s.queue->done_event(t.in);
+        s.events->Ref(done);
+      }
       s.DropHost(t, done);
       absl::Status f = t.owned ? s.backend->FreeAsync(t.device, s.compute) : s.Unhold(t, false);
       if (st.ok()) st = f;

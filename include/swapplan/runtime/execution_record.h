@@ -87,7 +87,9 @@ class ExecutionRecord {
   // Ops recorded in the open iteration.
   int32_t ops_in_iteration() const;
 
-  // A memory event at local op `op` of the open iteration. ALLOC and
+  // A memory event at local op `op` of the open iteration. A FREE or
+  // SWAP_OUT after an op already added lowers that op's bytes_in_use (its
+  // "after the op" figure). ALLOC and
   // SWAP_IN take effect before the op, FREE and SWAP_OUT after it: a FREE
   // or SWAP_OUT before the first op (op < 0, or between iterations) goes to
   // the last op of the previous iteration; an event at or past the last op
