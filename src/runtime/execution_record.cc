@@ -60,18 +60,15 @@ void ExecutionRecord::BeginIteration() {
   in_iteration_ = true;
 }
 
-void ExecutionRecord::AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor, bool passive) {
+void ExecutionRecord::AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor, bool passive,
+                               int64_t device_bytes) {
   const bool after_op = kind == MemoryEventKind::kFree || kind == MemoryEventKind::kSwapOut;
-  auto tensor_bytes = [&]() -> int64_t {
-    auto it = tensors_.find(tensor);
-    return it == tensors_.end() ? 0 : it->second.t.size_bytes;
-  };
   if (after_op && (!in_iteration_ || op < 0) && !iterations_.empty()) {
     // After the previous iteration's last op (it is closed: apply now).
     Iteration& prev = iterations_.back();
     const Event e{static_cast<int32_t>(prev.ops.size()) - 1, kind, tensor, passive};
     prev.events.push_back(e);
-    prev.ops.back().bytes_in_use -= tensor_bytes();
+    prev.ops.back().bytes_in_use -= device_bytes;
     Apply(e, prev.op_begin + e.op);
     if (in_iteration_ && kind == MemoryEventKind::kSwapOut) {
       open_.off_at_start.insert(
@@ -86,7 +83,7 @@ void ExecutionRecord::AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor,
   open_.events.push_back({std::max(op, 0), kind, tensor, passive});
   // An event after an op already recorded changes its bytes after it.
   if (after_op && op >= 0 && op + 1 == static_cast<int32_t>(open_.ops.size())) {
-    open_.ops.back().bytes_in_use -= tensor_bytes();
+    open_.ops.back().bytes_in_use -= device_bytes;
   }
 }
 

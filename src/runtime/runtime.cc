@@ -425,7 +425,7 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
   // Released to make room for an allocation at the current position: off
   // the device during it, i.e. after the op before.
   record->AddEvent(for_allocation ? PositionBefore() - 1 : PositionAfter(),
-                   MemoryEventKind::kSwapOut, t.record_id, passive);
+                   MemoryEventKind::kSwapOut, t.record_id, passive, t.size);
   return absl::OkStatus();
 }
 
@@ -530,7 +530,7 @@ absl::Status Runtime::State::WaitIn(int32_t slot) {
     t.in = kNoTicket;
     (void)FreeDeviceBlock(t, true);
     t.state = Residency::kOffDevice;
-    record->AddEvent(PositionAfter(), MemoryEventKind::kSwapOut, t.record_id, true);
+    record->AddEvent(PositionAfter(), MemoryEventKind::kSwapOut, t.record_id, true, t.size);
     return WithRule(Error(ErrorKind::kUnavailable,
                           absl::StrCat("swap-in of tensor ", HandleOf(slot), " (", t.size,
                                        " bytes) failed: ", st.message(),
@@ -600,6 +600,7 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
   SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
   Slot& t = s.slots[slot];
   absl::Status st;
+  const int64_t on_device = t.state == Residency::kOffDevice ? 0 : t.size;
   switch (t.state) {
     case Residency::kResident:
       if (t.owned) st = s.backend->FreeAsync(t.device, s.compute);
@@ -637,7 +638,7 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
   s.queue->Retire(t.in);
   s.queue->Retire(t.out);
   if (t.item >= 0 && t.item < static_cast<int32_t>(s.items.size())) s.items[t.item].slot = -1;
-  s.record->AddEvent(s.PositionAfter(), MemoryEventKind::kFree, t.record_id, false);
+  s.record->AddEvent(s.PositionAfter(), MemoryEventKind::kFree, t.record_id, false, on_device);
   std::erase(s.manual_out, slot);
   std::erase(s.prefetch_list, slot);
   const uint32_t gen = t.generation + 1;
@@ -698,7 +699,8 @@ absl::Status Runtime::PrefetchInit() {
 
 absl::Status Runtime::WaitAllSwapOuts() {
   State& s = *s_;
-  absl::Status first = s.queue->WaitAll(false, Direction::kDeviceToHost);
+  const absl::Status waited = s.queue->WaitAll(false, Direction::kDeviceToHost);
+  absl::Status first;  // a failed release names its tensor: reported first
   const std::vector<int32_t> manual = std::move(s.manual_out);
   s.manual_out.clear();
   for (int32_t slot : manual) {
@@ -706,7 +708,7 @@ absl::Status Runtime::WaitAllSwapOuts() {
     absl::Status st = s.Release(slot);
     if (!st.ok() && first.ok()) first = st;
   }
-  return first;
+  return first.ok() ? waited : first;
 }
 
 absl::Status Runtime::PrefetchAll() {

@@ -1,11 +1,16 @@
 #include "runtime_test_support.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstring>
 #include <utility>
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/trace/io.h"
 #include "swapplan/trace/builder.h"
 #include "swapplan/util/status_macros.h"
 
@@ -24,6 +29,59 @@ Program ToyProgram() {
       {"opt", Phase::kOptimizer, {5}, {}, {5}},
   };
   return p;
+}
+
+Program LayeredProgram(int layers, int64_t act_bytes, int64_t param_bytes) {
+  Program p;
+  // Tensors: params 0..L-1, x_0..x_L (L..2L), g_0..g_L (2L+1..3L+1), loss.
+  const int x0 = layers, g0 = 2 * layers + 1, loss = 3 * layers + 2;
+  p.sizes.assign(3 * layers + 3, act_bytes);
+  for (int i = 0; i < layers; ++i) {
+    p.sizes[i] = param_bytes;
+    p.persistent.push_back(i);
+  }
+  p.sizes[loss] = 4;
+  p.ops.push_back({"embed", Phase::kForward, {}, {x0}, {}});
+  for (int i = 0; i < layers; ++i) {
+    p.ops.push_back({"layer.fwd", Phase::kForward, {x0 + i, i}, {x0 + i + 1}, {}});
+  }
+  p.ops.push_back({"loss", Phase::kForward, {x0 + layers}, {loss}, {}});
+  p.ops.push_back({"loss.bwd", Phase::kBackward, {loss, x0 + layers}, {g0 + layers},
+                   {loss, x0 + layers}});
+  for (int i = layers - 1; i >= 0; --i) {
+    p.ops.push_back({"layer.bwd", Phase::kBackward, {g0 + i + 1, x0 + i, i}, {g0 + i},
+                     {g0 + i + 1, x0 + i}});
+  }
+  p.ops.push_back({"opt", Phase::kOptimizer, {g0}, {}, {g0}});
+  return p;
+}
+
+PolicyProvider ChameleonProvider(std::shared_ptr<std::vector<PlannedPolicy>> made) {
+  return [made](const PolicyRequest& r) -> absl::StatusOr<std::string> {
+    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(r.record_path));
+    ChameleonOptions o;
+    o.min_tensor_bytes = 1;
+    ChameleonPlanner planner(o);
+    PlanningProblem problem;
+    problem.trace = &trace;
+    problem.iteration = r.iteration;
+    problem.device_budget_bytes = r.device_budget_bytes;
+    problem.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+    problem.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+    SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
+    const std::string path = absl::StrCat(r.work_dir, "/policy-", made->size(), ".pb");
+    SWAPPLAN_RETURN_IF_ERROR(WritePolicy(policy, path));
+    made->push_back({r.record_path, path});
+    return path;
+  };
+}
+
+std::string TempDir(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("swapplan-", name, "-", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
 }
 
 Policy ToyPolicy() {

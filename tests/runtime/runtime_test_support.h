@@ -51,6 +51,23 @@ Program ToyProgram();
 // op 4, first used at op 5.
 Policy ToyPolicy();
 
+// A training-like program: L layers of `act_bytes` activations kept from
+// forward to backward, `param_bytes` persistent parameters, a loss, a
+// backward in reverse order and an optimizer op.
+Program LayeredProgram(int layers, int64_t act_bytes, int64_t param_bytes);
+
+// A policy provider that plans the record with the Chameleon planner
+// (min_tensor_bytes 1) and writes the policy next to it; it remembers
+// every (record, policy) it made.
+struct PlannedPolicy {
+  std::string record_path;
+  std::string policy_path;
+};
+PolicyProvider ChameleonProvider(std::shared_ptr<std::vector<PlannedPolicy>> made);
+
+// A fresh directory under the system's temp directory.
+std::string TempDir(const std::string& name);
+
 // One iteration of `p` as a trace (tensor file ids = index + 1), float32
 // tensors of shape {bytes / 4}, ALLOC at the producing op, FREE after the
 // op that frees it, persistent tensors resident from the start.

@@ -27,7 +27,7 @@
 //   ExecutionRecord rec(/*keep_all=*/false);
 //   int64_t t = rec.AddTensor({.size_bytes = 100, .dtype = DType::kFloat32});
 //   rec.BeginIteration();
-//   rec.AddEvent(0, MemoryEventKind::kAlloc, t, false);
+//   rec.AddEvent(0, MemoryEventKind::kAlloc, t, /*passive=*/false);
 //   rec.AddOp({.name = 0, .phase = Phase::kForward, .outputs = {t}});
 //   rec.EndIteration(1000);
 //   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, rec.BuildTrace(op_names, metadata, 0, 0));
@@ -89,13 +89,15 @@ class ExecutionRecord {
 
   // A memory event at local op `op` of the open iteration. A FREE or
   // SWAP_OUT after an op already added lowers that op's bytes_in_use (its
-  // "after the op" figure). ALLOC and
+  // "after the op" figure) by `device_bytes`, what the tensor held on the
+  // device (0 for a tensor freed while off it). ALLOC and
   // SWAP_IN take effect before the op, FREE and SWAP_OUT after it: a FREE
   // or SWAP_OUT before the first op (op < 0, or between iterations) goes to
   // the last op of the previous iteration; an event at or past the last op
   // when the iteration ends, or an ALLOC / SWAP_IN between iterations, to op
   // 0 of the next one.
-  void AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor, bool passive);
+  void AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor, bool passive,
+                int64_t device_bytes = 0);
   void AddOp(RecordOp op);
   // Sets the wall time of the open iteration's last op (known when the next
   // op begins).
