@@ -115,47 +115,56 @@ class Decoder {
     return true;
   }
 
-  // Field readers: 1 = read, -1 = malformed (wrong wire type or value).
+  // Field readers: 1 = read, -1 = malformed, 0 = another wire type than
+  // the field's: skipped as an unknown field (what protobuf does).
   static int U64(Reader& r, uint32_t type, uint64_t* v) {
-    return type == kVarint && r.Varint(v) ? 1 : -1;
+    if (type != kVarint) return 0;
+    return r.Varint(v) ? 1 : -1;
   }
   static int I64(Reader& r, uint32_t type, int64_t* v) {
     uint64_t u;
-    if (type != kVarint || !r.Varint(&u)) return -1;
+    if (type != kVarint) return 0;
+    if (!r.Varint(&u)) return -1;
     *v = static_cast<int64_t>(u);
     return 1;
   }
   static int I32(Reader& r, uint32_t type, int32_t* v) {
     uint64_t u;
-    if (type != kVarint || !r.Varint(&u)) return -1;
+    if (type != kVarint) return 0;
+    if (!r.Varint(&u)) return -1;
     *v = static_cast<int32_t>(static_cast<uint32_t>(u));
     return 1;
   }
   static int U32(Reader& r, uint32_t type, int32_t* v) {
     uint64_t u;
-    if (type != kVarint || !r.Varint(&u)) return -1;
+    if (type != kVarint) return 0;
+    if (!r.Varint(&u)) return -1;
     *v = Clamp32(u);
     return 1;
   }
   static int Bool(Reader& r, uint32_t type, bool* v) {
     uint64_t u;
-    if (type != kVarint || !r.Varint(&u)) return -1;
+    if (type != kVarint) return 0;
+    if (!r.Varint(&u)) return -1;
     *v = u != 0;
     return 1;
   }
   static int F64(Reader& r, uint32_t type, uint64_t* v) {
-    return type == kFixed64 && r.Fixed64(v) ? 1 : -1;
+    if (type != kFixed64) return 0;
+    return r.Fixed64(v) ? 1 : -1;
   }
   static int Double(Reader& r, uint32_t type, double* v) {
     uint64_t u;
-    if (type != kFixed64 || !r.Fixed64(&u)) return -1;
+    if (type != kFixed64) return 0;
+    if (!r.Fixed64(&u)) return -1;
     std::memcpy(v, &u, sizeof u);
     return 1;
   }
   static int Str(Reader& r, uint32_t type, std::string* v) {
     absl::string_view s;
     size_t at;
-    if (type != kBytes || !r.Bytes(&s, &at)) return -1;
+    if (type != kBytes) return 0;
+    if (!r.Bytes(&s, &at)) return -1;
     v->assign(s.data(), s.size());
     return 1;
   }
@@ -168,7 +177,7 @@ class Decoder {
       add(u);
       return 1;
     }
-    if (type != kBytes) return -1;
+    if (type != kBytes) return 0;
     absl::string_view s;
     size_t at;
     if (!r.Bytes(&s, &at)) return -1;
@@ -185,7 +194,8 @@ class Decoder {
   static int Sub(Reader& r, uint32_t type, F&& decode) {
     absl::string_view s;
     size_t at;
-    if (type != kBytes || !r.Bytes(&s, &at)) return -1;
+    if (type != kBytes) return 0;
+    if (!r.Bytes(&s, &at)) return -1;
     return decode(s, at) ? 1 : -1;
   }
 
@@ -202,11 +212,13 @@ class Decoder {
 struct Raw {
   std::string format;
   uint64_t format_version = 0;
-  bool has_pool = false;
-  bool has_device = false;
   int32_t bad_action = -1;  // first unknown item action
   int32_t bad_phase = -1;   // first unknown anchor phase
 };
+
+// Field values absent from a message are protobuf's defaults (0, "",
+// FORWARD), whatever the C++ struct's defaults are.
+constexpr OpAnchor kProtoAnchor{Phase::kForward, 0, 0};
 
 int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw) {
   return Decoder::Sub(r, type, [&](absl::string_view s, size_t at) {
@@ -214,7 +226,7 @@ int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw) {
       int32_t v;
       switch (f) {
         case 1:
-          if (Decoder::I32(rr, t, &v) < 0) return -1;
+          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
           if (v < 0 || v >= kNumPhases) {
             if (raw->bad_phase < 0) raw->bad_phase = v;
           } else {
@@ -239,7 +251,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
       int32_t v;
       switch (f) {
         case 1:
-          if (Decoder::U64(rr, t, &u) < 0) return -1;
+          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
           k->op_count = static_cast<uint32_t>(u);
           return 1;
         case 2:
@@ -247,7 +259,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
         case 3:
           return Decoder::F64(rr, t, &k->op_history);
         case 4:
-          if (Decoder::I32(rr, t, &v) < 0) return -1;
+          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
           k->dtype = v >= 0 && v < kNumDTypes ? static_cast<DType>(v) : DType::kUnknown;
           return 1;
         case 5:
@@ -255,7 +267,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
         case 6:
           return Decoder::Repeated(rr, t, [&](uint64_t x) { k->shape.push_back(static_cast<int64_t>(x)); });
         case 7:
-          if (Decoder::U64(rr, t, &u) < 0) return -1;
+          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
           k->mask_bits = static_cast<uint32_t>(u);
           return 1;
         default:
@@ -268,6 +280,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
 int Item(Decoder& d, Reader& r, uint32_t type, Policy* p, Raw* raw) {
   return Decoder::Sub(r, type, [&](absl::string_view s, size_t at) {
     PolicyItem it;
+    it.runtime_key.mask_bits = 0;
     const bool ok = d.Message(s, at, [&](Reader& rr, uint32_t f, uint32_t t) -> int {
       int32_t v;
       switch (f) {
@@ -286,7 +299,7 @@ int Item(Decoder& d, Reader& r, uint32_t type, Policy* p, Raw* raw) {
         case 7:
           return Decoder::I64(rr, t, &it.size_bytes);
         case 8:
-          if (Decoder::I32(rr, t, &v) < 0) return -1;
+          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
           if (v != 0 && v != 1) {
             if (raw->bad_action < 0) raw->bad_action = static_cast<int32_t>(p->items.size());
           } else {
@@ -312,6 +325,9 @@ int Item(Decoder& d, Reader& r, uint32_t type, Policy* p, Raw* raw) {
 
 int Device(Decoder& d, Reader& r, uint32_t type, DeviceModel* m) {
   return Decoder::Sub(r, type, [&](absl::string_view s, size_t at) {
+    m->name.clear();
+    m->copy_engines = 0;
+    m->compute_time_scale = 0;
     return d.Message(s, at, [&](Reader& rr, uint32_t f, uint32_t t) -> int {
       switch (f) {
         case 1:
@@ -339,6 +355,8 @@ int Device(Decoder& d, Reader& r, uint32_t type, DeviceModel* m) {
         case 12:
           return Decoder::Sub(rr, t, [&](absl::string_view ts, size_t tat) {
             MemoryTier tier;
+            tier.capacity_bytes = 0;
+            tier.shared_by_ranks = 0;
             const bool ok = d.Message(ts, tat, [&](Reader& tr, uint32_t tf, uint32_t tt) -> int {
               switch (tf) {
                 case 1:
@@ -369,12 +387,13 @@ int Device(Decoder& d, Reader& r, uint32_t type, DeviceModel* m) {
 
 int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
   return Decoder::Sub(r, type, [&](absl::string_view s, size_t at) {
+    rt->mask_bits = 0;
     return d.Message(s, at, [&](Reader& rr, uint32_t f, uint32_t t) -> int {
       uint64_t u;
       switch (f) {
         case 1: {
           std::string name;
-          if (Decoder::Str(rr, t, &name) < 0) return -1;
+          if (const int k = Decoder::Str(rr, t, &name); k <= 0) return k;
           rt->op_names.push_back(std::move(name));
           return 1;
         }
@@ -384,7 +403,7 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
             rt->op_ranks.push_back(static_cast<int32_t>((z >> 1) ^ (~(z & 1) + 1)));
           });
         case 3:
-          if (Decoder::U64(rr, t, &u) < 0) return -1;
+          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
           rt->mask_bits = Clamp32(u);
           return 1;
         case 4:
@@ -393,6 +412,7 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
         case 5:
           return Decoder::Sub(rr, t, [&](absl::string_view is, size_t iat) {
             RuntimeItem item;
+            item.decision = item.release = item.swap_in = item.first_use = kProtoAnchor;
             const bool ok = d.Message(is, iat, [&](Reader& ir, uint32_t fi, uint32_t ti) -> int {
               switch (fi) {
                 case 1:
@@ -465,7 +485,7 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
       case 1:
         return Decoder::Str(r, t, &raw.format);
       case 2:
-        if (Decoder::U64(r, t, &u) < 0) return -1;
+        if (const int k = Decoder::U64(r, t, &u); k <= 0) return k;
         raw.format_version = static_cast<uint32_t>(u);
         return 1;
       case 3:
@@ -513,10 +533,8 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
       case 13:
         return Decoder::Repeated(r, t, [&](uint64_t x) { p.schedule.push_back(Clamp32(x)); });
       case 14:
-        raw.has_pool = true;
         return Pool(d, r, t, &p.pool);
       case 15:
-        raw.has_device = true;
         return Device(d, r, t, &p.device);
       case 16:
         return Runtime(d, r, t, &p.runtime, &raw);
