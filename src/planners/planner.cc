@@ -3,6 +3,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/policy_runtime.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan {
 
@@ -24,6 +28,34 @@ absl::Status PlanningProblem::Validate() const {
           "planning problem: ", name, " bandwidth must be > 0 (none given and the trace "
           "metadata has none)"));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Policy> Planner::Plan(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, PlanPolicy(problem));
+  SWAPPLAN_RETURN_IF_ERROR(FinishPolicy(problem, name(), unlimited_memory(), &policy));
+  return policy;
+}
+
+absl::Status FinishPolicy(const PlanningProblem& problem, absl::string_view planner,
+                          bool unlimited_memory, Policy* policy) {
+  DeviceModel& d = policy->device;
+  d = DeviceModel{};
+  d.capacity_bytes = unlimited_memory ? kUnlimitedCapacityBytes : problem.device_budget_bytes;
+  d.h2d_bandwidth_bytes_per_s = problem.h2d_bandwidth_bytes_per_s;
+  d.d2h_bandwidth_bytes_per_s = problem.d2h_bandwidth_bytes_per_s;
+  policy->device_budget_bytes = d.capacity_bytes;
+  policy->h2d_bandwidth_bytes_per_s = d.h2d_bandwidth_bytes_per_s;
+  policy->d2h_bandwidth_bytes_per_s = d.d2h_bandwidth_bytes_per_s;
+  policy->format_version = kPolicyFormatVersion;
+  policy->fingerprint = ComputeFingerprint(*problem.trace, problem.iteration);
+  if (absl::Status st = AttachPolicyRuntime(*problem.trace, problem.iteration, policy);
+      !st.ok()) {
+    return Error(ErrorKind::kInternal,
+                 absl::StrCat(planner, ": the policy cannot be made self-contained: ",
+                              st.message()));
   }
   return absl::OkStatus();
 }

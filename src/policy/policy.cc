@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/policy/policy_runtime.h"
 
 namespace swapplan {
 
@@ -87,6 +88,15 @@ absl::Status MemoryPool::Validate() const {
 }
 
 absl::Status Policy::Validate() const {
+  // The device model as recorded: zero capacity or bandwidths mean "not
+  // recorded" (a v1 policy without them); everything else must be valid.
+  DeviceModel recorded = device;
+  if (recorded.capacity_bytes == 0) recorded.capacity_bytes = kUnlimitedCapacityBytes;
+  if (recorded.h2d_bandwidth_bytes_per_s == 0) recorded.h2d_bandwidth_bytes_per_s = 1;
+  if (recorded.d2h_bandwidth_bytes_per_s == 0) recorded.d2h_bandwidth_bytes_per_s = 1;
+  if (absl::Status st = recorded.Validate(); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("policy: ", st.message()));
+  }
   if (device_budget_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy: device_budget_bytes is ", device_budget_bytes, "; must be >= 0"));
@@ -158,7 +168,7 @@ absl::Status Policy::Validate() const {
       return fail(absl::StrCat(it.wraps ? "wraps" : "clean", " is only allowed on SWAP items"));
     }
   }
-  return absl::OkStatus();
+  return ValidatePolicyRuntime(*this);
 }
 
 std::vector<int32_t> Policy::SchedulePositions() const {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/utf8.h"
 
 namespace swapplan {
@@ -16,6 +17,12 @@ namespace {
 constexpr absl::string_view kPolicyFormat = "swapplan-policy";
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
+
+// capacity - reserve, saturating (as policy_proto.cc's BudgetOf).
+int64_t BudgetOf(const DeviceModel& d) {
+  if (d.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
+  return d.capacity_bytes - d.reserve_bytes;
+}
 
 int32_t Clamp32(uint64_t v) {
   const uint32_t u = static_cast<uint32_t>(v);  // proto uint32: low 32 bits
@@ -212,15 +219,24 @@ class Decoder {
 struct Raw {
   std::string format;
   uint64_t format_version = 0;
-  int32_t bad_action = -1;  // first unknown item action
-  int32_t bad_phase = -1;   // first unknown anchor phase
+  bool has_device = false;
+  bool has_runtime = false;
+  // The v1 fields, as written.
+  int64_t budget = 0;
+  double h2d = 0;
+  double d2h = 0;
+  int32_t bad_action = -1;   // first item with an unknown action
+  std::string bad_anchor;    // first anchor with an unknown phase ("runtime.items[3].release")
+  int32_t bad_phase = 0;
+  int32_t bad_name = -1;     // first op name that is not UTF-8
 };
 
 // Field values absent from a message are protobuf's defaults (0, "",
 // FORWARD), whatever the C++ struct's defaults are.
 constexpr OpAnchor kProtoAnchor{Phase::kForward, 0, 0};
 
-int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw) {
+int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw,
+           const std::string& field) {
   return Decoder::Sub(r, type, [&](absl::string_view s, size_t at) {
     return d.Message(s, at, [&](Reader& rr, uint32_t f, uint32_t t) -> int {
       int32_t v;
@@ -228,7 +244,10 @@ int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw) {
         case 1:
           if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
           if (v < 0 || v >= kNumPhases) {
-            if (raw->bad_phase < 0) raw->bad_phase = v;
+            if (raw->bad_anchor.empty()) {
+              raw->bad_anchor = field;
+              raw->bad_phase = v;
+            }
           } else {
             a->phase = static_cast<Phase>(v);
           }
@@ -394,6 +413,9 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
         case 1: {
           std::string name;
           if (const int k = Decoder::Str(rr, t, &name); k <= 0) return k;
+          if (raw->bad_name < 0 && !IsValidUtf8(name)) {
+            raw->bad_name = static_cast<int32_t>(rt->op_names.size());
+          }
           rt->op_names.push_back(std::move(name));
           return 1;
         }
@@ -413,20 +435,21 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
           return Decoder::Sub(rr, t, [&](absl::string_view is, size_t iat) {
             RuntimeItem item;
             item.decision = item.release = item.swap_in = item.first_use = kProtoAnchor;
+            const std::string base = absl::StrCat("runtime.items[", rt->items.size(), "]");
             const bool ok = d.Message(is, iat, [&](Reader& ir, uint32_t fi, uint32_t ti) -> int {
               switch (fi) {
                 case 1:
-                  return Anchor(d, ir, ti, &item.decision, raw);
+                  return Anchor(d, ir, ti, &item.decision, raw, base + ".decision");
                 case 2:
                   return Decoder::U32(ir, ti, &item.use_index);
                 case 3:
                   return Decoder::F64(ir, ti, &item.shape_hash);
                 case 4:
-                  return Anchor(d, ir, ti, &item.release, raw);
+                  return Anchor(d, ir, ti, &item.release, raw, base + ".release");
                 case 5:
-                  return Anchor(d, ir, ti, &item.swap_in, raw);
+                  return Anchor(d, ir, ti, &item.swap_in, raw, base + ".swap_in");
                 case 6:
-                  return Anchor(d, ir, ti, &item.first_use, raw);
+                  return Anchor(d, ir, ti, &item.first_use, raw, base + ".first_use");
                 default:
                   return 0;
               }
@@ -504,11 +527,11 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
           });
         });
       case 4:
-        return Decoder::I64(r, t, &p.device_budget_bytes);
+        return Decoder::I64(r, t, &raw.budget);
       case 5:
-        return Decoder::Double(r, t, &p.h2d_bandwidth_bytes_per_s);
+        return Decoder::Double(r, t, &raw.h2d);
       case 6:
-        return Decoder::Double(r, t, &p.d2h_bandwidth_bytes_per_s);
+        return Decoder::Double(r, t, &raw.d2h);
       case 7:
         return Decoder::Str(r, t, &p.planner);
       case 8:
@@ -535,44 +558,78 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
       case 14:
         return Pool(d, r, t, &p.pool);
       case 15:
+        if (t == kBytes) raw.has_device = true;
         return Device(d, r, t, &p.device);
       case 16:
+        if (t == kBytes) raw.has_runtime = true;
         return Runtime(d, r, t, &p.runtime, &raw);
       default:
         return 0;
     }
   });
+  // From here on, FromProto's rules (src/policy/policy_proto.cc), in its
+  // order: the same policy, or the same error.
+  auto malformed = [&](absl::string_view what) {
+    return Error(ErrorKind::kMalformedInput, absl::StrCat(source, ": ", what));
+  };
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": not a binary swapplan policy (truncated or corrupt at byte ",
-                     d.failed_at() == std::string::npos ? 0 : d.failed_at(), ")"));
+    return malformed(absl::StrCat("not a binary swapplan policy (truncated or corrupt at byte ",
+                                  d.failed_at() == std::string::npos ? 0 : d.failed_at(), ")"));
   }
   if (raw.format != kPolicyFormat) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": not a swapplan policy (format is '", raw.format, "')"));
+    return malformed(absl::StrCat("not a swapplan policy (format is '", raw.format, "')"));
   }
   if (raw.format_version != 1 && raw.format_version != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": policy format version ",
-                                                   raw.format_version, " is not supported"));
+    return malformed(absl::StrCat("policy format version ", raw.format_version,
+                                  " is not supported (this swapplan reads 1 and 2)"));
   }
-  p.format_version = static_cast<int32_t>(raw.format_version);
   bool text_ok = IsValidUtf8(p.planner);
   for (const auto& [k, v] : p.parameters) text_ok = text_ok && IsValidUtf8(k) && IsValidUtf8(v);
-  if (!text_ok) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": planner text is not valid UTF-8"));
+  if (!text_ok) return malformed("planner text is not valid UTF-8");
+  p.format_version = static_cast<int32_t>(raw.format_version);
+  if (raw.format_version == 1) {
+    if (raw.has_device || raw.has_runtime) {
+      return malformed("a format_version 1 policy has a v2 section (device or runtime)");
+    }
+    p.device = DeviceModel{};
+    p.device.capacity_bytes = raw.budget;
+    p.device.h2d_bandwidth_bytes_per_s = raw.h2d;
+    p.device.d2h_bandwidth_bytes_per_s = raw.d2h;
+    p.runtime = PolicyRuntime{};
+  } else {
+    if (!raw.has_device) return malformed("a format_version 2 policy needs a device");
+    const int64_t budget = BudgetOf(p.device);
+    if (raw.budget != 0 && raw.budget != budget) {
+      return malformed(absl::StrCat("device_budget_bytes ", raw.budget,
+                                    " disagrees with the device model's budget ", budget));
+    }
+    if (raw.h2d != 0 && raw.h2d != p.device.h2d_bandwidth_bytes_per_s) {
+      return malformed(absl::StrCat("h2d_bandwidth_bytes_per_s ", raw.h2d,
+                                    " disagrees with the device model's ",
+                                    p.device.h2d_bandwidth_bytes_per_s));
+    }
+    if (raw.d2h != 0 && raw.d2h != p.device.d2h_bandwidth_bytes_per_s) {
+      return malformed(absl::StrCat("d2h_bandwidth_bytes_per_s ", raw.d2h,
+                                    " disagrees with the device model's ",
+                                    p.device.d2h_bandwidth_bytes_per_s));
+    }
+    if (raw.has_runtime) {
+      if (raw.bad_name >= 0) {
+        return malformed(absl::StrCat("runtime.op_names[", raw.bad_name, "] is not valid UTF-8"));
+      }
+      if (!raw.bad_anchor.empty()) {
+        return malformed(absl::StrCat(raw.bad_anchor, ".phase: unknown phase ", raw.bad_phase));
+      }
+    }
   }
+  p.device_budget_bytes = BudgetOf(p.device);
+  p.h2d_bandwidth_bytes_per_s = p.device.h2d_bandwidth_bytes_per_s;
+  p.d2h_bandwidth_bytes_per_s = p.device.d2h_bandwidth_bytes_per_s;
   if (raw.bad_action >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": policy item ", raw.bad_action, " (tensor ", p.items[raw.bad_action].tensor_id,
-        "): unknown action"));
+    return malformed(absl::StrCat("policy item ", raw.bad_action, " (tensor ",
+                                  p.items[raw.bad_action].tensor_id, "): unknown action"));
   }
-  if (raw.bad_phase >= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": runtime section: unknown phase ", raw.bad_phase));
-  }
-  if (absl::Status st = p.Validate(); !st.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": ", st.message()));
-  }
+  if (absl::Status st = p.Validate(); !st.ok()) return malformed(st.message());
   return p;
 }
 

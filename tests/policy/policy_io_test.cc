@@ -210,7 +210,7 @@ TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[
       R"({"format": "swapplan-policy", "format_version": 1,
           "items": [{"release_waits_for_copy": 1}]})", "x");
   CHECK(bad.status().message() ==
-        "x: JSON $.items[0].release_waits_for_copy: expected true or false");
+        "x: JSON $.items[0].release_waits_for_copy: expected true or false, got number");
 }
 
 }  // namespace

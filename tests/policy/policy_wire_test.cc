@@ -7,7 +7,9 @@
 #include <string>
 
 #include "policy.pb.h"
+#include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/policy_runtime.h"
 #include "swapplan/policy/policy_wire.h"
 
 namespace swapplan {
@@ -109,68 +111,69 @@ TEST_CASE("policy wire decoder: the same policy as protobuf's, on random policie
 }
 
 TEST_CASE("policy wire decoder: the schema v2 sections (device model, runtime)") {
-  std::mt19937_64 rng(7);
+  // A policy planned for a real trace: its runtime section built from it.
+  const Trace trace = testing::TraceFromJson(R"({"format": "swapplan-trace", "format_version": 1,
+    "tensors": [{"id": 1, "size_bytes": 100, "kind": "ACTIVATION", "dtype": "float32", "shape": [25]},
+                {"id": 2, "size_bytes": 100, "kind": "ACTIVATION", "dtype": "float32", "shape": [25]}],
+    "iterations": [{"wall_time_ns": 400, "ops": [
+      {"name": "fwd", "phase": "FORWARD", "outputs": [1]},
+      {"name": "fwd", "phase": "FORWARD", "inputs": [1], "outputs": [2]},
+      {"name": "bwd", "phase": "BACKWARD", "inputs": [2]},
+      {"name": "bwd", "phase": "BACKWARD", "inputs": [1]}]}]})");
+  Policy p;
+  p.device.name = "a100";
+  p.device.capacity_bytes = 1000;
+  p.device.reserve_bytes = 100;
+  p.device.h2d_bandwidth_bytes_per_s = 25e9;
+  p.device.d2h_bandwidth_bytes_per_s = 24e9;
+  p.device.copy_latency_ns = 5000;
+  p.device.copy_engines = 1;
+  p.device.compute_time_scale = 0.5;
+  p.device.tiers.push_back({.name = "remote", .capacity_bytes = 1 << 30,
+                            .store_bandwidth_bytes_per_s = 1e9,
+                            .load_bandwidth_bytes_per_s = 2e9, .latency_ns = 100,
+                            .shared_by_ranks = 8});
+  p.device_budget_bytes = 900;
+  p.h2d_bandwidth_bytes_per_s = 25e9;
+  p.d2h_bandwidth_bytes_per_s = 24e9;
+  p.planner = "test";
+  p.fingerprint = ComputeFingerprint(trace, 0);
+  PolicyItem it;
+  it.tensor_id = 1;
+  it.swap_out_op = 1;
+  it.release_op = 1;
+  it.swap_in_op = 2;
+  it.first_use_op = 3;
+  it.size_bytes = 100;
+  p.items.push_back(it);
+  REQUIRE(AttachPolicyRuntime(trace, 0, &p).ok());
+  const std::string bytes = PolicyToBinary(p);
+  absl::StatusOr<Policy> a = ParsePolicyBinary(bytes, "v2.pb");
+  absl::StatusOr<Policy> b = ParsePolicyWire(bytes, "v2.pb");
+  INFO(a.status().message() << " / " << b.status().message());
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  Same(*a, *b);
+  CHECK(b->format_version == 2);
+  CHECK(b->device.tiers.size() == 1);
+  CHECK(b->runtime.op_names == std::vector<std::string>{"fwd", "bwd"});
+  REQUIRE(b->runtime.items.size() == 1);
+  // The decision op (FORWARD, phase position 1) and the release anchor
+  // (FORWARD 1): FORWARD is protobuf's default, not written, read back.
+  CHECK(b->runtime.items[0].decision == OpAnchor{Phase::kForward, 1, 1});
+  CHECK(b->runtime.items[0].swap_in == OpAnchor{Phase::kBackward, 0, 2});
+  // And the v1 form (no device section) converts the same way.
   proto::Policy msg;
-  REQUIRE(msg.ParseFromString(PolicyToBinary(RandomPolicy(rng))));
-  msg.set_format_version(2);
-  proto::DeviceModel* d = msg.mutable_device();
-  d->set_name("a100");
-  d->set_capacity_bytes(int64_t{80} << 30);
-  d->set_reserve_bytes(int64_t{2} << 30);
-  d->set_h2d_bandwidth_bytes_per_s(25e9);
-  d->set_d2h_bandwidth_bytes_per_s(24e9);
-  d->set_copy_latency_ns(5000);
-  d->set_copy_engines(1);
-  d->set_compute_time_scale(0.5);
-  proto::MemoryTier* tier = d->add_tiers();
-  tier->set_name("remote");
-  tier->set_capacity_bytes(1 << 30);
-  tier->set_store_bandwidth_bytes_per_s(1e9);
-  tier->set_load_bandwidth_bytes_per_s(2e9);
-  tier->set_latency_ns(100);
-  tier->set_shared_by_ranks(8);
-  proto::PolicyRuntime* rt = msg.mutable_runtime();
-  rt->add_op_names("aten::mm");
-  rt->add_op_names("aten::add");
-  rt->add_op_ranks(1);
-  rt->add_op_ranks(-1);  // sint32, zigzag
-  rt->set_mask_bits(64);
-  rt->add_op_sequence((1u << 2) | 1u);
-  proto::RuntimeItem* item = rt->add_items();
-  item->mutable_decision()->set_phase(proto::PHASE_BACKWARD);
-  item->mutable_decision()->set_phase_ordinal(3);
-  item->mutable_decision()->set_ordinal(9);
-  item->set_use_index(2);
-  item->set_shape_hash(0xdeadbeefcafef00dULL);
-  item->mutable_swap_in()->set_phase(proto::PHASE_OPTIMIZER);
-  absl::StatusOr<Policy> p = ParsePolicyWire(msg.SerializeAsString(), "v2.pb");
-  INFO(p.status().message());
-  REQUIRE(p.ok());
-  CHECK(p->format_version == 2);
-  CHECK(p->device.name == "a100");
-  CHECK(p->device.capacity_bytes == int64_t{80} << 30);
-  CHECK(p->device.reserve_bytes == int64_t{2} << 30);
-  CHECK(p->device.d2h_bandwidth_bytes_per_s == 24e9);
-  CHECK(p->device.copy_latency_ns == 5000);
-  CHECK(p->device.copy_engines == 1);
-  CHECK(p->device.compute_time_scale == 0.5);
-  REQUIRE(p->device.tiers.size() == 1);
-  CHECK(p->device.tiers[0].name == "remote");
-  CHECK(p->device.tiers[0].shared_by_ranks == 8);
-  CHECK(p->device.tiers[0].latency_ns == 100);
-  CHECK(p->runtime.op_names == std::vector<std::string>{"aten::mm", "aten::add"});
-  CHECK(p->runtime.op_ranks == std::vector<int32_t>{1, -1});
-  CHECK(p->runtime.mask_bits == 64);
-  CHECK(p->runtime.op_sequence == std::vector<uint32_t>{5});
-  REQUIRE(p->runtime.items.size() == 1);
-  const RuntimeItem& ri = p->runtime.items[0];
-  CHECK(ri.decision == OpAnchor{Phase::kBackward, 3, 9});
-  CHECK(ri.use_index == 2);
-  CHECK(ri.shape_hash == 0xdeadbeefcafef00dULL);
-  CHECK(ri.swap_in.phase == Phase::kOptimizer);
-  // Not written (all defaults): protobuf's FORWARD / 0, not the struct's.
-  CHECK(ri.release == OpAnchor{Phase::kForward, 0, 0});
-  CHECK(ri.first_use == OpAnchor{Phase::kForward, 0, 0});
+  REQUIRE(msg.ParseFromString(bytes));
+  msg.set_format_version(1);
+  msg.clear_device();
+  msg.clear_runtime();
+  const std::string v1 = msg.SerializeAsString();
+  a = ParsePolicyBinary(v1, "v1.pb");
+  b = ParsePolicyWire(v1, "v1.pb");
+  INFO(a.status().message() << " / " << b.status().message());
+  REQUIRE(a.ok() == b.ok());
+  if (a.ok()) Same(*a, *b);
 }
 
 TEST_CASE("policy wire decoder: damaged bytes fail where protobuf's fail, never crash") {

@@ -4,6 +4,12 @@
 // `compare`, `whatif`, `regress` and `replay` drive planners only through
 // this interface.
 //
+// Plan is the one place a policy is finished: every planner implements
+// PlanPolicy (the items, its parameters and expectations), and Plan then
+// records the device model the policy was planned for and builds its
+// runtime section (policy/policy_runtime.h), so every policy any planner or
+// baseline emits is self-contained (schema v2, docs/policy-format.md).
+//
 //   PlanningProblem problem{.trace = &trace, .iteration = 0,
 //                           .device_budget_bytes = 60LL << 30,
 //                           .h2d_bandwidth_bytes_per_s = 25e9,
@@ -50,17 +56,36 @@ class Planner {
   virtual ~Planner() = default;
   // Short name used in policies, tables and --planners lists.
   virtual std::string name() const = 0;
-  // Returns a policy for `problem` whose peak stays under the budget.
+  // Returns a policy for `problem` whose peak stays under the budget, with
+  // the device model and the runtime section (FinishPolicy).
   // ResourceExhausted when this planner cannot reach the budget (the message
   // gives the bytes still missing and the op where); InvalidArgument for a
-  // bad problem.
-  virtual absl::StatusOr<Policy> Plan(const PlanningProblem& problem) = 0;
+  // bad problem; Internal when the planner's policy names a tensor or op
+  // the runtime section cannot anchor (a planner bug).
+  absl::StatusOr<Policy> Plan(const PlanningProblem& problem);
+  // Whether this planner's policies assume unlimited device memory (the
+  // ideal baseline): they record an unlimited capacity.
+  virtual bool unlimited_memory() const { return false; }
   // Sets a planner-specific option from its command-line spelling
   // (`compare --planner-option advisor.time-limit=30s` calls
   // SetOption("time-limit", "30s") on the advisor). InvalidArgument for an
   // unknown name or a bad value; the default knows no options.
   virtual absl::Status SetOption(absl::string_view name, absl::string_view value);
+
+ protected:
+  // The planner itself: the policy's fingerprint, items, schedule, pool,
+  // parameters and expectations, as Plan describes. Called by Plan only.
+  virtual absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) = 0;
 };
+
+// What Plan does to a planner's policy: records the device model of
+// `problem` (an unlimited capacity when `unlimited_memory`), the budget and
+// bandwidths, and builds the runtime section and the items' runtime keys
+// from the trace (AttachPolicyRuntime, 32-bit masks). Internal naming the
+// planner, item and tensor when an item cannot be anchored.
+// O(ops + items × uses of their tensors).
+absl::Status FinishPolicy(const PlanningProblem& problem, absl::string_view planner,
+                          bool unlimited_memory, Policy* policy);
 
 }  // namespace swapplan
 

@@ -191,7 +191,7 @@ struct RuntimeItem {
   // Position of the tensor among the decision op's inputs then outputs
   // (the naive matcher's key; a tie-breaker for the fuzzy one).
   int32_t use_index = 0;
-  // ShapeHash (varying/matcher.h) of the tensor's shape.
+  // ShapeHash (policy/runtime_key.h) of the tensor's shape.
   uint64_t shape_hash = 0;
   // The item's other trigger points.
   OpAnchor release, swap_in, first_use;
@@ -288,12 +288,15 @@ struct Policy {
   // Size-class pool; empty = byte-granular memory.
   MemoryPool pool;
 
-  // Structural checks: the schedule is a permutation of the iteration's ops,
-  // op order within each item in schedule positions (wrapping items in their
-  // own order), indices inside the fingerprint's iteration, positive sizes
-  // and bandwidths, budget >= 0, wrapping and clean items are SWAP items, a
-  // valid pool. InvalidArgument naming the item (index and tensor id)
-  // otherwise. O(items + schedule + pool).
+  // Structural checks: a valid device model (DeviceModel::Validate, where a
+  // zero capacity or bandwidth means "not recorded"), the schedule is a
+  // permutation of the iteration's ops, op order within each item in
+  // schedule positions (wrapping items in their own order), indices inside
+  // the fingerprint's iteration, positive sizes, budget >= 0, wrapping and
+  // clean items are SWAP items, a valid pool, and a runtime section that
+  // belongs to the policy (ValidatePolicyRuntime, policy/policy_runtime.h).
+  // InvalidArgument naming the item (index and tensor id) or field
+  // otherwise. O(items + schedule + pool + ops of the runtime section).
   absl::Status Validate() const;
 
   // Position of every local op in the schedule (identity when there is

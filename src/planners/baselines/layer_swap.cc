@@ -28,7 +28,7 @@ LayerSwapOptions BucketOptions() {
   return {.min_bytes = 20LL << 20, .release_lag_layers = 1, .prefetch_lead_layers = 1};
 }
 
-absl::StatusOr<Policy> LayerSwapPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> LayerSwapPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
   const Trace& trace = *problem.trace;

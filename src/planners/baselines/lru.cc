@@ -82,7 +82,7 @@ struct Eviction {
 
 }  // namespace
 
-absl::StatusOr<Policy> LruPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> LruPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;

@@ -18,7 +18,7 @@ absl::Status RecomputeOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Policy> RecomputePlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
   const Trace& trace = *problem.trace;

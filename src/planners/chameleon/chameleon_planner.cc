@@ -550,10 +550,14 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
 
 absl::StatusOr<Policy> ChameleonPlanner::PlanExplained(const PlanningProblem& problem,
                                                        ChameleonExplanation* explanation) {
-  if (problem.trace == nullptr) {
-    return absl::InvalidArgumentError("planning problem: no trace");
-  }
-  chameleon_internal::PlannerRun run(options_, problem, explanation);
+  explanation_ = explanation;
+  absl::StatusOr<Policy> policy = Plan(problem);
+  explanation_ = nullptr;
+  return policy;
+}
+
+absl::StatusOr<Policy> ChameleonPlanner::PlanPolicy(const PlanningProblem& problem) {
+  chameleon_internal::PlannerRun run(options_, problem, explanation_);
   return run.Execute();
 }
 

@@ -42,15 +42,18 @@ class AdvisorPlanner : public Planner {
   static AdvisorOptions CompareDefaults();
 
   std::string name() const override { return "advisor"; }
-  // Searches and returns the best policy. ResourceExhausted when no
-  // chromosome fits the budget.
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
 
   const AdvisorOptions& options() const { return options_; }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
-  // The last Plan's search (empty before the first successful one).
+  // The last Plan's search (empty before the first successful one). Its
+  // plan's policy is the search's, before Plan finished it.
   const std::optional<SearchResult>& last_result() const { return last_; }
+
+ protected:
+  // Searches and returns the best policy. ResourceExhausted when no
+  // chromosome fits the budget.
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 
  private:
   AdvisorOptions options_;

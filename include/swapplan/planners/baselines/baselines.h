@@ -51,7 +51,7 @@
 //            fit an op.
 //
 //   std::unique_ptr<Planner> p = std::make_unique<LayerSwapPlanner>("vdnn", VdnnOptions());
-//   absl::StatusOr<Policy> policy = p->Plan(problem);
+//   absl::StatusOr<Policy> policy = p->Plan(problem);   // Planner::Plan
 #ifndef SWAPPLAN_PLANNERS_BASELINES_BASELINES_H_
 #define SWAPPLAN_PLANNERS_BASELINES_BASELINES_H_
 
@@ -68,14 +68,19 @@ namespace swapplan {
 class IdealPlanner : public Planner {
  public:
   std::string name() const override { return "ideal"; }
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+  bool unlimited_memory() const override { return true; }
+
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 };
 
 // Complexity: O(ops of the iteration) given the curve.
 class NoSwapPlanner : public Planner {
  public:
   std::string name() const override { return "noswap"; }
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 };
 
 struct RecomputeOptions {
@@ -92,7 +97,9 @@ class RecomputePlanner : public Planner {
  public:
   explicit RecomputePlanner(RecomputeOptions options = {}) : options_(options) {}
   std::string name() const override { return "recompute"; }
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 
  private:
   RecomputeOptions options_;
@@ -125,7 +132,9 @@ class LayerSwapPlanner : public Planner {
   LayerSwapPlanner(std::string name, LayerSwapOptions options)
       : name_(std::move(name)), options_(options) {}
   std::string name() const override { return name_; }
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 
  private:
   std::string name_;
@@ -136,7 +145,9 @@ class LayerSwapPlanner : public Planner {
 class LruPlanner : public Planner {
  public:
   std::string name() const override { return "lru"; }
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 };
 
 }  // namespace swapplan
