@@ -368,13 +368,15 @@ swapplan_rt_status swapplan_rt_set_policy_provider(swapplan_rt_env* env,
 
 swapplan_rt_status swapplan_rt_load_policy(swapplan_rt_env* env, const char* policy_path,
                                            const char* trace_path, int32_t iteration) {
-  if (policy_path == nullptr || trace_path == nullptr) {
-    return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
-                "load_policy: a policy path and the trace it was made for are required");
-  }
+  if (policy_path == nullptr) return Fail(SWAPPLAN_RT_INVALID_ARGUMENT, "load_policy: no path");
   // Read outside the lock: files may be large.
   absl::StatusOr<Policy> policy = ReadPolicyFile(policy_path);
   if (!policy.ok()) return Report(policy.status());
+  if (trace_path == nullptr) {
+    return Guarded(env, "load_policy", [&](Runtime& rt) {
+      return rt.LoadPolicy(std::move(*policy)).status();
+    });
+  }
   absl::StatusOr<Trace> trace = ReadTraceFile(trace_path);
   if (!trace.ok()) return Report(trace.status());
   return Guarded(env, "load_policy", [&](Runtime& rt) {

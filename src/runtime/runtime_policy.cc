@@ -94,6 +94,20 @@ absl::StatusOr<int32_t> Runtime::LoadPolicyForTrace(Policy policy, const Trace& 
   return index;
 }
 
+absl::StatusOr<int32_t> Runtime::LoadPolicy(Policy policy) {
+  State& s = *s_;
+  if (policy.runtime.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy has no runtime section (schema v1): add one with `swapplan policy "
+        "upgrade` or load it with the trace it was made for");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(std::move(policy)));
+  const std::vector<std::string> names = mp.policy.runtime.op_names;
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(mp), names));
+  s.staged_policy = index;
+  return index;
+}
+
 void Runtime::ClearPolicy() { s_->staged_policy = -1; }
 
 int32_t Runtime::State::BestCandidate() const {
@@ -137,9 +151,19 @@ absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration) {
   SWAPPLAN_ASSIGN_OR_RETURN(std::string path, provider(req));
   if (path.empty()) return absl::OkStatus();
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyFile(path));
-  SWAPPLAN_ASSIGN_OR_RETURN(
-      MatchablePolicy mp, MakeMatchablePolicy(trace, 0, std::move(policy), options.runtime_key_bits));
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(mp), trace.op_names()));
+  // A self-contained policy is taken as it is; one without a runtime
+  // section is prepared from the record it was planned on.
+  std::vector<std::string> names;
+  absl::StatusOr<MatchablePolicy> mp;
+  if (!policy.runtime.empty()) {
+    names = policy.runtime.op_names;
+    mp = MakeMatchablePolicy(std::move(policy));
+  } else {
+    names = trace.op_names();
+    mp = MakeMatchablePolicy(trace, 0, std::move(policy), options.runtime_key_bits);
+  }
+  if (!mp.ok()) return mp.status();
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(*mp), names));
   candidates.push_back(index);
   stage_policy = index;
   row.generated_policy = index;

@@ -12,6 +12,7 @@
 #include "runtime_test_support.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/policy_runtime.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
@@ -59,6 +60,46 @@ TEST_CASE("policy: fuzzy keys find the planned tensor in a shifted op sequence, 
     CHECK(row.counts.uses_while_off_device == 1);
     CHECK(row.counts.passive_swap_ins == 1);
   }
+}
+
+TEST_CASE("policy: strict fingerprints stop a policy at the first op that differs") {
+  EnvOptions o;
+  o.runtime.strict_fingerprint = true;
+  Env env = MakeEnv(o);
+  absl::StatusOr<Trace> trace = BuildTrace(ToyProgram());
+  REQUIRE(trace.ok());
+  REQUIRE(env.rt->LoadPolicyForTrace(ToyPolicy(), *trace, 0).ok());
+  Runner run(env);
+  REQUIRE(run.Iteration(ToyProgram()).ok());  // the planned sequence: applied
+  REQUIRE(run.Iteration(ShiftedToy()).ok());  // op 1 differs: stopped there
+  const std::vector<IterationStats>& rows = env.rt->IterationRows();
+  CHECK(rows[0].first_divergent_op == -1);
+  CHECK(rows[0].counts.policy_swap_outs == 1);
+  CHECK(rows[1].first_divergent_op == 1);
+  CHECK(rows[1].counts.policy_swap_outs == 0);
+  CHECK(run.mismatches().empty());
+}
+
+TEST_CASE("policy: a self-contained (v2) policy loads without its trace") {
+  absl::StatusOr<Trace> trace = BuildTrace(ToyProgram());
+  REQUIRE(trace.ok());
+  Env env = MakeEnv({});
+  Policy v1 = ToyPolicy();
+  absl::StatusOr<int32_t> none = env.rt->LoadPolicy(v1);
+  CHECK(absl::IsInvalidArgument(none.status()));
+  CHECK(none.status().message().find("no runtime section") != std::string::npos);
+  Policy v2 = ToyPolicy();
+  v2.fingerprint = ComputeFingerprint(*trace, 0);
+  REQUIRE(AttachPolicyRuntime(*trace, 0, &v2).ok());
+  REQUIRE(env.rt->LoadPolicy(v2).ok());
+  Runner run(env);
+  REQUIRE(run.Iteration(ToyProgram()).ok());
+  const IterationStats& row = env.rt->IterationRows().at(0);
+  CHECK(row.counts.policy_swap_outs == 1);
+  CHECK(row.counts.policy_swap_ins == 1);
+  CHECK(row.fingerprint_matched);
+  CHECK(row.first_divergent_op == -1);
+  CHECK(run.mismatches().empty());
 }
 
 TEST_CASE("stages: WarmUp -> GenPolicy -> Stable, policies planned from the runtime's record") {

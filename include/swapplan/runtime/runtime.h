@@ -318,6 +318,13 @@ class Runtime {
   absl::Status PrefetchAll();
 
   // --- policies ---
+  // A self-contained policy (schema v2: its runtime section has everything
+  // the runtime needs; every planner writes one, `swapplan policy upgrade`
+  // adds one to a v1 policy). Runs from the next IterationBegin on, in
+  // every iteration. Returns its index. InvalidArgument for a policy without
+  // a runtime section, for one the runtime cannot execute (a schedule, a
+  // pool, RECOMPUTE or wrapping items).
+  absl::StatusOr<int32_t> LoadPolicy(Policy policy);
   // A policy made for iteration `iteration` of `trace` (its runtime keys
   // and anchors are prepared from the trace: MakeMatchablePolicy). Runs from
   // the next IterationBegin on, in every iteration. Returns its index.

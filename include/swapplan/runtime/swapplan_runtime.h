@@ -261,8 +261,11 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* en
                                                              const swapplan_rt_framework* fw);
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_set_policy_provider(
     swapplan_rt_env* env, swapplan_rt_policy_provider provider, void* user);
-/* A policy file made for iteration `iteration` of the trace at trace_path
- * (both read now). Runs every iteration from the next iteration_begin on. */
+/* A policy file in the binary form (read now). With trace_path NULL the
+ * policy must be self-contained (schema v2: every planner writes its runtime
+ * section; `swapplan policy upgrade` adds one); otherwise it is prepared for
+ * iteration `iteration` of that trace (the JSON trace form). Runs every
+ * iteration from the next iteration_begin on. */
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_load_policy(swapplan_rt_env* env,
                                                            const char* policy_path,
                                                            const char* trace_path,
