@@ -194,6 +194,7 @@ void swapplan_rt_options_init(swapplan_rt_options* o) {
   o->warmup_iterations = 2;
   o->genpolicy_iterations = 5;
   o->oom_handling = SWAPPLAN_RT_OOM_ALL_STAGES;
+  o->overcommit_on_oom = 0;
   o->strict_fingerprint = 0;
   o->max_inflight_copies = 8;
   o->pinned_block_bytes = int64_t{64} << 20;
@@ -253,6 +254,7 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
     ro.tracker.warmup_iterations = o.warmup_iterations;
     ro.tracker.genpolicy_iterations = o.genpolicy_iterations;
     ro.oom_handling = static_cast<OomHandling>(o.oom_handling);
+    ro.overcommit_on_oom = o.overcommit_on_oom != 0;
     ro.strict_fingerprint = o.strict_fingerprint != 0;
     ro.queue.max_inflight_per_lane = o.max_inflight_copies;
     ro.pinned.block_bytes = o.pinned_block_bytes;
@@ -318,7 +320,10 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
     env->framework = *fw;
     const swapplan_rt_framework* f = &env->framework;
     FrameworkCallbacks cb;
-    cb.hold = [f](uint64_t id) { return FromCallback(f->hold(f->user, id), "hold", id); };
+    cb.hold = [f](uint64_t id) {
+      absl::Status st = FromCallback(f->hold(f->user, id), "hold", id);
+      return st.ok() ? st : WithRule(st, "hold-failed");
+    };
     cb.release = [f](uint64_t id, bool free_memory) {
       return FromCallback(f->release(f->user, id, free_memory ? 1 : 0), "release", id);
     };

@@ -176,7 +176,7 @@ absl::StatusOr<Trace> ExecutionRecord::BuildTrace(absl::Span<const std::string> 
     spec.dtype = info.t.dtype;
     spec.shape = info.t.shape;
     spec.kind = info.t.kind;
-    spec.persistent = !(born_in && dies_in) ? 1 : 0;
+    spec.persistent = info.t.pinned || !(born_in && dies_in) ? 1 : 0;
     builder.AddTensor(spec);
   }
 

@@ -173,6 +173,7 @@ absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool own
   rt.dtype = desc.dtype;
   rt.shape.assign(desc.shape.begin(), desc.shape.end());
   rt.kind = desc.kind;
+  rt.pinned = t.persistent;
   // Before the first iteration: resident from the start of the record.
   const bool from_start = !in_iteration && record->num_iterations() == 0;
   t.record_id = record->AddTensor(rt, from_start);
@@ -275,7 +276,11 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
     }
     const int32_t victim = pick->second;
     cand.erase(pick);
-    SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(victim, SwapReason::kPassive));
+    absl::Status out = StartSwapOut(victim, SwapReason::kPassive);
+    // A framework storage that died under the runtime (its free not yet
+    // reported) cannot be held: not a candidate.
+    if (RuleOf(out) == "hold-failed") continue;
+    SWAPPLAN_RETURN_IF_ERROR(out);
     SWAPPLAN_RETURN_IF_ERROR(Release(victim, /*for_allocation=*/true));
     ++passive;
     passive_bytes += slots[victim].size;
@@ -590,7 +595,13 @@ absl::StatusOr<TensorHandle> Runtime::RegisterTensor(const TensorDesc& desc, voi
     return absl::InvalidArgumentError(
         absl::StrCat("runtime: tensor of ", desc.size_bytes, " bytes"));
   }
-  SWAPPLAN_RETURN_IF_ERROR(s.Reserve(desc.size_bytes, /*owned=*/false, nullptr, -1));
+  absl::Status st = s.Reserve(desc.size_bytes, /*owned=*/false, nullptr, -1);
+  if (!st.ok()) {
+    // The framework's memory is there: take it over the budget (the OOM is
+    // counted) when asked to.
+    if (!s.options.overcommit_on_oom || RuleOf(st) != "out-of-memory") return st;
+    s.Account(desc.size_bytes);
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.NewSlot(desc, false, device));
   return s.HandleOf(slot);
 }

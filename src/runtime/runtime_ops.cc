@@ -325,7 +325,9 @@ absl::Status Runtime::State::ApplyDecisions() {
     run.slot = d.slot;
     run.generation = t.generation;
     run.matched = true;
-    if (t.state != Residency::kResident || t.size <= 0 || t.item >= 0) continue;
+    // Persistent tensors (parameters, storages the framework cannot free)
+    // never leave, whatever a policy matched.
+    if (t.state != Residency::kResident || t.size <= 0 || t.item >= 0 || t.persistent) continue;
     t.item = d.item;
     SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(d.slot, SwapReason::kPolicy));
     const MatchableItem& it = policies[active]->mp.items[d.item];

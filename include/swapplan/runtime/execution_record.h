@@ -55,6 +55,9 @@ struct RecordTensor {
   DType dtype = DType::kUnknown;
   std::vector<int64_t> shape;
   TensorKind kind = TensorKind::kActivation;
+  // Never to be swapped (the runtime's persistent tensors: parameters,
+  // storages the framework cannot free): persistent in every trace.
+  bool pinned = false;
 };
 
 struct RecordOp {

@@ -140,6 +140,11 @@ struct RuntimeOptions {
   int32_t runtime_key_bits = 32;
   StageTrackerOptions tracker;
   OomHandling oom_handling = OomHandling::kAllStages;
+  // A framework-owned allocation Algorithm 3 could not fit is still taken
+  // (counted as an OOM, the budget overrun shows in the peak) instead of
+  // failing: for frameworks whose memory is really there (CPU), to report
+  // OOMs of a run that goes on. Runtime-owned allocations always fail.
+  bool overcommit_on_oom = false;
   // Stop applying the policy for the rest of an iteration at the first op
   // that differs from the policy's op sequence (needs a policy with a
   // runtime section).

@@ -151,6 +151,9 @@ typedef struct swapplan_rt_options {
   int32_t warmup_iterations;   /* Algorithm 1's m */
   int32_t genpolicy_iterations; /* Algorithm 1's n */
   int32_t oom_handling;        /* SWAPPLAN_RT_OOM_* */
+  /* 1: a registered (framework-owned) tensor Algorithm 3 cannot fit is
+   * taken anyway, the OOM counted (CPU frameworks that report and go on). */
+  int32_t overcommit_on_oom;
   int32_t strict_fingerprint;  /* stop a policy at the first op that differs */
   int32_t max_inflight_copies; /* per copy lane */
   int64_t pinned_block_bytes;  /* pinned host blocks the pool grows by */
@@ -208,7 +211,9 @@ typedef struct swapplan_rt_iteration_stats {
 typedef struct swapplan_rt_framework {
   uint32_t struct_size;
   void* user;
-  /* Keep the storage alive: a copy is about to read or write it. */
+  /* Keep the storage alive: a copy is about to read or write it. Non-zero
+   * when the storage is gone (freed, its free not reported yet): it is then
+   * never a passive-swap victim. */
   int32_t (*hold)(void* user, uint64_t framework_id);
   /* Drop the hold; with free_memory, free the storage's memory first. */
   int32_t (*release)(void* user, uint64_t framework_id, int32_t free_memory);
