@@ -325,7 +325,9 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       return st.ok() ? st : WithRule(st, "hold-failed");
     };
     cb.release = [f](uint64_t id, bool free_memory) {
-      return FromCallback(f->release(f->user, id, free_memory ? 1 : 0), "release", id);
+      const int32_t rc = f->release(f->user, id, free_memory ? 1 : 0);
+      absl::Status st = FromCallback(rc, "release", id);
+      return rc == 3 ? WithRule(st, "release-refused") : st;
     };
     cb.restore = [f](uint64_t id, int64_t bytes) -> absl::StatusOr<void*> {
       void* p = nullptr;

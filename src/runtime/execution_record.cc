@@ -70,9 +70,17 @@ void ExecutionRecord::AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor,
     prev.events.push_back(e);
     prev.ops.back().bytes_in_use -= device_bytes;
     Apply(e, prev.op_begin + e.op);
-    if (in_iteration_ && kind == MemoryEventKind::kSwapOut) {
-      open_.off_at_start.insert(
-          std::upper_bound(open_.off_at_start.begin(), open_.off_at_start.end(), tensor), tensor);
+    if (in_iteration_) {
+      // The open iteration starts after this event: keep its "off the
+      // device at the start" list in step (a tensor swapped out before it,
+      // or one that died before it and so is not in it at all).
+      std::vector<int64_t>& off = open_.off_at_start;
+      auto at = std::lower_bound(off.begin(), off.end(), tensor);
+      if (kind == MemoryEventKind::kSwapOut) {
+        if (at == off.end() || *at != tensor) off.insert(at, tensor);
+      } else if (at != off.end() && *at == tensor) {
+        off.erase(at);
+      }
     }
     return;
   }

@@ -421,8 +421,19 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
   const bool passive = t.reason == SwapReason::kPassive;
   if (t.owned) {
     SWAPPLAN_RETURN_IF_ERROR(backend->FreeAsync(t.device, compute));
-  } else {
-    SWAPPLAN_RETURN_IF_ERROR(Unhold(t, /*free_memory=*/true));
+  } else if (absl::Status freed = Unhold(t, /*free_memory=*/true); !freed.ok()) {
+    if (RuleOf(freed) != "release-refused") return freed;
+    // The framework cannot free this storage (memory it does not own, e.g.
+    // a tensor over a NumPy array): it stays, and never leaves again.
+    DropHost(t, kNoEvent);  // the copy is over (waited for above)
+    queue->Retire(t.out);
+    t.out = kNoTicket;
+    t.state = Residency::kResident;
+    t.reason = SwapReason::kNone;
+    t.persistent = true;
+    ++counts.cancelled_swap_outs;
+    ++row.counts.cancelled_swap_outs;
+    return absl::OkStatus();
   }
   t.device = nullptr;
   t.state = Residency::kOffDevice;
@@ -563,8 +574,14 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
     case Residency::kSwappingIn:
       return WaitIn(slot);
     case Residency::kOffDevice:
-      ++counts.uses_while_off_device;
-      ++row.counts.uses_while_off_device;
+      // Off the device by a policy's decision and touched before its
+      // swap-in: the policy failed here (a crash without a runtime to bring
+      // it back). Algorithm 3's victims and seed 004's manual swap-outs come
+      // back this way by design: passive swap-ins only.
+      if (t.reason == SwapReason::kPolicy) {
+        ++counts.uses_while_off_device;
+        ++row.counts.uses_while_off_device;
+      }
       ++counts.passive_swap_ins;
       ++row.counts.passive_swap_ins;
       SWAPPLAN_RETURN_IF_ERROR(StartSwapIn(slot, /*demand=*/true));

@@ -66,6 +66,12 @@ absl::Status Runtime::IterationEnd() {
   if (!s.in_iteration) return CallOrder("iteration_end: no iteration has begun");
   if (s.in_op) return CallOrder("iteration_end: the last op has not ended (op_end)");
   const int64_t now = HostBackend::NowNs();
+  if (s.ordinal < 0) {
+    // No op ran: no iteration (the tracker and the rows see none).
+    s.record->EndIteration(0);
+    s.in_iteration = false;
+    return absl::OkStatus();
+  }
   if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
   absl::Status first;
   // Policy swap-outs whose release never came keep their blocks.

@@ -12,6 +12,7 @@
 #include "runtime_test_support.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/runtime/execution_record.h"
 #include "swapplan/policy/policy_runtime.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/io.h"
@@ -198,7 +199,7 @@ TEST_CASE("seed 004: pageout_manual, before_prefetch_wait_all, need_prefetch, pr
   const SwapCounts c = rt.Stats().counts;
   CHECK(c.manual_swap_outs == 2);
   CHECK(c.passive_swap_ins == 1);
-  CHECK(c.uses_while_off_device == 1);
+  CHECK(c.uses_while_off_device == 0);  // seed 004's passive swap-in, by design
   const std::vector<CopyLogEntry> log = env.host->CopyLog();
   REQUIRE(log.size() == 4);
   CHECK(log[3].direction == Direction::kHostToDevice);
@@ -214,16 +215,20 @@ TEST_CASE("a policy is replaced between iterations; ClearPolicy drops it") {
   Runner run(env);
   absl::StatusOr<Trace> trace = BuildTrace(ToyProgram());
   REQUIRE(trace.ok());
-  REQUIRE(env.rt->IterationBegin().ok());
-  // Loaded during an iteration: the next one runs it.
-  absl::StatusOr<int32_t> second = env.rt->LoadPolicyForTrace(ToyPolicy(), *trace, 0);
-  REQUIRE(second.ok());
-  CHECK(*second == 1);
-  REQUIRE(env.rt->IterationEnd().ok());
+  // Loaded during an iteration (at op 3): the next one runs it.
+  run.during_op = [&](int i) {
+    if (i != 3) return;
+    absl::StatusOr<int32_t> second = env.rt->LoadPolicyForTrace(ToyPolicy(), *trace, 0);
+    REQUIRE(second.ok());
+    CHECK(*second == 1);
+  };
+  REQUIRE(run.Iteration(ToyProgram()).ok());
+  run.during_op = nullptr;
   REQUIRE(run.Iteration(ToyProgram()).ok());
   env.rt->ClearPolicy();
   REQUIRE(run.Iteration(ToyProgram()).ok());
   const std::vector<IterationStats>& rows = env.rt->IterationRows();
+  REQUIRE(rows.size() == 3);
   CHECK(rows[0].policy == 0);
   CHECK(rows[1].policy == 1);
   CHECK(rows[2].policy == -1);
@@ -285,6 +290,42 @@ TEST_CASE("misuse: stale handles and calls out of order are clear errors") {
   CHECK(RuleOf(rt.IterationEnd()) == "call-order");
   REQUIRE(rt.OpEnd({}).ok());
   REQUIRE(rt.IterationEnd().ok());
+}
+
+}  // namespace
+}  // namespace swapplan::runtime::testing
+
+namespace swapplan::runtime::testing {
+namespace {
+
+TEST_CASE("record: a tensor that dies off the device before an iteration's first op") {
+  ExecutionRecord rec(/*keep_all=*/false);
+  const std::vector<std::string> names = {"make", "use"};
+  const int64_t t = rec.AddTensor({.size_bytes = 100, .dtype = DType::kFloat32, .shape = {25}},
+                                  /*resident_from_start=*/false);
+  rec.BeginIteration();
+  rec.AddEvent(0, MemoryEventKind::kAlloc, t, false);
+  rec.AddOp({.name = 0, .phase = Phase::kForward, .outputs = {t}, .bytes_in_use = 100});
+  rec.AddEvent(0, MemoryEventKind::kSwapOut, t, false, 100);  // released after op 0
+  rec.AddOp({.name = 1, .phase = Phase::kForward, .bytes_in_use = 0});
+  rec.EndIteration(10);
+  // Iteration 1 begins with t off the device; t dies before its first op
+  // (the free belongs after the last op of iteration 0).
+  rec.BeginIteration();
+  rec.AddEvent(-1, MemoryEventKind::kFree, t, false, 0);
+  const int64_t u = rec.AddTensor({.size_bytes = 50, .dtype = DType::kFloat32, .shape = {12}},
+                                  false);
+  rec.AddEvent(0, MemoryEventKind::kAlloc, u, false);
+  rec.AddOp({.name = 0, .phase = Phase::kForward, .outputs = {u}, .bytes_in_use = 50});
+  rec.EndIteration(10);
+  absl::StatusOr<Trace> one = rec.BuildTrace(names, {}, 1, 1);
+  INFO(one.status().message());
+  REQUIRE(one.ok());
+  CHECK(one->num_tensors() == 1);  // only u: t was gone before it began
+  absl::StatusOr<Trace> both = rec.BuildTrace(names, {}, 0, 1);
+  INFO(both.status().message());
+  REQUIRE(both.ok());
+  CHECK(both->num_tensors() == 2);
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 //     prefetches due at this op (the items' swap-in anchors)
 //     every input resident: a prefetched one -> compute waits for its copy
 //       (rule 3; a stall if it is late); one off the device -> passive
-//       swap-in at the head of the queue, counted as a use while off device
+//       swap-in at the head of the queue (a policy's tensor touched before
+//       its swap-in is also counted as a use while off device: the policy
+//       failed there; Algorithm 3's victims come back this way by design)
 //   ... the framework runs the op; its new outputs are allocated ...
 //   AllocTensor / RegisterTensor    the ledger, Algorithm 3 on failure
 //   OpEnd(outputs)                  after it
@@ -182,7 +184,8 @@ struct FrameworkCallbacks {
   // Keep the storage alive (a copy is about to read or write it).
   std::function<absl::Status(uint64_t framework_id)> hold;
   // Drop the hold; with free_memory, free the storage's memory first (its
-  // bytes are on the host now).
+  // bytes are on the host now). An error tagged "release-refused": the
+  // framework cannot free it — the tensor stays on the device, persistent.
   std::function<absl::Status(uint64_t framework_id, bool free_memory)> release;
   // Allocate the storage again (same size) and hold it; its new address.
   std::function<absl::StatusOr<void*>(uint64_t framework_id, int64_t bytes)> restore;
@@ -217,6 +220,7 @@ struct SwapCounts {
   // how long.
   int64_t stalls = 0;
   int64_t stall_ns = 0;
+  // A policy item's tensor touched after its release, before its swap-in.
   int64_t uses_while_off_device = 0;
   int64_t allocation_failures = 0;  // Algorithm 3 invocations
   int64_t early_releases = 0;       // Algorithm 3 step (i)
@@ -304,6 +308,8 @@ class Runtime {
 
   // --- per op ---
   absl::Status IterationBegin();
+  // An iteration in which no op ran is no iteration: no row, no record, the
+  // stage tracker does not see it.
   absl::Status IterationEnd();
   absl::Status OpBegin(int32_t op, Phase phase, absl::Span<const TensorHandle> inputs);
   absl::Status OpEnd(absl::Span<const TensorHandle> outputs);

@@ -215,7 +215,9 @@ typedef struct swapplan_rt_framework {
    * when the storage is gone (freed, its free not reported yet): it is then
    * never a passive-swap victim. */
   int32_t (*hold)(void* user, uint64_t framework_id);
-  /* Drop the hold; with free_memory, free the storage's memory first. */
+  /* Drop the hold; with free_memory, free the storage's memory first. 3: the
+   * framework cannot free this storage (the hold is dropped; the tensor then
+   * stays on the device for good). */
   int32_t (*release)(void* user, uint64_t framework_id, int32_t free_memory);
   /* Allocate the storage again (size_bytes), hold it, return its address. */
   int32_t (*restore)(void* user, uint64_t framework_id, int64_t size_bytes, void** device);
