@@ -479,7 +479,12 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
                                   " which is not off the device"));
   }
   void* device = nullptr;
-  SWAPPLAN_RETURN_IF_ERROR(Reserve(t.size, t.owned, &device, slot));
+  if (absl::Status st = Reserve(t.size, t.owned, &device, slot); !st.ok()) {
+    // A framework tensor must come back and its memory is real: over the
+    // budget when asked to (the OOM is counted).
+    if (t.owned || !options.overcommit_on_oom || RuleOf(st) != "out-of-memory") return st;
+    Account(t.size);
+  }
   if (!t.owned) {
     absl::StatusOr<void*> p = callbacks.restore
                                   ? callbacks.restore(t.framework_id, t.size)
