@@ -34,6 +34,7 @@ void ExecutionRecord::Apply(const Event& e, int64_t pos) {
     case MemoryEventKind::kFree:
       info.death = pos;
       off_.erase(e.tensor);
+      ++dead_;
       break;
     case MemoryEventKind::kSwapOut:
       info.off = true;
@@ -136,13 +137,14 @@ void ExecutionRecord::Prune() {
     ++first_kept_;
   }
   const int64_t window_begin = iterations_.empty() ? ops_total_ : iterations_.front().op_begin;
-  // Dead tensors before the kept window: dropped once they are many.
-  int64_t dead = 0;
-  for (const auto& [id, info] : tensors_) dead += info.death >= 0 && info.death < window_begin;
-  if (dead * 2 < static_cast<int64_t>(tensors_.size())) return;
+  // Dead tensors before the kept window: dropped once the dead are half of
+  // them (amortised O(1) per tensor).
+  if (dead_ * 2 < static_cast<int64_t>(tensors_.size())) return;
   absl::erase_if(tensors_, [&](const auto& kv) {
     return kv.second.death >= 0 && kv.second.death < window_begin;
   });
+  dead_ = 0;
+  for (const auto& [id, info] : tensors_) dead_ += info.death >= 0;
 }
 
 absl::StatusOr<Trace> ExecutionRecord::BuildTrace(absl::Span<const std::string> op_names,

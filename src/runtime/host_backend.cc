@@ -599,6 +599,13 @@ std::vector<CopyLogEntry> HostBackend::CopyLog() const {
   return impl_->log;
 }
 
+bool HostBackend::CopyEngineBusy(Direction direction) const {
+  Engine& e = impl_->engines[impl_->options.device.copy_engines == 1 ? 0
+                                                                     : static_cast<int>(direction)];
+  std::lock_guard<std::mutex> lock(e.mu);
+  return e.busy;
+}
+
 HostBackendCounters HostBackend::counters() const {
   HostBackendCounters c;
   c.event_queries = impl_->event_queries;

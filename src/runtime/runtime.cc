@@ -164,6 +164,7 @@ absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool own
   t.framework_id = desc.framework_id;
   t.device = device;
   t.resident_since_op = in_iteration ? PositionBefore() : -1;
+  Touch(slot);
   ++live;
   table.Grow(slot + 1);
   table[slot] = RuntimeTensor{};
@@ -519,6 +520,7 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
   t.in = *ticket;
   t.state = Residency::kSwappingIn;
   t.resident_since_op = PositionBefore();
+  Touch(slot);
   counts.bytes_h2d += t.size;
   row.counts.bytes_h2d += t.size;
   record->AddEvent(PositionBefore(), MemoryEventKind::kSwapIn, t.record_id, demand);

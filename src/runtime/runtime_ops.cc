@@ -38,15 +38,17 @@ absl::Status Runtime::IterationBegin() {
   }
   s.active = s.user_policy >= 0 ? s.user_policy : s.stage_policy;
   s.row.policy = s.active;
-  const int32_t n = static_cast<int32_t>(s.slots.size());
-  s.table.Reset(n);
-  for (int32_t k = 0; k < n; ++k) {
+  // Only the slots the last iteration touched carry state to reset: the
+  // boundary costs O(tensors used), not O(tensors alive).
+  for (int32_t k : s.touched) {
     Slot& t = s.slots[k];
     t.last_use_op = -1;
     t.resident_since_op = -1;
     t.item = -1;
+    s.table[k] = RuntimeTensor{};
     if (t.live) s.table.Describe(k, t.dtype, t.size, t.shape_hash);
   }
+  s.touched.clear();
   s.items.clear();
   s.late_releases.clear();
   s.due_late.clear();
@@ -74,8 +76,9 @@ absl::Status Runtime::IterationEnd() {
   }
   if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
   absl::Status first;
-  // Policy swap-outs whose release never came keep their blocks.
-  for (int32_t k = 0; k < static_cast<int32_t>(s.slots.size()); ++k) {
+  // Policy swap-outs whose release never came keep their blocks (they were
+  // decided at ops of this iteration: touched slots).
+  for (int32_t k : s.touched) {
     Slot& t = s.slots[k];
     if (t.live && t.state == Residency::kSwappingOut && t.reason == SwapReason::kPolicy) {
       absl::Status st = s.CancelSwapOut(k);
@@ -236,7 +239,10 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
       }
     }
   }
-  for (int32_t slot : s.op_slots) s.slots[slot].last_use_op = s.ordinal;
+  for (int32_t slot : s.op_slots) {
+    s.slots[slot].last_use_op = s.ordinal;
+    s.Touch(slot);
+  }
   absl::Status st = s.queue->Pump();
   if (st.ok()) st = s.FireSwapIns(phase, s.op_phase_ordinal);
   for (int32_t k = 0; st.ok() && k < s.op_inputs; ++k) st = s.EnsureResident(s.op_slots[k]);
@@ -262,6 +268,7 @@ absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
     }
     Slot& t = s.slots[*slot];
     t.last_use_op = s.ordinal;
+    s.Touch(*slot);
     s.op_slots.push_back(*slot);
     s.op_rec.push_back(t.record_id);
     absl::Status st;

@@ -64,6 +64,9 @@ struct Slot {
   int32_t last_use_op = -1;
   int32_t resident_since_op = -1;
   int64_t record_id = 0;
+  // Iteration (+ 1) in which the per-iteration fields above or its runtime
+  // key were last touched: only those slots are reset when the next begins.
+  int32_t touched = 0;
 };
 
 // Per policy item, in the iteration being run.
@@ -120,6 +123,7 @@ struct Runtime::State {
   int64_t resident_bytes = 0;
   int64_t peak_bytes = 0;
   RuntimeTensorTable table;
+  std::vector<int32_t> touched;  // slots touched in this iteration
 
   // Iteration and op clock.
   bool in_iteration = false;
@@ -172,6 +176,14 @@ struct Runtime::State {
   // --- runtime.cc ---
   absl::StatusOr<int32_t> SlotOf(TensorHandle t) const;
   TensorHandle HandleOf(int32_t slot) const;
+  // Notes a slot whose per-iteration state changes now. O(1).
+  void Touch(int32_t slot) {
+    Slot& t = slots[slot];
+    if (t.touched != iteration + 1) {
+      t.touched = iteration + 1;
+      touched.push_back(slot);
+    }
+  }
   absl::StatusOr<int32_t> NewSlot(const TensorDesc& desc, bool owned, void* device);
   // Reserves `bytes` for an allocation at the current position (Algorithm 3
   // on failure); owned: also allocates the block into *device. `requester`

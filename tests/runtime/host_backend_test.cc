@@ -59,8 +59,8 @@ TEST_CASE("host arena: exact-byte capacity, an allocation beyond it fails as a d
 }
 
 TEST_CASE("host backend: a copy takes latency + bytes / bandwidth on its engine") {
-  // 100 bytes at 1e4 bytes/s = 10 ms, plus 5 ms latency = 15 ms.
-  auto b = Make(1000, 1e4, 5'000'000);
+  // 100 bytes at 1e3 bytes/s = 100 ms, plus 5 ms latency = 105 ms.
+  auto b = Make(1000, 1e3, 5'000'000);
   absl::StatusOr<Stream> d2h = b->CreateStream(StreamPriority::kNormal);
   REQUIRE(d2h.ok());
   absl::StatusOr<void*> dev = b->AllocAsync(100, b->ComputeStream());
@@ -78,7 +78,7 @@ TEST_CASE("host backend: a copy takes latency + bytes / bandwidth on its engine"
   CHECK(static_cast<uint8_t*>(*host)[99] == 7);
   std::vector<CopyLogEntry> log = b->CopyLog();
   REQUIRE(log.size() == 1);
-  CHECK(log[0].end_ns - log[0].start_ns >= 15'000'000);
+  CHECK(log[0].end_ns - log[0].start_ns >= 105'000'000);
 }
 
 TEST_CASE("host backend: a high-priority stream's copy goes before queued normal copies") {
@@ -91,15 +91,18 @@ TEST_CASE("host backend: a high-priority stream's copy goes before queued normal
   absl::StatusOr<void*> host = b->HostAlloc(4096);
   REQUIRE(host.ok());
   std::vector<void*> dev;
-  for (int i = 0; i < 4; ++i) dev.push_back(*b->AllocAsync(100, b->ComputeStream()));
+  for (int i = 0; i < 4; ++i) dev.push_back(*b->AllocAsync(200, b->ComputeStream()));
   char* h = static_cast<char*>(*host);
-  // n1's first copy takes the engine; then n1's second, n2's and, last, a
-  // high-priority one queue up behind it.
-  REQUIRE(b->CopyAsync(h, dev[0], 100, Direction::kDeviceToHost, *n1).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(b->CopyAsync(h + 100, dev[1], 100, Direction::kDeviceToHost, *n1).ok());
-  REQUIRE(b->CopyAsync(h + 200, dev[2], 100, Direction::kDeviceToHost, *n2).ok());
-  REQUIRE(b->CopyAsync(dev[3], h + 300, 100, Direction::kHostToDevice, *hi).ok());
+  // n1's first copy takes the engine (200 bytes: 100 ms); then n1's second,
+  // n2's and, last, a high-priority one queue up behind it.
+  REQUIRE(b->CopyAsync(h, dev[0], 200, Direction::kDeviceToHost, *n1).ok());
+  for (int i = 0; i < 2000 && !b->CopyEngineBusy(Direction::kDeviceToHost); ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  REQUIRE(b->CopyEngineBusy(Direction::kDeviceToHost));
+  REQUIRE(b->CopyAsync(h + 200, dev[1], 100, Direction::kDeviceToHost, *n1).ok());
+  REQUIRE(b->CopyAsync(h + 400, dev[2], 100, Direction::kDeviceToHost, *n2).ok());
+  REQUIRE(b->CopyAsync(dev[3], h + 600, 100, Direction::kHostToDevice, *hi).ok());
   for (Stream s : {*n1, *n2, *hi}) REQUIRE(b->SynchronizeStream(s).ok());
   std::vector<CopyLogEntry> log = b->CopyLog();
   REQUIRE(log.size() == 4);

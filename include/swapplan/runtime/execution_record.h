@@ -156,6 +156,7 @@ class ExecutionRecord {
   int32_t first_kept_ = 0;
   Iteration open_;
   std::vector<Event> carried_;  // events after the last op of an iteration
+  int64_t dead_ = 0;             // tensors_ entries with a death
 };
 
 }  // namespace swapplan::runtime

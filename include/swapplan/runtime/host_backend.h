@@ -175,6 +175,8 @@ class HostBackend final : public Backend {
   // The copies so far (empty unless HostBackendOptions::copy_log).
   std::vector<CopyLogEntry> CopyLog() const;
   HostBackendCounters counters() const;
+  // Whether a copy holds the engine of `direction` now.
+  bool CopyEngineBusy(Direction direction) const;
   // Steady-clock nanoseconds, the clock of CopyLogEntry.
   static int64_t NowNs();
   const HostBackendOptions& options() const;
