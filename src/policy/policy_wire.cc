@@ -242,7 +242,7 @@ int Anchor(Decoder& d, Reader& r, uint32_t type, OpAnchor* a, Raw* raw,
       int32_t v;
       switch (f) {
         case 1:
-          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
+          if (const int got = Decoder::I32(rr, t, &v); got <= 0) return got;
           if (v < 0 || v >= kNumPhases) {
             if (raw->bad_anchor.empty()) {
               raw->bad_anchor = field;
@@ -270,7 +270,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
       int32_t v;
       switch (f) {
         case 1:
-          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
+          if (const int got = Decoder::U64(rr, t, &u); got <= 0) return got;
           k->op_count = static_cast<uint32_t>(u);
           return 1;
         case 2:
@@ -278,7 +278,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
         case 3:
           return Decoder::F64(rr, t, &k->op_history);
         case 4:
-          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
+          if (const int got = Decoder::I32(rr, t, &v); got <= 0) return got;
           k->dtype = v >= 0 && v < kNumDTypes ? static_cast<DType>(v) : DType::kUnknown;
           return 1;
         case 5:
@@ -286,7 +286,7 @@ int Key(Decoder& d, Reader& r, uint32_t type, RuntimeKey* k) {
         case 6:
           return Decoder::Repeated(rr, t, [&](uint64_t x) { k->shape.push_back(static_cast<int64_t>(x)); });
         case 7:
-          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
+          if (const int got = Decoder::U64(rr, t, &u); got <= 0) return got;
           k->mask_bits = static_cast<uint32_t>(u);
           return 1;
         default:
@@ -318,7 +318,7 @@ int Item(Decoder& d, Reader& r, uint32_t type, Policy* p, Raw* raw) {
         case 7:
           return Decoder::I64(rr, t, &it.size_bytes);
         case 8:
-          if (const int k = Decoder::I32(rr, t, &v); k <= 0) return k;
+          if (const int got = Decoder::I32(rr, t, &v); got <= 0) return got;
           if (v != 0 && v != 1) {
             if (raw->bad_action < 0) raw->bad_action = static_cast<int32_t>(p->items.size());
           } else {
@@ -412,7 +412,7 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
       switch (f) {
         case 1: {
           std::string name;
-          if (const int k = Decoder::Str(rr, t, &name); k <= 0) return k;
+          if (const int got = Decoder::Str(rr, t, &name); got <= 0) return got;
           if (raw->bad_name < 0 && !IsValidUtf8(name)) {
             raw->bad_name = static_cast<int32_t>(rt->op_names.size());
           }
@@ -425,7 +425,7 @@ int Runtime(Decoder& d, Reader& r, uint32_t type, PolicyRuntime* rt, Raw* raw) {
             rt->op_ranks.push_back(static_cast<int32_t>((z >> 1) ^ (~(z & 1) + 1)));
           });
         case 3:
-          if (const int k = Decoder::U64(rr, t, &u); k <= 0) return k;
+          if (const int got = Decoder::U64(rr, t, &u); got <= 0) return got;
           rt->mask_bits = Clamp32(u);
           return 1;
         case 4:
@@ -508,7 +508,7 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
       case 1:
         return Decoder::Str(r, t, &raw.format);
       case 2:
-        if (const int k = Decoder::U64(r, t, &u); k <= 0) return k;
+        if (const int got = Decoder::U64(r, t, &u); got <= 0) return got;
         raw.format_version = static_cast<uint32_t>(u);
         return 1;
       case 3:
