@@ -312,9 +312,9 @@ struct HostBackend::Impl {
     // reads its source and fills its destination throughout, so a source
     // overwritten, or a destination read, before the copy finished shows.
     if (options.timed_copies) {
-      const int64_t ns =
-          static_cast<int64_t>(static_cast<double>(options.device.CopyNs(c.direction, c.bytes)) *
-                               factor);
+      const int64_t ns = static_cast<int64_t>(
+          std::min(static_cast<double>(options.device.CopyNs(c.direction, c.bytes)) * factor,
+                   static_cast<double>(kMaxCopyNs)));
       std::this_thread::sleep_until(
           std::chrono::steady_clock::time_point(std::chrono::nanoseconds(start + ns)));
     }

@@ -576,8 +576,16 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
   Slot& t = slots[slot];
   switch (t.state) {
     case Residency::kResident:
-    case Residency::kSwappingOut:  // the block is still there; reading is fine
       return absl::OkStatus();
+    case Residency::kSwappingOut: {
+      // The block is still there, but the op may write it while the copy
+      // out reads it: the op waits for the copy (a policy's decision op is
+      // the tensor's last use before the window, so this is rare). A failed
+      // copy just means the tensor stays.
+      absl::Status st = TimedComputeWait(t.out);
+      if (!st.ok()) return CancelSwapOut(slot);
+      return absl::OkStatus();
+    }
     case Residency::kSwappingIn:
       return WaitIn(slot);
     case Residency::kOffDevice:

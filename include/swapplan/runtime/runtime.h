@@ -12,7 +12,9 @@
 //     streaming fingerprint and the policy's op sequence, op by op
 //     Pump the transfer queue
 //     prefetches due at this op (the items' swap-in anchors)
-//     every input resident: a prefetched one -> compute waits for its copy
+//     every input resident (one whose copy out is under way: the op waits
+//       for that copy, it may write the block): a prefetched one -> compute
+//       waits for its copy
 //       (rule 3; a stall if it is late); one off the device -> passive
 //       swap-in at the head of the queue (a policy's tensor touched before
 //       its swap-in is also counted as a use while off device: the policy
