@@ -53,12 +53,25 @@
  * swapplan_rt_iteration_begin.
  *
  * Linking: the library exports the swapplan_rt_* functions and nothing else
- * (hidden visibility, a version script SWAPPLAN_RT_1, static core, protobuf,
- * abseil and zlib linked with --exclude-libs,ALL): a process that already
- * loaded PyTorch's protobuf and abseil sees no clash and cannot interpose on
- * the copies inside. Debian's libprotobuf.a and libabsl_*.a are position-
- * independent, so the static copies link into the shared library as they
- * are. */
+ * (hidden visibility, the version script SWAPPLAN_RT_1, --exclude-libs,ALL;
+ * tests/runtime/exported_symbols_test.py checks `nm -D`), so nothing of it
+ * clashes with what a training process already loaded. It carries no
+ * protobuf at all. Linking protobuf and abseil statically was the first
+ * choice, and it is impossible with Debian's archives: libprotobuf.a,
+ * libprotobuf-lite.a and several libabsl_*.a (raw_hash_set, base,
+ * cordz_functions) are built as PIE with local-exec TLS (R_X86_64_TPOFF32),
+ * which no shared object may contain. Importing the shared libprotobuf would
+ * make the library's protobuf references interposable by the process's own
+ * protobuf (PyTorch's). So the library links only core's protobuf-free
+ * objects (a reference to anything else fails its link), reads policies with
+ * core's wire decoder (swapplan/policy/policy_wire.h, cross-checked against
+ * protobuf's), reads and writes traces in the JSON form, links zlib
+ * statically, and imports Debian's shared abseil: every abseil symbol carries
+ * Debian's inline namespace (absl::debian3), which no other abseil build uses,
+ * so another abseil in the process cannot bind to it or be bound by it (the
+ * symbols test checks each abseil import is in that namespace and that no
+ * protobuf or nlohmann symbol is imported). nlohmann is header-only and local.
+ */
 #ifndef SWAPPLAN_RUNTIME_SWAPPLAN_RUNTIME_H_
 #define SWAPPLAN_RUNTIME_SWAPPLAN_RUNTIME_H_
 
