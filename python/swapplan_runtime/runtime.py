@@ -183,6 +183,7 @@ class SwapRuntime:
         self._obuf = (ctypes.c_uint64 * _MAX_USES)()
         self._shape = (ctypes.c_int64 * 64)()
         self._handle = ctypes.c_uint64()
+        self._handle_ref = ctypes.byref(self._handle)
         self._last_stats = None
         self._last_iterations = None
         self._closed = False
@@ -192,6 +193,11 @@ class SwapRuntime:
         if self._env is not None or self._closed:
             raise RuntimeError("a SwapRuntime runs once; make a new one")
         lib = self._lib = L.load()
+        # The per-op entry points, bound once.
+        self._op_begin = lib.swapplan_rt_op_begin
+        self._op_end = lib.swapplan_rt_op_end
+        self._register_fn = lib.swapplan_rt_tensor_register
+        self._free_fn = lib.swapplan_rt_tensor_free
         if self.work_dir is None:
             self.work_dir = tempfile.mkdtemp(prefix="swapplan-runtime-")
         os.makedirs(self.work_dir, exist_ok=True)
@@ -391,6 +397,7 @@ class SwapRuntime:
         (0 when it holds no bytes: not counted)."""
         storage = C.untyped_storage(t)
         size = storage.nbytes()
+        ptr = storage.data_ptr()
         handle = 0
         if size > 0:
             shape = t.shape
@@ -398,20 +405,20 @@ class SwapRuntime:
             buf = self._shape
             for i in range(ndim):
                 buf[i] = shape[i]
-            rc = self._lib.swapplan_rt_tensor_register(
-                self._env, sid, storage.data_ptr(), size, _DTYPES.get(t.dtype, 0), buf, ndim,
-                kind, persistent, ctypes.byref(self._handle))
-            self._raise_callback_error()
-            if rc != L.OK:
+            rc = self._register_fn(self._env, sid, ptr, size, _DTYPES.get(t.dtype, 0), buf, ndim,
+                                   kind, persistent, self._handle_ref)
+            if self._callback_error is not None:
+                self._raise_callback_error()
+            if rc:
                 raise L.error(self._lib, rc, "tensor_register")
             handle = self._handle.value
-        self._tracker.track(sid, _Member(size, handle, storage.data_ptr()), storage)
+        self._tracker.track(sid, _Member(size, handle, ptr), storage)
         return handle
 
     def _freed(self, m):
         if m.handle:
-            rc = self._lib.swapplan_rt_tensor_free(self._env, m.handle)
-            if rc != L.OK:
+            rc = self._free_fn(self._env, m.handle)
+            if rc:
                 raise L.error(self._lib, rc, "tensor_free")
 
     def _raise_callback_error(self):
@@ -593,14 +600,15 @@ class SwapRuntime:
                     if isinstance(e, _Tensor):
                         n = self._use(e, ibuf, n)
         lib = self._lib
-        rc = lib.swapplan_rt_op_begin(self._env, op, phase, ibuf, n)
-        self._raise_callback_error()
-        if rc != L.OK:
+        rc = self._op_begin(self._env, op, phase, ibuf, n)
+        if self._callback_error is not None:
+            self._raise_callback_error()
+        if rc:
             raise L.error(lib, rc, "op_begin(%s)" % func._schema.name)
         try:
             out = func(*args, **kwargs)
         except BaseException:
-            lib.swapplan_rt_op_end(self._env, self._obuf, 0)
+            self._op_end(self._env, self._obuf, 0)
             raise
         obuf = self._obuf
         m = 0
@@ -620,9 +628,10 @@ class SwapRuntime:
                         single or i < len(aliases)) else False
                     m = self._produce_all(r, False, not aliased, obuf, m)
         finally:
-            rc = lib.swapplan_rt_op_end(self._env, obuf, m)
-        self._raise_callback_error()
-        if rc != L.OK:
+            rc = self._op_end(self._env, obuf, m)
+        if self._callback_error is not None:
+            self._raise_callback_error()
+        if rc:
             raise L.error(lib, rc, "op_end(%s)" % func._schema.name)
         return out
 
