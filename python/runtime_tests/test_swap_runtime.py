@@ -176,6 +176,19 @@ class SwapRuntimeTest(unittest.TestCase):
         self.assertGreater(rt.stats["ooms"], 0)
         self.assertGreater(rt.stats["peak_device_bytes"], 200000)
 
+    def test_a_bad_policy_file_is_a_clear_error_at_entry(self):
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "p.json")
+            with open(path, "w") as f:
+                f.write('{"format": "swapplan-policy"}')
+            model, opt = make()
+            with self.assertRaises(L.SwapRuntimeError) as ctx:
+                with SwapRuntime(path, device_memory=TIGHT, model=model, optimizer=opt):
+                    pass
+            self.assertIn("binary policy form", str(ctx.exception))
+            # Nothing was left installed: plain training goes on.
+            self.assertEqual(step(model, opt, 0), baseline(1)[0])
+
     def test_arguments(self):
         with self.assertRaises(ValueError):
             SwapRuntime(device_memory="1 parsec")

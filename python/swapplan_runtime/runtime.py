@@ -222,23 +222,35 @@ class SwapRuntime:
         L.check(lib, lib.swapplan_rt_create_swap_env(ctypes.byref(o), ctypes.byref(env)),
                 "create_swap_env")
         self._env = env
-        # Callbacks: kept referenced for the life of the environment.
-        self._cb = L.Framework(ctypes.sizeof(L.Framework), None, L.HOLD_FN(self._cb_hold),
-                               L.RELEASE_FN(self._cb_release), L.RESTORE_FN(self._cb_restore))
-        L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)), "set_framework")
-        if self.provider is not None and self.policy is None:
-            self._provider_fn = L.PROVIDER_FN(self._cb_provider)
-            L.check(lib, lib.swapplan_rt_set_policy_provider(env, self._provider_fn, None),
-                    "set_policy_provider")
-        if self.policy is not None:
-            L.check(lib, lib.swapplan_rt_load_policy(env, self.policy.encode(), None, 0),
-                    "load_policy(%s)" % self.policy)
-        gc.collect()
-        self._register_resident()
-        self._phases.install(self.optimizers, False)
-        self._begin()
-        self._mode = _Mode(self)
-        self._mode.__enter__()
+        try:
+            # Callbacks: kept referenced for the life of the environment.
+            self._cb = L.Framework(ctypes.sizeof(L.Framework), None, L.HOLD_FN(self._cb_hold),
+                                   L.RELEASE_FN(self._cb_release),
+                                   L.RESTORE_FN(self._cb_restore))
+            L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
+                    "set_framework")
+            if self.provider is not None and self.policy is None:
+                self._provider_fn = L.PROVIDER_FN(self._cb_provider)
+                L.check(lib, lib.swapplan_rt_set_policy_provider(env, self._provider_fn, None),
+                        "set_policy_provider")
+            if self.policy is not None:
+                L.check(lib, lib.swapplan_rt_load_policy(env, self.policy.encode(), None, 0),
+                        "load_policy(%s)" % self.policy)
+            gc.collect()
+            self._register_resident()
+            self._phases.install(self.optimizers, False)
+            self._begin()
+            self._mode = _Mode(self)
+            self._mode.__enter__()
+        except BaseException:
+            self._phases.uninstall()
+            lib.swapplan_rt_close_swap_env(env)
+            self._env = None
+            self._closed = True
+            self._tracker.release()
+            if self._owned_work_dir:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
