@@ -1,9 +1,11 @@
 // swapplan: command-line entry point. Parses the subcommand with CLI11, runs
-// its action and maps the resulting status to an exit code (cli.h).
+// its action and maps the resulting status to an exit code (cli.h); every
+// line of a failed status's message is printed as "swapplan: <line>".
 #include <exception>
 #include <iostream>
 
 #include "cli.h"
+#include "flags.h"
 
 int main(int argc, char** argv) {
   namespace cli = swapplan::cli;
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
   cli::SetupRegress(app, &action);
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
+  cli::SetupDevices(app, &action);
+  cli::SetupHelp(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -37,7 +41,10 @@ int main(int argc, char** argv) {
     status = absl::InternalError(e.what());
   }
   if (!status.ok()) {
-    std::cerr << "swapplan: " << status.message() << "\n";
+    // Several problems (a FlagSet's) are several lines, each prefixed.
+    for (const std::string& line : cli::StatusLines(status)) {
+      std::cerr << "swapplan: " << line << "\n";
+    }
     return cli::ExitCodeFor(status);
   }
   return cli::kExitOk;

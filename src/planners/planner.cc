@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 
@@ -29,8 +30,8 @@ absl::Status PlanningProblem::Validate() const {
 }
 
 absl::Status Planner::SetOption(absl::string_view name, absl::string_view value) {
-  return absl::InvalidArgumentError(absl::StrCat("planner ", this->name(), " has no option '",
-                                                 name, "' (given '", value, "')"));
+  return Error(ErrorKind::kUsage, absl::StrCat(this->name(), " has no option '", name,
+                                               "' (it takes none; given '", value, "')"));
 }
 
 }  // namespace swapplan

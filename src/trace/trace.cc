@@ -1,6 +1,7 @@
 #include "swapplan/trace/trace.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace swapplan {
 
@@ -8,6 +9,18 @@ int32_t Trace::IterationOf(OpIndex op) const {
   auto it = std::upper_bound(iterations_.begin(), iterations_.end(), op,
                              [](OpIndex o, const IterationInfo& i) { return o < i.op_begin; });
   return static_cast<int32_t>(it - iterations_.begin()) - 1;
+}
+
+Trace Trace::WithScaledTimes(double factor) const {
+  Trace t(*this);
+  auto scale = [factor](int64_t ns) {
+    return static_cast<int64_t>(std::llround(static_cast<double>(ns) * factor));
+  };
+  for (OpInfo& op : t.ops_) {
+    if (op.duration_ns >= 0) op.duration_ns = scale(op.duration_ns);
+  }
+  for (IterationInfo& it : t.iterations_) it.wall_time_ns = scale(it.wall_time_ns);
+  return t;
 }
 
 int64_t Trace::ApproximateMemoryBytes() const {

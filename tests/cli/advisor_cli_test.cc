@@ -82,7 +82,7 @@ TEST_CASE("compare: advisor on request; planner options for advisor and chameleo
   CliRun r = Swapplan(
       "compare traces/two_layers.json --device-memory 600 "
       "--planners chameleon,lru,recompute,advisor --planner-option chameleon.min-tensor-bytes=0 "
-      "--planner-option advisor.generations=5 --planner-option advisor.population=8 "
+      "--planner-option advisor.max-generations=5 --planner-option advisor.population=8 "
       "--planner-option advisor.threads=1 --planner-option advisor.seed=3");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -138,7 +138,6 @@ class Trace {
   Trace() = default;
   Trace(Trace&&) = default;
   Trace& operator=(Trace&&) = default;
-  Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 
   // Where the trace came from (file name), for messages.
@@ -209,7 +208,17 @@ class Trace {
   // Approximate bytes held by this object (for benchmarks and reports).
   int64_t ApproximateMemoryBytes() const;
 
+  // A copy with every recorded op duration and iteration wall time
+  // multiplied by `factor` (a trace recorded on one device, planned for
+  // another: DeviceModel::compute_time_scale), rounded to the nearest
+  // nanosecond; unrecorded durations (-1) stay unrecorded. Requires factor
+  // > 0 and finite. O(size of the trace).
+  Trace WithScaledTimes(double factor) const;
+
  private:
+  // Copies are explicit (WithScaledTimes): traces can be gigabytes.
+  Trace(const Trace&) = default;
+
   friend class TraceBuilder;
   friend class TraceFinisher;
 

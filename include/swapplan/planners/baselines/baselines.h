@@ -57,6 +57,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -87,12 +88,20 @@ struct RecomputeOptions {
   absl::Status Validate() const;
 };
 
+// The one declaration of the recompute options (planners/option_table.h):
+// logical_layers.
+const OptionTable<RecomputeOptions>& RecomputeOptionTable();
+
 // Complexity: O(ops + tensors + uses of the iteration) given the curve.
 class RecomputePlanner : public Planner {
  public:
   explicit RecomputePlanner(RecomputeOptions options = {}) : options_(options) {}
   std::string name() const override { return "recompute"; }
   absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return RecomputeOptionTable().Describe(options_);
+  }
 
  private:
   RecomputeOptions options_;
@@ -114,6 +123,10 @@ struct LayerSwapOptions {
   absl::Status Validate() const;
 };
 
+// The one declaration of the vdnn/bucket options (planners/option_table.h):
+// min_bytes, release_lag_layers, prefetch_lead_layers, logical_layers.
+const OptionTable<LayerSwapOptions>& LayerSwapOptionTable();
+
 // vdnn: everything, release in the same layer, prefetch one layer ahead.
 LayerSwapOptions VdnnOptions();
 // bucket: >= 20 MiB, release one layer later, prefetch one layer ahead.
@@ -126,6 +139,10 @@ class LayerSwapPlanner : public Planner {
       : name_(std::move(name)), options_(options) {}
   std::string name() const override { return name_; }
   absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return LayerSwapOptionTable().Describe(options_);
+  }
 
  private:
   std::string name_;
