@@ -20,6 +20,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "planner_flags.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
@@ -46,8 +47,8 @@ struct ReplayArgs {
   std::optional<int64_t> runtime_key_mask_bits;
   std::optional<int64_t> iterations;
   std::optional<int64_t> explain;
-  std::optional<int64_t> min_tensor_bytes;
-  std::optional<int64_t> layers;
+  // Chameleon's --layers and --min-tensor-bytes (its option table).
+  ChameleonOptions chameleon;
   std::optional<std::string> oom_handling;  // warmup (default) or all
   bool json = false;
   bool quiet = false;
@@ -231,8 +232,7 @@ absl::Status Run(ReplayArgs& args) {
     args.flags.Add(absl::StrCat("--planner: unknown planner '", o.planner, "' (known: ",
                                 PlannerNames(), ")"));
   }
-  if (args.min_tensor_bytes) o.chameleon.min_tensor_bytes = *args.min_tensor_bytes;
-  o.chameleon.layers = static_cast<int32_t>(args.layers.value_or(0));
+  o.chameleon = args.chameleon;
   o.runtime_key_bits = static_cast<int32_t>(args.runtime_key_mask_bits.value_or(32));
   o.chameleon.runtime_key_mask_bits = o.runtime_key_bits;
   if (args.boundary && !ParseIterationBoundary(*args.boundary, &o.boundary)) {
@@ -397,10 +397,15 @@ void SetupReplay(CLI::App& root, Action* action) {
   f.Choice(sub, "--matcher", &args->matcher, {"fuzzy", "naive"},
            "fuzzy (runtime keys, default) or naive (op ordinal, i-th tensor)");
   f.Text(sub, "--planner", &args->planner, "Planner run in GenPolicy (default chameleon)");
-  f.Size(sub, "--min-tensor-bytes", &args->min_tensor_bytes,
-         "Chameleon: smallest tensor considered, e.g. 1MiB (default 1MiB)");
-  f.Int(sub, "--layers", &args->layers, "Chameleon: logical layers (default: from the trace)", 0,
-        INT32_MAX);
+  std::vector<OptionInfo> chameleon;
+  for (OptionInfo o : ChameleonOptionTable().Describe(ChameleonOptions())) {
+    if (o.name != "layers" && o.name != "min_tensor_bytes") continue;
+    o.help = absl::StrCat("Chameleon: ", o.help);
+    chameleon.push_back(o);
+  }
+  AddPlannerOptionFlags(sub, &f, chameleon, [args](const std::string& name, const std::string& v) {
+    return ChameleonOptionTable().SetValue(&args->chameleon, name, v);
+  });
   f.Choice(sub, "--boundary", &args->boundary, {"optimizer", "trace"},
            "Where runtime iterations end: optimizer (after the optimizer step, default) or trace");
   f.Int(sub, "--window", &args->window,
