@@ -118,6 +118,8 @@ absl::Status RunCheck(CheckArgs& a) {
   a.flags.Parse();
   SWAPPLAN_RETURN_IF_ERROR(a.options.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(a.trace, &a.flags));
+  // A missing POLICY argument is a problem of the flags already.
+  if (a.policy.empty()) return a.flags.Status();
   absl::StatusOr<Policy> read_policy = ReadPolicyForCheck(a.policy);
   if (!read_policy.ok()) {
     if (a.flags.ok()) return read_policy.status();

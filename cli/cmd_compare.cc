@@ -20,11 +20,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "planner_flags.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
@@ -297,10 +299,22 @@ void SetupCompare(CLI::App& root, Action* action) {
       },
       "PLANNER.NAME=VALUE, repeatable: a planner's own option by the name its policies record "
       "(`swapplan help --markdown` lists them), e.g. chameleon.min-tensor-bytes=0, "
-      "chameleon.release-wait=never, advisor.time-limit-ns=30s, advisor.max-generations=100");
+      "chameleon.release-wait=never, advisor.time-limit-ns=30s, advisor.max-generations=100",
+      "PLANNER.NAME=VALUE");
   args->flags.Text(sub, "--save-policies", &args->save_policies,
                    "Write each planner's policy to DIR/<planner>.json");
   sub->add_flag("--json", args->json, "Machine-readable JSON report (docs/json/compare.schema.json)");
+  // Every planner's options, as --planner-option takes them.
+  std::string footer = "Planner options (--planner-option PLANNER.NAME=VALUE; the names policies record):";
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    std::vector<OptionInfo> opts = info.create()->DescribeOptions();
+    absl::StrAppend(&footer, "\n  ", info.name, ":", opts.empty() ? " none" : "");
+    for (const OptionInfo& o : opts) {
+      absl::StrAppend(&footer, "\n    ", absl::StrReplaceAll(o.name, {{"_", "-"}}), "  ",
+                      OptionHelp(o));
+    }
+  }
+  sub->footer(footer);
   args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }

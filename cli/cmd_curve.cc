@@ -39,7 +39,7 @@ std::string CsvField(absl::string_view s) {
 std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last) {
   std::string out =
       "iteration,op,global_op,name,phase,unswapped_bytes,recorded_bytes,recorded_after_bytes,"
-      "live_tensors,allocator_bytes_in_use\n";
+      "num_live_tensors,allocator_bytes_in_use\n";
   for (int32_t it = first; it <= last; ++it) {
     const IterationInfo& iter = t.iteration(it);
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {

@@ -43,7 +43,7 @@ std::string Markdown(CLI::App& root) {
   }
   for (const CLI::App* sub : root.get_subcommands([](const CLI::App*) { return true; })) {
     absl::StrAppend(&out, "\n## swapplan ", sub->get_name(), "\n\n```text\n",
-                    sub->help("swapplan " + sub->get_name()), "```\n");
+                    sub->help("swapplan"), "```\n");
   }
   return out;
 }
@@ -69,7 +69,7 @@ void SetupHelp(CLI::App& root, Action* action) {
       if (a->command.empty()) return WriteOutput("", app->help());
       for (const CLI::App* s : app->get_subcommands([](const CLI::App*) { return true; })) {
         if (s->get_name() == a->command) {
-          return WriteOutput("", s->help("swapplan " + s->get_name()));
+          return WriteOutput("", s->help("swapplan"));
         }
       }
       return Error(ErrorKind::kUsage, absl::StrCat("help: no command '", a->command, "'"));

@@ -189,7 +189,7 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
     }
     passes.push_back({{"round", p.round},
                       {"pass", p.pass},
-                      {"mre_entries", p.mrl_entries},
+                      {"num_mre_entries", p.mrl_entries},
                       {"release_wait", p.release_wait},
                       {"candidates", std::move(cands)}});
   }
@@ -199,7 +199,7 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
               {"round", d.round},
               {"pass", d.pass},
               {"reason", d.reason},
-              {"mre_entries_after", d.mrl_entries_after}};
+              {"num_mre_entries_after", d.mrl_entries_after}};
     if (d.window >= 0) j["tensor_id"] = c.trace.tensor(x.windows[d.window].tensor).trace_id;
     if (d.layer >= 0) j["layer"] = d.layer;
     if (d.swap_in_op >= 0) j["swap_in_op"] = d.swap_in_op;
@@ -208,16 +208,16 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
     if (!d.mrl_after.empty()) j["mrl_after"] = runs(d.mrl_after);
     decisions.push_back(std::move(j));
   }
-  return {{"layers_per_segment", x.layers_per_segment},
+  return {{"num_layers_per_segment", x.layers_per_segment},
           {"layers_source", std::string(LayerCountSourceName(x.layers_source))},
           {"op_durations", std::string(DurationSourceName(x.durations))},
           {"iteration_time_ns", x.iteration_time_ns},
           {"layers", std::move(layers)},
-          {"initial_mrl_entries", x.initial_mrl_entries},
+          {"num_initial_mrl_entries", x.initial_mrl_entries},
           {"initial_mrl", runs(x.initial_mrl)},
           {"passes", std::move(passes)},
           {"decisions", std::move(decisions)},
-          {"rounds", x.rounds},
+          {"num_rounds", x.rounds},
           {"maximal_fallback_used", x.maximal_fallback_used}};
 }
 
@@ -349,9 +349,23 @@ absl::Status RunPlan(PlanArgs& a) {
   absl::StatusOr<Policy> policy = planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
   if (!policy.ok()) {
     if (a.explain && KindOf(policy.status()) == ErrorKind::kInfeasible) {
-      SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-          "", a.json ? nlohmann::json({{"explanation", ExplanationJson(c, why)}}).dump(1) + "\n"
-                     : RenderExplanation(c, why)));
+      std::string out;
+      if (a.json) {
+        nlohmann::json j = {{"trace", trace.source()},
+                            {"iteration", iteration},
+                            {"num_ops", trace.iteration(iteration).num_ops()},
+                            {"planner", "chameleon"},
+                            {"device", DeviceJson(device)},
+                            {"budget_bytes", lib.budget_bytes},
+                            {"warnings", WarningsJson(device.warnings)},
+                            {"feasible", false},
+                            {"infeasible_reason", std::string(policy.status().message())},
+                            {"explanation", ExplanationJson(c, why)}};
+        out = j.dump(1) + "\n";
+      } else {
+        out = RenderExplanation(c, why);
+      }
+      SWAPPLAN_RETURN_IF_ERROR(WriteOutput("", out));
     }
     return policy.status();
   }

@@ -244,6 +244,8 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
 absl::Status Run(SimulateArgs& args) {
   args.flags.Parse();
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
+  // A missing POLICY argument is a problem of the flags already.
+  if (args.policy.empty()) return args.flags.Status();
   absl::StatusOr<Policy> read_policy = ReadPolicy(args.policy);
   if (!read_policy.ok()) {
     if (args.flags.ok()) return read_policy.status();

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -33,6 +34,7 @@ void ResolveComputeScale(const DeviceFlags& f, const DeviceDefaults& d,
   r->compute_scale_source = d.compute_time_scale == 1.0 ? "as recorded" : "the policy's";
   if (d.recorded_device.empty()) return;  // nothing was recorded: nothing to rescale
   if (cpu) {
+    r->compute_scale_source = "as recorded (CPU times)";
     r->warnings.push_back(absl::StrCat(
         d.source, " was recorded on a CPU: its op durations are CPU times",
         target != nullptr ? absl::StrCat(" and no CPU-to-", m.name, " factor is known") : "",
@@ -75,7 +77,8 @@ void AddDeviceFlags(CLI::App* sub, FlagSet* flags, DeviceFlags* f, const DeviceF
               absl::StrCat("Device preset (", absl::StrJoin(DevicePresetNames(), ", "),
                            "; `swapplan devices`); the flags below override its figures",
                            c.default_device.empty() ? "" : absl::StrCat(" (default ",
-                                                                        c.default_device, ")")));
+                                                                        c.default_device, ")")),
+      "NAME");
   flags->Size(sub, "--device-memory", &f->device_memory_bytes,
               "Device memory capacity, e.g. 80GiB (default: the preset's, else the trace's)");
   if (c.reserve) {
@@ -155,6 +158,12 @@ ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& d, cons
     m.interconnect_bandwidth_bytes_per_s = *f.interconnect_bandwidth_bytes_per_s;
   }
   bool complete = true;
+  if (flags->Given("--device") && !f.device) {
+    // A bad --device is a problem already; what it would have given is not
+    // missing.
+    ResolveComputeScale(f, d, nullptr, &r);
+    return r;
+  }
   if (m.capacity_bytes <= 0) {
     if (needs.capacity) {
       if (flags->Given("--device-memory") && !f.device_memory_bytes) {
@@ -215,8 +224,8 @@ std::optional<Trace> ScaleForDevice(const Trace& trace, const DeviceModel& model
 }
 
 std::string ComputeScaleText(const ResolvedDevice& d) {
-  if (d.model.compute_time_scale == 1.0 && d.compute_scale_source == "as recorded") {
-    return "op durations as recorded";
+  if (d.model.compute_time_scale == 1.0 && absl::StartsWith(d.compute_scale_source, "as recorded")) {
+    return absl::StrCat("op durations ", d.compute_scale_source);
   }
   return absl::StrCat("op durations x", Factor(d.model.compute_time_scale), " (",
                       d.compute_scale_source, ")");

@@ -36,10 +36,10 @@ FlagSet::Parser Store(std::optional<T>* out, absl::StatusOr<T> (*parse)(absl::st
 }  // namespace
 
 FlagSet::Entry& FlagSet::Declare(CLI::App* sub, const std::string& names, const std::string& help,
-                                 Parser parse) {
+                                 Parser parse, const std::string& type) {
   values_.emplace_back();
   Entry e;
-  e.option = sub->add_option(names, values_.back(), help);
+  e.option = sub->add_option(names, values_.back(), help)->type_name(type);
   e.flag = DisplayName(names);
   e.parse = std::move(parse);
   entries_.push_back(std::move(e));
@@ -48,27 +48,28 @@ FlagSet::Entry& FlagSet::Declare(CLI::App* sub, const std::string& names, const 
 
 CLI::Option* FlagSet::Size(CLI::App* sub, const std::string& names, std::optional<int64_t>* out,
                            const std::string& help) {
-  return Declare(sub, names, help, Store<int64_t>(out, &ParseBytesWithUnit)).option;
+  return Declare(sub, names, help, Store<int64_t>(out, &ParseBytesWithUnit), "SIZE").option;
 }
 
 CLI::Option* FlagSet::Bandwidth(CLI::App* sub, const std::string& names,
                                 std::optional<double>* out, const std::string& help) {
-  return Declare(sub, names, help, Store<double>(out, &ParseBandwidthWithUnit)).option;
+  return Declare(sub, names, help, Store<double>(out, &ParseBandwidthWithUnit), "RATE").option;
 }
 
 CLI::Option* FlagSet::Duration(CLI::App* sub, const std::string& names,
                                std::optional<int64_t>* out, const std::string& help) {
-  return Declare(sub, names, help, Store<int64_t>(out, &ParseDurationWithUnit)).option;
+  return Declare(sub, names, help, Store<int64_t>(out, &ParseDurationWithUnit), "DURATION")
+      .option;
 }
 
 CLI::Option* FlagSet::Ratio(CLI::App* sub, const std::string& names, std::optional<double>* out,
                             const std::string& help) {
-  return Declare(sub, names, help, Store<double>(out, &ParseRatio)).option;
+  return Declare(sub, names, help, Store<double>(out, &ParseRatio), "RATIO").option;
 }
 
 CLI::Option* FlagSet::Fraction(CLI::App* sub, const std::string& names,
                                std::optional<double>* out, const std::string& help) {
-  return Declare(sub, names, help, Store<double>(out, &ParseFraction)).option;
+  return Declare(sub, names, help, Store<double>(out, &ParseFraction), "FRACTION").option;
 }
 
 CLI::Option* FlagSet::Int(CLI::App* sub, const std::string& names, std::optional<int64_t>* out,
@@ -82,7 +83,8 @@ CLI::Option* FlagSet::Int(CLI::App* sub, const std::string& names, std::optional
                    }
                    *out = x;
                    return "";
-                 })
+                 },
+                 "INT")
       .option;
 }
 
@@ -99,7 +101,8 @@ CLI::Option* FlagSet::Number(CLI::App* sub, const std::string& names, std::optio
                    }
                    *out = x;
                    return "";
-                 })
+                 },
+                 "NUMBER")
       .option;
 }
 
@@ -109,7 +112,8 @@ CLI::Option* FlagSet::Text(CLI::App* sub, const std::string& names,
                  [out](const std::string& v) -> std::string {
                    *out = v;
                    return "";
-                 })
+                 },
+                 "TEXT")
       .option;
 }
 
@@ -125,20 +129,21 @@ CLI::Option* FlagSet::Choice(CLI::App* sub, const std::string& names,
                      }
                    }
                    return absl::StrCat("'", v, "' is not one of ", absl::StrJoin(choices, ", "));
-                 })
+                 },
+                 absl::StrCat("{", absl::StrJoin(choices, ","), "}"))
       .option;
 }
 
 CLI::Option* FlagSet::Custom(CLI::App* sub, const std::string& names, Parser parse,
-                             const std::string& help) {
-  return Declare(sub, names, help, std::move(parse)).option;
+                             const std::string& help, const std::string& type) {
+  return Declare(sub, names, help, std::move(parse), type).option;
 }
 
 CLI::Option* FlagSet::Repeated(CLI::App* sub, const std::string& names, Parser parse,
-                               const std::string& help) {
+                               const std::string& help, const std::string& type) {
   repeated_values_.emplace_back();
   Entry e;
-  e.option = sub->add_option(names, repeated_values_.back(), help);
+  e.option = sub->add_option(names, repeated_values_.back(), help)->type_name(type);
   e.flag = DisplayName(names);
   e.parse = std::move(parse);
   e.repeated = true;
@@ -149,7 +154,7 @@ CLI::Option* FlagSet::Repeated(CLI::App* sub, const std::string& names, Parser p
 CLI::Option* FlagSet::Positional(CLI::App* sub, const std::string& name, std::string* out,
                                  const std::string& help, bool required) {
   Entry e;
-  e.option = sub->add_option(name, *out, required ? help + " (required)" : help);
+  e.option = sub->add_option(name, *out, required ? help + " (required)" : help)->type_name("FILE");
   e.flag = name;
   e.positional_required = required;
   e.positional = out;

@@ -80,10 +80,10 @@ class FlagSet {
                       std::vector<std::string> choices, const std::string& help);
   // Any value, handed to `parse` (e.g. a planner option's own parser).
   CLI::Option* Custom(CLI::App* sub, const std::string& names, Parser parse,
-                      const std::string& help);
+                      const std::string& help, const std::string& type = "VALUE");
   // A repeatable flag; every occurrence is handed to `parse`.
   CLI::Option* Repeated(CLI::App* sub, const std::string& names, Parser parse,
-                        const std::string& help);
+                        const std::string& help, const std::string& type = "VALUE");
   // Positional argument `name`; a missing required one is a problem.
   CLI::Option* Positional(CLI::App* sub, const std::string& name, std::string* out,
                           const std::string& help, bool required);
@@ -113,7 +113,9 @@ class FlagSet {
     // Where CLI11 writes a positional's value (nullptr for flags).
     std::string* positional = nullptr;
   };
-  Entry& Declare(CLI::App* sub, const std::string& names, const std::string& help, Parser parse);
+  // `type` is the value's name in --help (SIZE, RATE, ...).
+  Entry& Declare(CLI::App* sub, const std::string& names, const std::string& help, Parser parse,
+                 const std::string& type);
 
   std::deque<std::string> values_;
   std::deque<std::vector<std::string>> repeated_values_;

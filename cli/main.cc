@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "swapplan: plan activation swapping between accelerator and host memory from "
       "recorded training traces."};
+  app.name("swapplan");
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;

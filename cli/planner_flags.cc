@@ -9,6 +9,19 @@ std::string OptionFlag(const std::string& name) {
   return absl::StrCat("--", absl::StrReplaceAll(name, {{"_", "-"}}));
 }
 
+std::string OptionTypeFlagName(OptionType t) {
+  switch (t) {
+    case OptionType::kInt: return "INT";
+    case OptionType::kUint: return "UINT";
+    case OptionType::kDecimal: return "NUMBER";
+    case OptionType::kBytes: return "SIZE";
+    case OptionType::kDurationNs: return "DURATION";
+    case OptionType::kBool: return "BOOL";
+    case OptionType::kChoice: return "CHOICE";
+  }
+  return "VALUE";
+}
+
 std::string OptionHelp(const OptionInfo& o) {
   std::string values;
   switch (o.type) {
@@ -38,7 +51,7 @@ void AddPlannerOptionFlags(CLI::App* sub, FlagSet* flags, const std::vector<Opti
           absl::Status s = set(name, value);
           return s.ok() ? std::string() : std::string(s.message());
         },
-        OptionHelp(o));
+        OptionHelp(o), OptionTypeFlagName(o.type));
   }
 }
 

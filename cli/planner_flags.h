@@ -35,6 +35,9 @@ void AddPlannerOptionFlags(CLI::App* sub, FlagSet* flags, const std::vector<Opti
 // "--min-tensor-bytes" for "min_tensor_bytes".
 std::string OptionFlag(const std::string& name);
 
+// The value's name in --help: INT, UINT, NUMBER, SIZE, DURATION, BOOL, CHOICE.
+std::string OptionTypeFlagName(OptionType t);
+
 // The help line of an option: its help, then the values it takes and its
 // default ("...; max|minmax, default max").
 std::string OptionHelp(const OptionInfo& o);
