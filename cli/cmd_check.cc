@@ -44,13 +44,14 @@ std::string Bytes(int64_t b) {
 }
 
 std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
-                       const CheckArgs& a) {
+                       const CheckArgs& a, const ResolvedDevice& d) {
   std::string out;
   TextTable head({"check", a.policy});
   head.AddRow({"trace", absl::StrCat(t.source(), ", iteration ", r.iteration)});
   head.AddRow({"policy", absl::StrCat(p.planner.empty() ? "(no planner)" : p.planner, ", ",
                                       r.items, " items")});
   head.AddRow({"budget", Bytes(r.budget_bytes)});
+  head.AddRow({"compute", ComputeScaleText(d)});
   const bool fingerprint_ok =
       r.violations.empty() || r.violations.front().kind != ViolationKind::kFingerprintMismatch;
   if (fingerprint_ok) {
@@ -139,7 +140,7 @@ absl::Status RunCheck(CheckArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, a.options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       a.output.value_or(""), a.json ? RenderJson(trace, report, a, device.warnings)
-                                    : RenderText(trace, policy, report, a)));
+                                    : RenderText(trace, policy, report, a, device)));
   if (!report.clean()) {
     return Error(ErrorKind::kMalformedInput,
                  absl::StrCat(a.policy, ": ", report.violations.size(), " violations against ",

@@ -120,7 +120,7 @@ const std::vector<std::string> kHeader = {"iter", "trace it", "ops",      "stage
                                           "items", "matched", "missed", "wrong", "off-dev",
                                           "ooms", "passive", "time",    "note"};
 
-std::string Summary(const ReplaySummary& s, const ReplayArgs& a) {
+std::string Summary(const ReplaySummary& s, const ReplayArgs& a, const ResolvedDevice& d) {
   std::string out;
   absl::StrAppend(&out, "\nsummary     ", s.iterations, " of ", s.runtime_iterations,
                   " runtime iterations: WarmUp ", s.iterations_by_stage[0], ", GenPolicy ",
@@ -151,6 +151,8 @@ std::string Summary(const ReplaySummary& s, const ReplayArgs& a) {
                                      " per iteration")
                       : std::string(),
                   "\n");
+  absl::StrAppend(&out, "device      ", DeviceText(d.model), "; ", LinkText(d.model), "\n");
+  absl::StrAppend(&out, "compute     ", ComputeScaleText(d), "\n");
   return out;
 }
 
@@ -378,7 +380,7 @@ absl::Status Run(ReplayArgs& args) {
     return WriteOutput(output, j.dump(2) + "\n");
   }
   emit(explained);
-  emit(Summary(s, args));
+  emit(Summary(s, args, device));
   if (!stream) return WriteOutput(output, text);
   return absl::OkStatus();
 }
