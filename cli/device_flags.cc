@@ -133,19 +133,15 @@ ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& d, cons
   m.d2h_bandwidth_bytes_per_s = d.d2h_bandwidth_bytes_per_s;
   const std::string preset_name =
       f.device ? *f.device : (flags->Given("--device") ? std::string() : d.preset);
+  // A --device that names no preset is a problem FlagSet::Parse reported
+  // (its parser checks the name); `d.preset` is always a preset.
   const DevicePresetInfo* preset = nullptr;
-  bool preset_ok = true;
-  if (!preset_name.empty()) {
-    absl::StatusOr<DeviceModel> p = DevicePresetModel(preset_name);
-    if (p.ok()) {
-      m = *std::move(p);
-      preset = FindDevicePreset(preset_name);
-    } else {
-      if (!flags->Given("--device")) flags->Add(absl::StrCat("--device: ", p.status().message()));
-      preset_ok = false;
-    }
+  if (absl::StatusOr<DeviceModel> p = DevicePresetModel(preset_name);
+      !preset_name.empty() && p.ok()) {
+    m = *std::move(p);
+    preset = FindDevicePreset(preset_name);
   }
-  const std::string with = preset_ok && !flags->Given("--device") ? " or --device" : "";
+  const std::string with = flags->Given("--device") ? "" : " or --device";
   if (f.device_memory_bytes) m.capacity_bytes = *f.device_memory_bytes;
   if (f.reserve_bytes) m.reserve_bytes = *f.reserve_bytes;
   if (f.h2d_bandwidth_bytes_per_s) m.h2d_bandwidth_bytes_per_s = *f.h2d_bandwidth_bytes_per_s;
