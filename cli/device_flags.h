@@ -145,7 +145,10 @@ struct LibraryDeviceFields {
 LibraryDeviceFields ToLibraryFields(const DeviceModel& model);
 
 // `trace` with its op durations multiplied by model.compute_time_scale;
-// empty when the scale is 1 (callers then use `trace` itself).
+// empty when the scale is 1 (callers then use `trace` itself). Part of the
+// adapter: once PlanningProblem / SimulatorOptions / CheckOptions take the
+// DeviceModel they scale durations themselves, and this must go (keeping
+// it would scale twice).
 std::optional<Trace> ScaleForDevice(const Trace& trace, const DeviceModel& model);
 
 // One text line for reports: "op durations as recorded" or "op durations x
