@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
@@ -35,6 +37,38 @@ std::string PeakText(const Trace& t, const PeakInfo& p) {
                       " (", t.op_name_at(p.op), ", ", PhaseName(p.phase), ")");
 }
 
+// Metadata attribute `key` of an imported trace ("" when absent).
+std::string ImportAttr(const Trace& t, absl::string_view key) {
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// What an importer recorded (import.* attributes): format, how durations
+// were obtained, the source's own allocator peak, approximations.
+std::string ImportText(const Trace& t) {
+  const std::string format = ImportAttr(t, "import.format");
+  if (format.empty()) return "";
+  std::string out = absl::StrCat("imported from   ", format);
+  std::string durations = ImportAttr(t, "import.durations");
+  if (!durations.empty()) absl::StrAppend(&out, "; durations ", durations);
+  absl::StrAppend(&out, "\n");
+  int64_t peak = 0;
+  if (absl::SimpleAtoi(ImportAttr(t, "import.allocator_peak_bytes"), &peak)) {
+    absl::StrAppend(&out, "source peak     ", BytesExact(peak),
+                    " (the recording's own allocator figure)\n");
+  }
+  std::string notes;
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (absl::StartsWith(k, "import.note.")) {
+      absl::StrAppend(&notes, notes.empty() ? "" : ", ", k.substr(12), " ", v);
+    }
+  }
+  if (!notes.empty()) absl::StrAppend(&out, "import notes    ", notes, "\n");
+  return out;
+}
+
 std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c,
                        const InspectArgs& args) {
   const TraceMetadata& m = t.metadata();
@@ -58,6 +92,7 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
     absl::StrAppend(&out, "recorded by     ", m.recorder, " ", m.recorder_version,
                     m.framework.empty() ? "" : absl::StrCat(" (", m.framework, ")"), "\n");
   }
+  absl::StrAppend(&out, ImportText(t));
   absl::StrAppend(&out, "iterations      ", t.num_iterations(), "\n");
   absl::StrAppend(&out, "ops             ", t.num_ops(), " (");
   for (int p = 0; p < kNumPhases; ++p) {
@@ -197,6 +232,12 @@ std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c
                         {"persistent_bytes", ic.persistent_bytes}});
   }
   j["iterations"] = per_iter;
+  // What an importer recorded (import.* metadata attributes), when it did.
+  json imported = json::object();
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (absl::StartsWith(k, "import.")) imported[k.substr(7)] = v;
+  }
+  if (!imported.empty()) j["import"] = imported;
   return j.dump(2) + "\n";
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/units.h"
+#include "trace_input.h"
 
 namespace swapplan::cli {
 
@@ -41,7 +42,7 @@ absl::StatusOr<Trace> ReadTraceArg(const std::string& path, FlagSet* flags) {
     if (flags->ok()) flags->Add("missing trace argument");
     return flags->Status();
   }
-  absl::StatusOr<Trace> t = ReadTrace(path);
+  absl::StatusOr<Trace> t = LoadTrace(path);  // any supported format (trace_input.h)
   if (t.ok() || flags->ok()) return t;
   flags->Add(std::string(t.status().message()));
   return flags->Status();

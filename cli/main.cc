@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "flags.h"
+#include "trace_input.h"
 
 int main(int argc, char** argv) {
   namespace cli = swapplan::cli;
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;
+  cli::AddTraceInputFlags(app);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   cli::SetupRegress(app, &action);
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
+  cli::SetupImport(app, &action);
   cli::SetupDevices(app, &action);
   cli::SetupHelp(app, &action);
   try {

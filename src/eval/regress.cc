@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
+#include "swapplan/import/import.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -126,7 +127,7 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
     const QualityEntry& e = baseline.entries[i];
     QualityEntry& updated = report.updated.entries[i];
     const std::string path = (dir / e.trace).string();
-    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(path));
+    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadAnyTrace(path));  // any supported format
     SWAPPLAN_ASSIGN_OR_RETURN(CompareOptions co, EntryOptions(e));
     if (e.iteration >= trace.num_iterations()) {
       return absl::InvalidArgumentError(absl::StrCat(baseline.path, ": ", e.trace, ": iteration ",

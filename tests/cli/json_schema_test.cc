@@ -217,6 +217,7 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
       {"curve traces/toy_valid.json --json --all-iterations", "curve.schema.json", 0},
       {"curve traces/toy_allocator.json --json", "curve.schema.json", 0},
       {"inspect traces/toy_allocator.json --json", "inspect.schema.json", 0},
+      {"inspect import/small_kineto.json --json", "inspect.schema.json", 0},
       {"search traces/two_layers.json --device-memory 600B --max-generations 2 --population 6 "
        "--threads 1 --quiet --json -o '" + dir + "/advisor.json'",
        "search.schema.json", 0},
