@@ -248,9 +248,8 @@ absl::Status Run(CompareArgs& args) {
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(Note(trace, c.iteration, row));
     if (!save.empty() && row.policy) {
-      Policy p = *row.policy;
-      p.device = device.model;
-      SWAPPLAN_RETURN_IF_ERROR(WritePolicy(p, absl::StrCat(save, "/", row.planner, ".json")));
+      SWAPPLAN_RETURN_IF_ERROR(
+          WritePolicy(*row.policy, absl::StrCat(save, "/", row.planner, ".json")));
     }
   }
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.output.value_or(""),
