@@ -1,18 +1,25 @@
 // swapplan: command-line entry point. Parses the subcommand with CLI11, runs
-// its action and maps the resulting status to an exit code (cli.h).
+// its action and maps the resulting status to an exit code (cli.h); every
+// line of a failed status's message is printed as "swapplan: <line>".
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli.h"
+#include "flags.h"
+#include "trace_input.h"
+#include "swapplan/util/error.h"
 
 int main(int argc, char** argv) {
   namespace cli = swapplan::cli;
   CLI::App app{
       "swapplan: plan activation swapping between accelerator and host memory from "
       "recorded training traces."};
+  app.name("swapplan");
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;
+  cli::AddTraceInputFlags(app);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);
@@ -24,6 +31,10 @@ int main(int argc, char** argv) {
   cli::SetupRegress(app, &action);
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
+  cli::SetupPolicy(app, &action);
+  cli::SetupImport(app, &action);
+  cli::SetupDevices(app, &action);
+  cli::SetupHelp(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -33,11 +44,21 @@ int main(int argc, char** argv) {
   absl::Status status;
   try {
     status = action ? action() : absl::InvalidArgumentError("no subcommand given");
+  } catch (const std::bad_alloc&) {
+    // A valid input may simply be too large for this machine (util/error.h:
+    // a resource limit, exit 2), never an internal error.
+    status = swapplan::WithRule(swapplan::Error(swapplan::ErrorKind::kResourceLimit,
+                            "out of memory: the input is too large for this machine "
+                            "[out-of-memory]"),
+                      "out-of-memory");
   } catch (const std::exception& e) {
     status = absl::InternalError(e.what());
   }
   if (!status.ok()) {
-    std::cerr << "swapplan: " << status.message() << "\n";
+    // Several problems (a FlagSet's) are several lines, each prefixed.
+    for (const std::string& line : cli::StatusLines(status)) {
+      std::cerr << "swapplan: " << line << "\n";
+    }
     return cli::ExitCodeFor(status);
   }
   return cli::kExitOk;

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/meson.build) in build-fuzz with
-# clang-14 (through ccache) under AddressSanitizer + UndefinedBehaviorSanitizer,
-# then runs each for SECONDS, two at a time (the CI machine has 2 cores).
+# clang-14 (through ccache) under AddressSanitizer + UndefinedBehaviorSanitizer
+# — only the targets asked for and the layers they link — then runs each for
+# SECONDS, two at a time (the CI machine has 2 cores), and fails on any finding.
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]     e.g. scripts/fuzz.sh 60
 #                                                scripts/fuzz.sh 180 trace_json gzip
 #
 # Without TARGETs every entry of fuzz_targets runs. Each target starts from
 # its seed corpus fuzz/corpus/<name>/ (read only; new inputs go to
-# build-fuzz/corpus/<name>/, kept between runs) and writes crashes to
-# build-fuzz/artifacts/<name>/. Prints executions and corpus size per
-# target; exits 1 when any target found something (crash, leak, timeout over
-# 10 s per input, out-of-memory over 2 GiB) or failed to run — except targets
-# listed in fuzz/known_findings.txt (findings another change owns), which run
-# in fork mode and are reported as KNOWN.
+# $FUZZ_BUILD_DIR/corpus/<name>/, kept between runs) and writes crashes to
+# $FUZZ_BUILD_DIR/artifacts/<name>/. Prints executions and corpus size per
+# target; exits 1 when any target found something (crash, sanitizer report,
+# leak, timeout over 10 s per input, out-of-memory over 2 GiB) or failed to
+# run — except targets listed in fuzz/known_findings.txt (findings another
+# change owns), which run in fork mode and are reported as KNOWN.
 #
-# Environment: FUZZ_JOBS (parallel targets, default 2), FUZZ_CXX (compiler,
-# default clang++-14), FUZZ_MAX_LEN (bytes per input, default 65536).
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS or FUZZ_PARALLEL
+# (targets at a time, default 2), FUZZ_CXX / FUZZ_CC (default clang++-14 /
+# clang-14), FUZZ_MAX_LEN (bytes per input, default 65536).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,11 +28,13 @@ if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
 fi
 seconds="$1"
 shift
-jobs="${FUZZ_JOBS:-2}"
+jobs="${FUZZ_JOBS:-${FUZZ_PARALLEL:-2}}"
+build="${FUZZ_BUILD_DIR:-build-fuzz}"
 cxx="${FUZZ_CXX:-clang++-14}"
+cc="${FUZZ_CC:-clang-14}"
 max_len="${FUZZ_MAX_LEN:-65536}"
 
-all_targets=$(sed -n "s/^  '\([a-z_0-9]*\)' : files(.*/\1/p" fuzz/meson.build)
+all_targets=$(sed -n "s/^  '\([a-z_0-9]*\)' : \[files(.*/\1/p" fuzz/meson.build)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   read -r -a targets <<< "$(echo $all_targets)"
@@ -46,15 +50,17 @@ if ! command -v "$cxx" > /dev/null; then
   echo "fuzz.sh: $cxx not found (apt-get install clang-14)" >&2
   exit 2
 fi
-if [ ! -f build-fuzz/build.ninja ]; then
+if [ ! -f "$build/build.ninja" ]; then
   launcher=""
   command -v ccache > /dev/null && launcher="ccache "
-  CXX="$launcher$cxx" meson setup build-fuzz --buildtype=debugoptimized -Dfuzz=true \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=false -Dbenchmarks=false \
-    > build-fuzz.setup.log 2>&1 || { cat build-fuzz.setup.log >&2; exit 1; }
-  rm -f build-fuzz.setup.log
+  # -O1 with line tables: libFuzzer's usual setting, and the cheapest build
+  # whose reports still name file and line.
+  CC="$launcher$cc" CXX="$launcher$cxx" meson setup "$build" -Doptimization=1 -Ddebug=false \
+    -Dcpp_args=-gline-tables-only -Dfuzz=true -Db_lundef=false -Dtests=false -Dbenchmarks=false \
+    > "$build.setup.log" 2>&1 || { cat "$build.setup.log" >&2; exit 1; }
+  rm -f "$build.setup.log"
 fi
-ninja -C build-fuzz $(for t in "${targets[@]}"; do echo "fuzz/${t}_fuzz"; done) > /dev/null
+ninja -C "$build" $(for t in "${targets[@]}"; do echo "fuzz/${t}_fuzz"; done) > /dev/null
 
 # Targets with findings owned by another change (fuzz/known_findings.txt).
 known_targets=$(grep -v '^#' fuzz/known_findings.txt 2> /dev/null | awk 'NF { print $1 }' | sort -u)
@@ -66,14 +72,14 @@ run_one() {
   grep -qx "$t" <<< "$known_targets" && known=1
   local mode=()
   [ "$known" -eq 1 ] && mode=(-fork=1 -ignore_crashes=1)
-  local corpus="build-fuzz/corpus/$t" artifacts="build-fuzz/artifacts/$t" log="build-fuzz/logs/$t.log"
+  local corpus="$build/corpus/$t" artifacts="$build/artifacts/$t" log="$build/logs/$t.log"
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   # A fresh artifact directory per run: anything in it afterwards is a finding.
   rm -f "$artifacts"/*
   local rc=0
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=detect_leaks=1 \
-    "build-fuzz/fuzz/${t}_fuzz" "$corpus" "fuzz/corpus/$t" \
+    "$build/fuzz/${t}_fuzz" "$corpus" "fuzz/corpus/$t" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="$artifacts/" "${mode[@]}" > "$log" 2>&1 || rc=$?
   local execs corpus_files
@@ -84,21 +90,21 @@ run_one() {
   if [ "$known" -eq 1 ]; then
     # Fork mode prints its totals as "#N DONE ... exec/s" lines.
     [ -z "$execs" ] && execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
-    printf '%-14s KNOWN   %s executions, corpus %s files, %s finding(s) in %s (see fuzz/known_findings.txt)\n' \
+    printf '%-17s KNOWN   %s executions, corpus %s files, %s finding(s) in %s (see fuzz/known_findings.txt)\n' \
       "$t" "${execs:-?}" "$corpus_files" "$findings" "$artifacts"
     return 0
   fi
   if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
-    printf '%-14s FAILED  exit %s, %s finding(s) in %s; log %s\n' "$t" "$rc" "$findings" \
+    printf '%-17s FAILED  exit %s, %s finding(s) in %s; log %s\n' "$t" "$rc" "$findings" \
       "$artifacts" "$log"
     grep -m3 -E "ERROR|SUMMARY|contract broken|runtime error" "$log" | sed 's/^/    /' || true
     return 1
   fi
-  printf '%-14s ok      %s executions, corpus %s files (+%s seeds)\n' "$t" "${execs:-?}" \
+  printf '%-17s ok      %s executions, corpus %s files (+%s seeds)\n' "$t" "${execs:-?}" \
     "$corpus_files" "$(find "fuzz/corpus/$t" -type f | wc -l)"
 }
 export -f run_one
-export seconds max_len
+export seconds max_len build
 
 echo "== fuzzing ${#targets[@]} target(s), ${seconds} s each, $jobs at a time"
 status=0

@@ -8,6 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/registry.h"
+#include "swapplan/sim/checker.h"
+#include "swapplan/util/utf8.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -87,6 +90,24 @@ bool Comparison::AnyFeasible() const {
   return false;
 }
 
+absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
+                         Policy policy, bool keep_policy, PlannerOutcome* row) {
+  row->planned = true;
+  row->items = policy.items.size();
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy, CheckOptionsFor(policy)));
+  row->valid = check.clean();
+  if (!row->valid) {
+    row->invalid_reason = check.violations.front().message;
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(policy));
+    row->feasible = row->unlimited_memory ? r.peak_bytes <= budget_bytes : !r.oom.occurred;
+    policy.simulated_iteration_time_ns = r.iteration_time_ns;
+    row->sim = std::move(r);
+  }
+  if (keep_policy) row->policy = std::move(policy);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOptions& options,
                                            const MemoryCurve* curve,
                                            const CompareProgress& progress) {
@@ -117,31 +138,37 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   c.peak = ic.peak_unswapped;
   c.persistent_bytes = ic.persistent_bytes;
 
+  // The device: the simulator options' model (bandwidths 0 = the trace
+  // metadata's) with the resolved capacity and reserve.
   SimulatorOptions o = options.simulator;
-  if (o.h2d_bandwidth_bytes_per_s == 0) {
-    o.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+  DeviceModel& d = o.device;
+  if (d.h2d_bandwidth_bytes_per_s == 0) {
+    d.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
   }
-  if (o.d2h_bandwidth_bytes_per_s == 0) {
-    o.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+  if (d.d2h_bandwidth_bytes_per_s == 0) {
+    d.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
   }
-  if (!(o.h2d_bandwidth_bytes_per_s > 0) || !(o.d2h_bandwidth_bytes_per_s > 0)) {
+  if (!(d.h2d_bandwidth_bytes_per_s > 0) || !(d.d2h_bandwidth_bytes_per_s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no copy bandwidth: ", trace.source(), " does not record one and none was given"));
   }
+  if (c.budget.oversubscription > 0) {
+    d.capacity_bytes = c.budget.budget_bytes;
+    d.reserve_bytes = 0;
+  } else {
+    d.capacity_bytes = c.budget.device_memory_bytes;
+    d.reserve_bytes = c.budget.reserve_bytes;
+  }
   SimulatorOptions unlimited = o;
-  unlimited.device_capacity_bytes = kUnlimitedBytes;
-  o.device_capacity_bytes = c.budget.budget_bytes;
+  unlimited.device.capacity_bytes = kUnlimitedCapacityBytes;
+  unlimited.device.reserve_bytes = 0;
   c.simulator = o;
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, options.iteration, o));
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator ideal_sim,
                             Simulator::Create(trace, options.iteration, unlimited));
   c.ideal_time_ns = sim.ideal_time_ns();
   c.durations = sim.durations().source;
-  PlanningProblem problem{.trace = &trace,
-                          .iteration = options.iteration,
-                          .device_budget_bytes = c.budget.budget_bytes,
-                          .h2d_bandwidth_bytes_per_s = o.h2d_bandwidth_bytes_per_s,
-                          .d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s,
+  PlanningProblem problem{.trace = &trace, .iteration = options.iteration, .device = d,
                           .curve = curve};
   for (const PlannerInfo* info : planners) {
     PlannerOutcome row;
@@ -162,7 +189,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                            std::chrono::steady_clock::now() - t0)
                            .count();
     if (!policy.ok()) {
-      if (policy.status().code() != absl::StatusCode::kResourceExhausted) {
+      if (KindOf(policy.status()) != ErrorKind::kInfeasible) {
         return absl::Status(policy.status().code(),
                             absl::StrCat(info->name, ": ", policy.status().message()));
       }
@@ -172,17 +199,9 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
         row.infeasible_reason = row.infeasible_reason.substr(prefix.size());
       }
     } else {
-      row.planned = true;
-      row.items = policy->items.size();
-      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
-                                (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
-      row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
-                                            : !r.oom.occurred;
-      if (options.keep_policies) {
-        policy->simulated_iteration_time_ns = r.iteration_time_ns;
-        row.policy = *std::move(policy);
-      }
-      row.sim = std::move(r);
+      SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
+                                           c.budget.budget_bytes, *std::move(policy),
+                                           options.keep_policies, &row));
     }
     if (progress) progress(row);
     c.rows.push_back(std::move(row));
@@ -194,14 +213,15 @@ absl::StatusOr<CompareOptions::PlannerOption> ParsePlannerOption(absl::string_vi
   const size_t dot = text.find('.'), eq = text.find('=');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || eq < dot || dot == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit=30s"));
+        "'", EscapeForMessage(text), "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit-ns=30s"));
   }
   CompareOptions::PlannerOption o{std::string(text.substr(0, dot)),
                                   std::string(text.substr(dot + 1, eq - dot - 1)),
                                   std::string(text.substr(eq + 1))};
   if (FindPlanner(o.planner) == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "': unknown planner (known: ", PlannerNames(), ")"));
+        absl::StrCat("'", EscapeForMessage(text), "': unknown planner (known: ", PlannerNames(),
+                     ")"));
   }
   return o;
 }

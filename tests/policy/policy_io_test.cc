@@ -1,6 +1,7 @@
 // Policy model, JSON/binary round trips and trace fingerprints.
 #include <catch2/catch.hpp>
 
+#include "support/cli_runner.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -11,9 +12,9 @@ namespace {
 Policy SamplePolicy() {
   Policy p;
   p.fingerprint = {.op_sequence_hash = 0xfedcba9876543210ULL, .iteration_ops = 40, .iteration = 0};
-  p.device_budget_bytes = 1000;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 2e9;
+  p.device.capacity_bytes = 1000;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 2e9;
   p.planner = "chameleon";
   p.parameters = {{"score_c", "1"}, {"layers", "4"}};
   p.expected_peak_bytes = 990;
@@ -35,9 +36,7 @@ void RequireSame(const Policy& a, const Policy& b) {
   CHECK(a.fingerprint.op_sequence_hash == b.fingerprint.op_sequence_hash);
   CHECK(a.fingerprint.iteration_ops == b.fingerprint.iteration_ops);
   CHECK(a.fingerprint.iteration == b.fingerprint.iteration);
-  CHECK(a.device_budget_bytes == b.device_budget_bytes);
-  CHECK(a.h2d_bandwidth_bytes_per_s == b.h2d_bandwidth_bytes_per_s);
-  CHECK(a.d2h_bandwidth_bytes_per_s == b.d2h_bandwidth_bytes_per_s);
+  CHECK(a.device == b.device);
   CHECK(a.planner == b.planner);
   CHECK(a.parameters == b.parameters);
   CHECK(a.expected_peak_bytes == b.expected_peak_bytes);
@@ -111,6 +110,34 @@ TEST_CASE("policy JSON errors name the path", "[policy]") {
   CHECK(std::string(r.status().message()) == "y: not a swapplan policy (format is 'swapplan-trace')");
   r = ParsePolicyJson(R"({"bogus": 1})", "z");
   CHECK(std::string(r.status().message()) == "z: JSON $.bogus: unknown field");
+}
+
+// Issue 19: malformed policy text names the byte and a rule, on one line.
+TEST_CASE("policy JSON syntax errors give the byte and a rule", "[policy][issue19]") {
+  // {"format": ]  -- the value is missing: parsing stops at byte 12, the ']'.
+  absl::StatusOr<Policy> r = ParsePolicyJson(R"({"format": ])", "p.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(r.status().message()),
+             Catch::StartsWith("p.json: not valid JSON at byte 12 (") &&
+                 Catch::EndsWith("[json-syntax]"));
+  r = ParsePolicyJson(R"({"format": "swapplan-policy", "format_version": 1e400})", "p.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()),
+             Catch::Contains("number overflow parsing '1e400'") &&
+                 Catch::EndsWith("[json-number]"));
+}
+
+// Issue 19 (fuzz finding policy_binary_newline_in_format.policy): the format
+// string of a binary policy is quoted escaped, so the message is one line.
+TEST_CASE("binary policy with a control character in its format: one line", "[policy][issue19]") {
+  const std::string bytes = testing::ReadFile(std::string(SWAPPLAN_TEST_DATA_DIR) +
+                                              "/fuzz_findings/policy_binary_newline_in_format.policy");
+  absl::StatusOr<Policy> r = ParsePolicyBinary(bytes, "f.policy");
+  REQUIRE_FALSE(r.ok());
+  const std::string m(r.status().message());
+  CHECK_THAT(m, Catch::StartsWith("f.policy: not a swapplan policy (format is '"));
+  CHECK(m.find('\n') == std::string::npos);
 }
 
 TEST_CASE("fingerprints follow the op sequence", "[policy]") {
@@ -210,7 +237,7 @@ TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[
       R"({"format": "swapplan-policy", "format_version": 1,
           "items": [{"release_waits_for_copy": 1}]})", "x");
   CHECK(bad.status().message() ==
-        "x: JSON $.items[0].release_waits_for_copy: expected true or false");
+        "x: JSON $.items[0].release_waits_for_copy: expected true or false, got number");
 }
 
 }  // namespace

@@ -87,5 +87,61 @@ TEST_CASE("UTF-8 validation", "[util][utf8]") {
   CHECK_FALSE(IsValidUtf8("\xff"));
 }
 
+TEST_CASE("units required where a unit is expected", "[util][units]") {
+  // The same values as ParseBytes & co. once a unit is there...
+  CHECK(*ParseBytesWithUnit("600B") == 600);
+  CHECK(*ParseBytesWithUnit("64GiB") == 68719476736LL);  // 64 * 2^30
+  CHECK(*ParseBandwidthWithUnit("25GB/s") == 25e9);
+  CHECK(*ParseDurationWithUnit("10us") == 10000);
+  // ...a bare number is refused with the units it could have meant.
+  CHECK(ParseBytesWithUnit("600").status().message() == "'600' needs a unit, e.g. 600B or 600GiB");
+  CHECK(ParseBandwidthWithUnit("25").status().message() == "'25' needs a unit, e.g. 25GB/s");
+  CHECK(ParseDurationWithUnit("10").status().message() == "'10' needs a unit, e.g. 10us or 10ms");
+  CHECK(ParseBytesWithUnit("").status().message() == "empty value");
+  CHECK(ParseBytesWithUnit(" ").status().message() == "empty value");
+  CHECK(ParseBytesWithUnit("lots").status().message() == "invalid size 'lots'");
+  CHECK(ParseBytesWithUnit("6 parsecs").status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("ratios", "[util][units]") {
+  CHECK(*ParseRatio("1.5x") == 1.5);
+  CHECK(*ParseRatio("2") == 2.0);  // dimensionless: no unit to forget
+  CHECK(*ParseRatio("0.25x") == 0.25);
+  CHECK(ParseRatio("0").status().message() == "ratio '0' must be > 0");
+  CHECK(ParseRatio("-1x").status().message() == "ratio '-1x' must be > 0");
+  CHECK(ParseRatio("2y").status().message() ==
+        "invalid ratio '2y': unknown unit 'y' (use x or none)");
+  CHECK(ParseRatio("").status().message() == "empty ratio");
+}
+
+// Issue 19 (libFuzzer findings in tests/data/fuzz_findings/): the largest
+// int64 is exactly 2^63 - 1 = 9223372036854775807; as a double it rounds up
+// to 2^63, which does not fit, so it is refused (before: cast to int64,
+// undefined behaviour). 2^63 - 1024 is the largest double below 2^63 and is
+// accepted exactly.
+TEST_CASE("sizes and durations at the int64 limit", "[util][units][issue19]") {
+  CHECK(ParseBytes("9223372036854775807").status().message() ==
+        "size '9223372036854775807' is too large");
+  CHECK(ParseDurationNs("9223372036854775807ns").status().message() ==
+        "duration '9223372036854775807ns' is too large");
+  CHECK(*ParseBytes("9223372036854774784") == 9223372036854774784LL);  // 2^63 - 1024
+  CHECK(ParseBytes("8EiB").status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ParseBytes("nan").status().message() == "invalid size 'nan'");
+  CHECK(ParseBytes("inf").status().message() == "invalid size 'inf'");
+}
+
+// Values quoted in messages are escaped: a control character never makes a
+// message span two lines (issue 19).
+TEST_CASE("flag values with control characters: one-line messages", "[util][units][issue19]") {
+  CHECK(ParseFraction("5\nGiB").status().message() ==
+        "invalid fraction '5\\nGiB': unknown unit 'GiB' (use % or none)");
+  CHECK(ParseBytes("1\tparsec").status().message() ==
+        "invalid size '1\\tparsec': unknown unit 'parsec' (use B, kB, MB, GB, TB, KiB, MiB, "
+        "GiB or TiB)");
+  CHECK(ParseBytesWithUnit("7\n").status().message() ==
+        "'7' needs a unit, e.g. 7B or 7GiB");  // surrounding whitespace is trimmed
+  CHECK(ParseRatio("x\ny").status().message() == "invalid ratio 'x\\ny'");
+}
+
 }  // namespace
 }  // namespace swapplan

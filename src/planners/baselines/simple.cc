@@ -5,15 +5,15 @@
 
 namespace swapplan {
 
-absl::StatusOr<Policy> IdealPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> IdealPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
-  Policy p = BaselinePolicy(problem, name(), {{"memory", "unlimited"}});
+  Policy p = BaselinePolicy(problem, name(), {});  // no options
   p.expected_peak_bytes = PolicyPeak(unswapped, p).bytes;
   return p;
 }
 
-absl::StatusOr<Policy> NoSwapPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> NoSwapPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
   Policy p = BaselinePolicy(problem, name(), {});
