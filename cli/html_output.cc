@@ -15,7 +15,7 @@ absl::Status WriteHtmlReport(const std::string& path, const Trace& trace, const 
                              const ResolvedDevice& device,
                              const std::vector<int32_t>& featured_rows) {
   ReportOptions o;
-  o.title = absl::StrCat("swapplan report: ", trace.source(), " on ", DeviceText(device.model));
+  o.title = absl::StrCat("swapplan report: ", trace.source(), " on ", device.model.name);
   o.device_text = DeviceText(device.model);
   o.link_text = LinkText(device.model);
   o.compute_text = ComputeScaleText(device);

@@ -33,7 +33,9 @@ svg text { font: 11px system-ui, sans-serif; fill: #444; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; }
 th { background: #f6f8fa; cursor: pointer; }
+td { white-space: nowrap; }
 td.l, th.l { text-align: left; }
+td.l:first-child { white-space: normal; }
 tr.best td { background: #eaf6ec; } tr.second td { background: #f3f8fd; }
 footer { margin-top: 24px; color: #888; font-size: 12px; }
 )CSS";
@@ -137,7 +139,9 @@ const char kPageScript[] = R"JS(
                    document.getElementById('memory'));
     const y = function (v) { return T + PH * (1 - v / maxY); };
     const grid = el('svg:g', {class: 'grid'}, svg);
-    const step = niceStep(maxY, 5);
+    // Byte ticks at round multiples of the largest binary unit below maxY.
+    const unit = Math.pow(1024, Math.max(0, Math.floor(Math.log(Math.max(1, maxY)) / Math.log(1024))));
+    const step = niceStep(maxY / unit, 5) * unit;
     for (let v = 0; v <= maxY; v += step) {
       el('svg:line', {x1: L, x2: W - R, y1: y(v), y2: y(v)}, grid);
       el('svg:text', {x: L - 6, y: y(v) + 4, 'text-anchor': 'end'}, svg, fmtBytes(v));
