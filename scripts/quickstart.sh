@@ -14,12 +14,15 @@ cd "$(dirname "$0")/.."
 mode="${1:-demo}"
 case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
+# ccache: meson finds it by itself, so rebuilds (CI's too) reuse objects.
 pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-dev
-      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
+      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
   # .ci/run's sanitizer, fuzzing (libFuzzer) and ThreadSanitizer stages.
-  pkgs+=(clang-14 libclang-rt-14-dev ccache)
+  pkgs+=(clang-14 libclang-rt-14-dev)
+  # The HTML report's test in headless Chromium (tests/report/browser_test.py).
+  pkgs+=(chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -49,5 +52,6 @@ fi
 
 echo "== meson test"
 # The recorder suite skips itself without PyTorch; here PyTorch was installed
-# above, so its absence is a failure.
-SWAPPLAN_REQUIRE_TORCH=1 meson test -C build --print-errorlogs
+# above, so its absence is a failure; the same for Chromium and the report's
+# browser test.
+SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_CHROMIUM=1 meson test -C build --print-errorlogs
