@@ -128,6 +128,14 @@ TEST_CASE("policy JSON syntax errors give the byte and a rule", "[policy][issue1
                  Catch::EndsWith("[json-number]"));
 }
 
+// Issue 19: an unknown key with a newline (JSON "\n") is quoted escaped.
+TEST_CASE("policy JSON: a key with a control character is quoted on one line",
+          "[policy][issue19]") {
+  absl::StatusOr<Policy> r = ParsePolicyJson(R"({"a\nb": 1})", "k.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()) == "k.json: JSON $.a\\nb: unknown field");
+}
+
 // Issue 19 (fuzz finding policy_binary_newline_in_format.policy): the format
 // string of a binary policy is quoted escaped, so the message is one line.
 TEST_CASE("binary policy with a control character in its format: one line", "[policy][issue19]") {
