@@ -67,7 +67,9 @@ TEST_CASE("synth: sizes past int64 are an input error, not a generator bug",
                "brings the tensors past 1152921504606846976 bytes (1 EiB) in all; reduce "
                "--hidden, --ffn, --vocab, --layers, --experts, --seq or --micro-batch "
                "[overflow]");
-  CheckOneLine(Swapplan("synth --peak-flops 1e-300 -q -o " + out),
+  // 1 FLOP/s (the least --peak-flops takes): op 4, the first matmul, needs
+  // more than 2^63 ns.
+  CheckOneLine(Swapplan("synth --peak-flops 1 -q -o " + out),
                "synth: iteration 0, op 4: op 'aten::mm': the iteration's time overflows 64-bit "
                "nanoseconds (292 years); check the device's FLOP/s and bandwidth figures "
                "[overflow]");
