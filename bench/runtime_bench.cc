@@ -82,8 +82,8 @@ void LoadUnmatchablePolicy(Runtime& rt, const std::vector<int32_t>& names) {
   }
   Policy p;
   p.fingerprint = ComputeFingerprint(*trace, 0);
-  p.device_budget_bytes = 1 << 30;
-  p.h2d_bandwidth_bytes_per_s = p.d2h_bandwidth_bytes_per_s = 1e10;
+  p.device.capacity_bytes = 1 << 30;
+  p.device.h2d_bandwidth_bytes_per_s = p.device.d2h_bandwidth_bytes_per_s = 1e10;
   p.planner = "bench";
   for (int k = 0; k < 256; ++k) {
     PolicyItem it;

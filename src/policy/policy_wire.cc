@@ -622,9 +622,6 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
       }
     }
   }
-  p.device_budget_bytes = BudgetOf(p.device);
-  p.h2d_bandwidth_bytes_per_s = p.device.h2d_bandwidth_bytes_per_s;
-  p.d2h_bandwidth_bytes_per_s = p.device.d2h_bandwidth_bytes_per_s;
   if (raw.bad_action >= 0) {
     return malformed(absl::StrCat("policy item ", raw.bad_action, " (tensor ",
                                   p.items[raw.bad_action].tensor_id, "): unknown action"));

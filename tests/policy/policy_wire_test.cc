@@ -25,9 +25,7 @@ void Same(const Policy& a, const Policy& b) {
   CHECK(a.runtime.mask_bits == b.runtime.mask_bits);
   CHECK(a.runtime.op_sequence == b.runtime.op_sequence);
   CHECK(a.runtime.items == b.runtime.items);
-  CHECK(a.device_budget_bytes == b.device_budget_bytes);
-  CHECK(a.h2d_bandwidth_bytes_per_s == b.h2d_bandwidth_bytes_per_s);
-  CHECK(a.d2h_bandwidth_bytes_per_s == b.d2h_bandwidth_bytes_per_s);
+  CHECK(a.BudgetBytes() == b.BudgetBytes());
   CHECK(a.planner == b.planner);
   CHECK(a.parameters == b.parameters);
   CHECK(a.expected_peak_bytes == b.expected_peak_bytes);
@@ -62,9 +60,9 @@ Policy RandomPolicy(std::mt19937_64& rng) {
   Policy p;
   p.fingerprint = {.op_sequence_hash = rng(), .iteration_ops = static_cast<int32_t>(n(10, 500)),
                    .iteration = static_cast<int32_t>(n(0, 3))};
-  p.device_budget_bytes = n(0, int64_t{1} << 40);
-  p.h2d_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 1e9;
-  p.d2h_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 0.5e9;
+  p.device.capacity_bytes = n(0, int64_t{1} << 40);
+  p.device.h2d_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 0.5e9;
   p.planner = n(0, 1) ? "chameleon" : "vdnn";
   for (int i = n(0, 3); i > 0; --i) p.parameters.emplace_back("k" + std::to_string(i), "v\xc3\xa9");
   p.expected_peak_bytes = n(0, 1 << 30);
@@ -133,9 +131,6 @@ TEST_CASE("policy wire decoder: the schema v2 sections (device model, runtime)")
                             .store_bandwidth_bytes_per_s = 1e9,
                             .load_bandwidth_bytes_per_s = 2e9, .latency_ns = 100,
                             .shared_by_ranks = 8});
-  p.device_budget_bytes = 900;
-  p.h2d_bandwidth_bytes_per_s = 25e9;
-  p.d2h_bandwidth_bytes_per_s = 24e9;
   p.planner = "test";
   p.fingerprint = ComputeFingerprint(trace, 0);
   PolicyItem it;

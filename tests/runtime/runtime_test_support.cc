@@ -65,9 +65,9 @@ PolicyProvider ChameleonProvider(std::shared_ptr<std::vector<PlannedPolicy>> mad
     PlanningProblem problem;
     problem.trace = &trace;
     problem.iteration = r.iteration;
-    problem.device_budget_bytes = r.device_budget_bytes;
-    problem.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
-    problem.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+    problem.device.capacity_bytes = r.device_budget_bytes;
+    problem.device.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+    problem.device.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
     SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
     const std::string path = absl::StrCat(r.work_dir, "/policy-", made->size(), ".pb");
     SWAPPLAN_RETURN_IF_ERROR(WritePolicy(policy, path));
@@ -87,9 +87,9 @@ std::string TempDir(const std::string& name) {
 Policy ToyPolicy() {
   Policy pol;
   pol.fingerprint.iteration_ops = 7;
-  pol.device_budget_bytes = 1000;
-  pol.h2d_bandwidth_bytes_per_s = 1e9;
-  pol.d2h_bandwidth_bytes_per_s = 1e9;
+  pol.device.capacity_bytes = 1000;
+  pol.device.h2d_bandwidth_bytes_per_s = 1e9;
+  pol.device.d2h_bandwidth_bytes_per_s = 1e9;
   pol.planner = "test";
   PolicyItem it;
   it.tensor_id = 1;  // A
