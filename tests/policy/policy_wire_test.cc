@@ -60,7 +60,7 @@ Policy RandomPolicy(std::mt19937_64& rng) {
   Policy p;
   p.fingerprint = {.op_sequence_hash = rng(), .iteration_ops = static_cast<int32_t>(n(10, 500)),
                    .iteration = static_cast<int32_t>(n(0, 3))};
-  p.device.capacity_bytes = n(0, int64_t{1} << 40);
+  p.device.capacity_bytes = n(1, int64_t{1} << 40);
   p.device.h2d_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 1e9;
   p.device.d2h_bandwidth_bytes_per_s = static_cast<double>(n(1, 100)) * 0.5e9;
   p.planner = n(0, 1) ? "chameleon" : "vdnn";
