@@ -14,6 +14,7 @@
 #include "fake_log.h"
 #include "runtime/cuda_api.h"
 #include "runtime_test_support.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/runtime/cuda_backend.h"
 #include "swapplan/util/error.h"
 

@@ -103,6 +103,7 @@ absl::Status FakeDevice::Reset(const swapplan_fake_config& config) {
   allocs_.clear();
   pinned_.clear();
   inflight_.clear();
+  issued_.clear();
   violations_.clear();
   log_.clear();
   seq_ = 0;
@@ -157,6 +158,7 @@ absl::Status FakeDevice::DeleteStream(void* stream) {
   }
   absl::Status st = host->DestroyStream(Stream{stream});  // drains it first
   std::lock_guard<std::mutex> lock(mu_);
+  DropIssuedLocked(streams_[stream]);
   streams_.erase(stream);
   return st;
 }
@@ -169,7 +171,17 @@ absl::Status FakeDevice::SyncStream(void* stream) {
     SWAPPLAN_ASSIGN_OR_RETURN(s, StreamOfLocked(stream));
     host = &Host();
   }
-  return host->SynchronizeStream(s);
+  absl::Status st = host->SynchronizeStream(s);
+  std::lock_guard<std::mutex> lock(mu_);
+  DropIssuedLocked(IsDefault(stream) ? 0 : streams_[stream]);
+  return st;
+}
+
+void FakeDevice::DropIssuedLocked(int32_t stream) {
+  // A drained stream has nothing in flight; a copy skipped on a failed
+  // stream (host_backend.h: sticky errors) never ran its completion.
+  std::erase_if(issued_, [stream](const InflightCopy& x) { return x.stream == stream; });
+  std::erase_if(inflight_, [stream](const InflightCopy& x) { return x.stream == stream; });
 }
 
 absl::StatusOr<void*> FakeDevice::NewEvent() {
@@ -284,9 +296,10 @@ absl::StatusOr<void*> FakeDevice::Malloc(int64_t bytes, void* stream) {
   return p;
 }
 
-std::string FakeDevice::ReadersOf(uintptr_t p, int64_t n) const {
+std::string FakeDevice::ReadersOf(uintptr_t p, int64_t n,
+                                  const std::vector<InflightCopy>& copies) const {
   std::vector<std::string> who;
-  for (const InflightCopy& c : inflight_) {
+  for (const InflightCopy& c : copies) {
     if (Overlap(p, n, c.src, c.bytes) || Overlap(p, n, c.dst, c.bytes)) {
       who.push_back(absl::StrCat("copy #", c.seq, " (", Dir(c.direction), " of ", c.bytes,
                                  " bytes on stream ", c.stream, ")"));
@@ -321,7 +334,7 @@ absl::Status FakeDevice::Free(void* ptr, void* stream) {
     host = &Host();
     if (IsDefault(stream) && config_.worker_compute == 0) {
       // The caller's stream: the free runs now.
-      const std::string readers = ReadersOf(p, bytes);
+      const std::string readers = ReadersOf(p, bytes, issued_);
       if (!readers.empty()) {
         const std::string what = absl::StrCat(
             "free of device memory ", Hex(ptr), " (", bytes, " bytes) on the default stream while ",
@@ -339,7 +352,7 @@ absl::Status FakeDevice::Free(void* ptr, void* stream) {
     SWAPPLAN_RETURN_IF_ERROR(host->LaunchHostFunc(s, [this, ptr, bytes, sid] {
       std::lock_guard<std::mutex> lock(mu_);
       const auto p = reinterpret_cast<uintptr_t>(ptr);
-      const std::string readers = ReadersOf(p, bytes);
+      const std::string readers = ReadersOf(p, bytes, inflight_);
       if (!readers.empty()) {
         violations_.push_back(absl::StrCat("free of device memory ", Hex(ptr), " (", bytes,
                                            " bytes) runs on stream ", sid, " while ", readers,
@@ -368,7 +381,7 @@ absl::Status FakeDevice::FreeHost(void* ptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("fake device: ", Hex(ptr), " is not a pinned block"));
     }
-    const std::string users = ReadersOf(p, it->second);
+    const std::string users = ReadersOf(p, it->second, issued_);
     if (!users.empty()) {
       const std::string what = absl::StrCat("free of pinned block ", Hex(ptr), " while ", users,
                                             " still uses it");
@@ -446,9 +459,14 @@ absl::Status FakeDevice::Copy(void* dst, const void* src, int64_t bytes, Directi
     }
     c = InflightCopy{seq_ + 1, IsDefault(stream) ? 0 : streams_[stream], direction,
                      reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes};
+    issued_.push_back(c);
   }
+  auto drop_issued = [this, seq = c.seq] {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(issued_, [seq](const InflightCopy& x) { return x.seq == seq; });
+  };
   const uintptr_t dev = direction == Direction::kDeviceToHost ? c.src : c.dst;
-  SWAPPLAN_RETURN_IF_ERROR(host->LaunchHostFunc(s, [this, c, dev, foreign] {
+  absl::Status launched = host->LaunchHostFunc(s, [this, c, dev, foreign] {
     std::lock_guard<std::mutex> lock(mu_);
     if (!foreign && AllocationOf(dev, c.bytes, nullptr) == nullptr) {
       violations_.push_back(absl::StrCat("use after free: copy #", c.seq, " (", Dir(c.direction),
@@ -459,12 +477,18 @@ absl::Status FakeDevice::Copy(void* dst, const void* src, int64_t bytes, Directi
       violations_.push_back(conflict);
     }
     inflight_.push_back(c);
-  }));
+  });
+  if (!launched.ok()) {
+    drop_issued();
+    return launched;
+  }
   absl::Status st = host->CopyAsync(dst, src, bytes, direction, s);
   absl::Status done = host->LaunchHostFunc(s, [this, seq = c.seq] {
     std::lock_guard<std::mutex> lock(mu_);
     std::erase_if(inflight_, [seq](const InflightCopy& x) { return x.seq == seq; });
+    std::erase_if(issued_, [seq](const InflightCopy& x) { return x.seq == seq; });
   });
+  if (!done.ok()) drop_issued();
   return st.ok() ? done : st;
 }
 

@@ -135,7 +135,10 @@ class FakeDevice {
   bool InPinned(uintptr_t p, int64_t n) const;
   // Conflicts of a copy about to run with the copies in flight ("" none).
   std::string CopyConflict(const InflightCopy& c) const;
-  std::string ReadersOf(uintptr_t p, int64_t n) const;
+  // Forgets the copies of a drained stream (fake id). Requires mu_.
+  void DropIssuedLocked(int32_t stream);
+  // The copies of `copies` that touch [p, p + n), for a message ("" none).
+  std::string ReadersOf(uintptr_t p, int64_t n, const std::vector<InflightCopy>& copies) const;
 
   mutable std::mutex mu_;
   swapplan_fake_config config_{};
@@ -147,7 +150,8 @@ class FakeDevice {
   int32_t next_stream_ = 1, next_event_ = 1;
   std::map<uintptr_t, Alloc> allocs_;            // device allocations
   std::map<uintptr_t, int64_t> pinned_;          // pinned host blocks
-  std::vector<InflightCopy> inflight_;
+  std::vector<InflightCopy> inflight_;  // started on their stream, not finished
+  std::vector<InflightCopy> issued_;    // issued, not finished (a superset)
   std::vector<std::string> violations_;
   std::vector<std::string> log_;
   int64_t seq_ = 0;
