@@ -184,6 +184,7 @@ _PROTOTYPES = {
     "swapplan_rt_before_prefetch_wait_all": (_S, [_ENV]),
     "swapplan_rt_prefetch_all": (_S, [_ENV]),
     "swapplan_rt_set_framework": (_S, [_ENV, ctypes.POINTER(Framework)]),
+    "swapplan_rt_get_backend": (_S, [_ENV, ctypes.POINTER(ctypes.c_int32)]),
     "swapplan_rt_set_policy_provider": (_S, [_ENV, PROVIDER_FN, ctypes.c_void_p]),
     "swapplan_rt_load_policy": (_S, [_ENV, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32]),
     "swapplan_rt_clear_policy": (_S, [_ENV]),
