@@ -21,6 +21,8 @@ if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
   # .ci/run's ThreadSanitizer build of the runtime tests.
   pkgs+=(clang-14 libclang-rt-14-dev)
+  # The HTML report's test in headless Chromium (tests/report/browser_test.py).
+  pkgs+=(chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -50,5 +52,6 @@ fi
 
 echo "== meson test"
 # The recorder suite skips itself without PyTorch; here PyTorch was installed
-# above, so its absence is a failure.
-SWAPPLAN_REQUIRE_TORCH=1 meson test -C build --print-errorlogs
+# above, so its absence is a failure; the same for Chromium and the report's
+# browser test.
+SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_CHROMIUM=1 meson test -C build --print-errorlogs
