@@ -1,0 +1,146 @@
+// The swap MILP: from a solution to a policy, and from a policy to a
+// starting point (swap_model.h).
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "swapplan/optimum/swap_model.h"
+
+namespace swapplan {
+
+namespace {
+
+// Index of the largest value in values[first, first + count).
+int32_t ArgMax(absl::Span<const double> values, int32_t first, size_t count) {
+  int32_t best = 0;
+  for (size_t i = 1; i < count; ++i) {
+    if (values[first + i] > values[first + best]) best = static_cast<int32_t>(i);
+  }
+  return best;
+}
+
+bool IsWrapKind(WindowKind k) { return k == WindowKind::kWrap || k == WindowKind::kWrapClean; }
+
+}  // namespace
+
+Policy SwapModel::Extract(absl::Span<const double> values, const Policy& base) const {
+  Policy p = base;
+  p.items.clear();
+  p.schedule.clear();
+  p.pool = MemoryPool();
+  for (const SwapWindowVar& w : windows_) {
+    if (values[w.x] < 0.5) continue;
+    PolicyItem it;
+    it.tensor_id = trace_->tensor(w.tensor).trace_id;
+    it.size_bytes = w.size_bytes;
+    it.swap_out_op = w.out_op;
+    it.release_op = w.releases[ArgMax(values, w.rho, w.releases.size())];
+    it.swap_in_op = w.triggers[ArgMax(values, w.sigma, w.triggers.size())];
+    it.first_use_op = w.use_op;
+    it.wraps = IsWrapKind(w.kind);
+    it.clean = w.kind == WindowKind::kClean || w.kind == WindowKind::kWrapClean;
+    if (w.kind == WindowKind::kRecompute) {
+      it.action = ItemAction::kRecompute;
+      it.recompute_ns = w.recompute_ns;
+    }
+    p.items.push_back(std::move(it));
+  }
+  std::stable_sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
+    return std::tie(a.swap_in_op, a.first_use_op, a.tensor_id) <
+           std::tie(b.swap_in_op, b.first_use_op, b.tensor_id);
+  });
+  return p;
+}
+
+std::vector<std::pair<int32_t, double>> SwapModel::StartFrom(const Policy& policy,
+                                                             int32_t* skipped) const {
+  *skipped = 0;
+  bool identity = true;
+  for (size_t i = 0; i < policy.schedule.size() && identity; ++i) {
+    identity = policy.schedule[i] == static_cast<int32_t>(i);
+  }
+  if (!identity) {
+    *skipped = static_cast<int32_t>(policy.items.size());
+    return {};
+  }
+  absl::flat_hash_map<uint64_t, std::vector<int32_t>> by_tensor;
+  for (size_t gi = 0; gi < windows_.size(); ++gi) {
+    by_tensor[trace_->tensor(windows_[gi].tensor).trace_id].push_back(static_cast<int32_t>(gi));
+  }
+  std::vector<int32_t> chosen_release(windows_.size(), -1), chosen_trigger(windows_.size(), -1);
+  std::vector<uint8_t> group_taken(windows_.size(), 0);  // by first window of the group
+  auto group_of = [&](int32_t gi) {
+    int32_t g = gi;
+    while (g > 0 && windows_[g - 1].tensor == windows_[gi].tensor &&
+           windows_[g - 1].gap == windows_[gi].gap) {
+      --g;
+    }
+    return g;
+  };
+  int32_t mapped = 0;
+  for (const PolicyItem& it : policy.items) {
+    WindowKind kind = WindowKind::kSwap;
+    if (it.wraps) {
+      kind = it.clean ? WindowKind::kWrapClean : WindowKind::kWrap;
+    } else if (it.action == ItemAction::kRecompute) {
+      kind = WindowKind::kRecompute;
+    } else if (it.clean) {
+      kind = WindowKind::kClean;
+    }
+    auto found = by_tensor.find(it.tensor_id);
+    int32_t at = -1;
+    if (found != by_tensor.end()) {
+      for (int32_t gi : found->second) {
+        const SwapWindowVar& w = windows_[gi];
+        if (w.kind != kind || w.use_op != it.first_use_op) continue;
+        if (!IsWrapKind(kind) && !(w.out_op <= it.swap_out_op && it.swap_out_op < w.use_op)) {
+          continue;
+        }
+        at = gi;
+        break;
+      }
+    }
+    if (at < 0 || group_taken[group_of(at)]) {
+      ++*skipped;
+      continue;
+    }
+    const SwapWindowVar& w = windows_[at];
+    // Release: the first op over the budget the window covers, minus one.
+    int32_t release = -1;
+    for (int32_t r : w.releases) {
+      if (r >= it.release_op && (IsWrapKind(kind) || r + 1 < it.swap_in_op)) {
+        release = r;
+        break;
+      }
+    }
+    if (IsWrapKind(kind) && release < 0) release = w.releases.back();
+    const bool trigger_ok =
+        std::binary_search(w.triggers.begin(), w.triggers.end(), it.swap_in_op);
+    if (release < 0 || !trigger_ok) {
+      ++*skipped;  // covers no op over the budget, or a trigger outside the domain
+      continue;
+    }
+    group_taken[group_of(at)] = 1;
+    chosen_release[at] = release;
+    chosen_trigger[at] = it.swap_in_op;
+    ++mapped;
+  }
+  if (mapped == 0) return {};
+  std::vector<std::pair<int32_t, double>> start;
+  for (size_t gi = 0; gi < windows_.size(); ++gi) {
+    const SwapWindowVar& w = windows_[gi];
+    const bool on = chosen_release[gi] >= 0;
+    start.emplace_back(w.x, on ? 1.0 : 0.0);
+    for (size_t i = 0; i < w.releases.size(); ++i) {
+      start.emplace_back(w.rho + static_cast<int32_t>(i),
+                         on && w.releases[i] == chosen_release[gi] ? 1.0 : 0.0);
+    }
+    for (size_t i = 0; i < w.triggers.size(); ++i) {
+      start.emplace_back(w.sigma + static_cast<int32_t>(i),
+                         on && w.triggers[i] == chosen_trigger[gi] ? 1.0 : 0.0);
+    }
+  }
+  return start;
+}
+
+}  // namespace swapplan
