@@ -264,22 +264,38 @@ absl::Status SwapModel::FindWindows(const SwapModelOptions& options) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Index of the last entry of `domain` (ascending) below `k` (strictly, or
+// at most k with `inclusive`); -1 when none.
+int32_t LastIndex(const std::vector<int32_t>& domain, int32_t k, bool inclusive) {
+  auto it = inclusive ? std::upper_bound(domain.begin(), domain.end(), k)
+                      : std::lower_bound(domain.begin(), domain.end(), k);
+  return static_cast<int32_t>(it - domain.begin()) - 1;
+}
+
+// The one-hot choice i of a cumulative family starting at `first`
+// (c_i - c_{i-1}) times `scale`.
+void ChoiceTerms(int32_t first, int32_t i, double scale, std::vector<MilpTerm>* terms) {
+  terms->push_back({first + i, scale});
+  if (i > 0) terms->push_back({first + i - 1, -scale});
+}
+
+}  // namespace
+
 void SwapModel::OffTerms(const SwapWindowVar& w, int32_t k, double scale,
                          std::vector<MilpTerm>* terms) const {
-  const bool before = IsWrap(w.kind) && k < w.use_op;
-  if (before) {
-    // On the host until its swap-in: x - sum_{s <= k} sigma.
+  const int32_t s = LastIndex(w.triggers, k, /*inclusive=*/true);
+  if (IsWrap(w.kind) && k < w.use_op) {
+    // On the host until its swap-in: x - (triggered by k).
     terms->push_back({w.x, scale});
-  } else {
-    for (size_t i = 0; i < w.releases.size() && w.releases[i] < k; ++i) {
-      terms->push_back({w.rho + static_cast<int32_t>(i), scale});
-    }
+    if (s >= 0) terms->push_back({w.sigma + s, -scale});
+    return;
   }
-  if (before || !IsWrap(w.kind)) {
-    for (size_t i = 0; i < w.triggers.size() && w.triggers[i] <= k; ++i) {
-      terms->push_back({w.sigma + static_cast<int32_t>(i), -scale});
-    }
-  }
+  // Released before k, and (mid-iteration windows) not yet triggered.
+  const int32_t r = LastIndex(w.releases, k, /*inclusive=*/false);
+  if (r >= 0) terms->push_back({w.rho + r, scale});
+  if (!IsWrap(w.kind) && s >= 0) terms->push_back({w.sigma + s, -scale});
 }
 
 void SwapModel::AddColumnsAndRows() {
@@ -304,12 +320,15 @@ void SwapModel::AddColumnsAndRows() {
   }
   auto S = [&](int32_t k) { return start_ + k; };
   t_ = p.AddColumn(0, M, 1, false);
+  // Per window: cumulative release and trigger binaries (rho + i: released
+  // at or before releases[i]; sigma + i: triggered at or before
+  // triggers[i]); the last trigger column is x.
   for (SwapWindowVar& w : windows_) {
-    w.x = p.AddColumn(0, 1, 0, true);
     w.rho = p.num_columns();
     for (size_t i = 0; i < w.releases.size(); ++i) p.AddColumn(0, 1, 0, true);
     w.sigma = p.num_columns();
     for (size_t i = 0; i < w.triggers.size(); ++i) p.AddColumn(0, 1, 0, true);
+    w.x = w.sigma + static_cast<int32_t>(w.triggers.size()) - 1;
     if (HasCopyOut(w.kind)) w.d2h_end = p.AddColumn(0, M, 0, false);
     if (HasCopyIn(w.kind)) w.h2d_end = p.AddColumn(0, M, 0, false);
   }
@@ -344,25 +363,21 @@ void SwapModel::AddColumnsAndRows() {
     if (e - i > 1) p.AddRow(terms, -kMilpInfinity, 1);
     i = e;
   }
-  for (size_t gi = 0; gi < windows_.size(); ++gi) {
-    const SwapWindowVar& w = windows_[gi];
-    terms.clear();
-    terms.push_back({w.x, -1});
-    for (size_t i = 0; i < w.releases.size(); ++i) terms.push_back({w.rho + (int32_t)i, 1});
-    p.AddRow(terms, 0, 0);  // sum rho = x
-    terms.clear();
-    terms.push_back({w.x, -1});
-    for (size_t i = 0; i < w.triggers.size(); ++i) terms.push_back({w.sigma + (int32_t)i, 1});
-    p.AddRow(terms, 0, 0);  // sum sigma = x
+  for (const SwapWindowVar& w : windows_) {
+    const int32_t nr = static_cast<int32_t>(w.releases.size());
+    const int32_t ns = static_cast<int32_t>(w.triggers.size());
+    for (int32_t i = 0; i + 1 < nr; ++i) p.AddRow({{w.rho + i, 1}, {w.rho + i + 1, -1}}, -kMilpInfinity, 0);
+    for (int32_t i = 0; i + 1 < ns; ++i) p.AddRow({{w.sigma + i, 1}, {w.sigma + i + 1, -1}}, -kMilpInfinity, 0);
+    p.AddRow({{w.rho + nr - 1, 1}, {w.x, -1}}, 0, 0);  // released iff chosen
     if (!IsWrap(w.kind)) {
       // Triggered by s only if released before s.
-      for (size_t i = 0; i < w.triggers.size(); ++i) {
-        terms.clear();
-        for (size_t j = 0; j <= i; ++j) terms.push_back({w.sigma + (int32_t)j, 1});
-        for (size_t j = 0; j < w.releases.size() && w.releases[j] < w.triggers[i]; ++j) {
-          terms.push_back({w.rho + (int32_t)j, -1});
+      for (int32_t i = 0; i < ns; ++i) {
+        const int32_t r = LastIndex(w.releases, w.triggers[i], /*inclusive=*/false);
+        if (r >= 0) {
+          p.AddRow({{w.sigma + i, 1}, {w.rho + r, -1}}, -kMilpInfinity, 0);
+        } else {
+          p.AddRow({{w.sigma + i, 1}}, -kMilpInfinity, 0);
         }
-        p.AddRow(terms, -kMilpInfinity, 0);
       }
     }
     if (w.kind == WindowKind::kClean) {
@@ -381,45 +396,52 @@ void SwapModel::AddColumnsAndRows() {
     }
   }
   // --- memory: every op over the budget --------------------------------------------
+  std::vector<std::vector<int32_t>> covering(n);
+  for (size_t gi = 0; gi < windows_.size(); ++gi) {
+    const SwapWindowVar& w = windows_[gi];
+    auto cover = [&](int32_t lo, int32_t hi) {  // ops [lo, hi)
+      for (int32_t k = lo; k < hi; ++k) {
+        if (over_[k]) covering[k].push_back(static_cast<int32_t>(gi));
+      }
+    };
+    if (IsWrap(w.kind)) {
+      cover(0, w.use_op);
+      cover(w.out_op + 1, n);
+    } else {
+      cover(w.out_op + 1, w.use_op);
+    }
+  }
+  for (int32_t k = 0; k < n; ++k) {
+    if (!over_[k]) continue;
+    terms.clear();
+    for (int32_t gi : covering[k]) {
+      OffTerms(windows_[gi], k, static_cast<double>(windows_[gi].size_bytes), &terms);
+    }
+    p.AddRow(terms, static_cast<double>(unswapped_[k] - budget_), kMilpInfinity);
+  }
+  // RECOMPUTE: every other input of the producer on the device at s.
   {
-    std::vector<std::vector<int32_t>> covering(n);
+    const IterationInfo& iter = trace_->iteration(iteration_);
+    std::vector<std::vector<int32_t>> windows_of(trace_->num_tensors());
     for (size_t gi = 0; gi < windows_.size(); ++gi) {
-      const SwapWindowVar& w = windows_[gi];
-      if (IsWrap(w.kind)) {
-        for (int32_t k = 0; k < w.use_op; ++k) covering[k].push_back(static_cast<int32_t>(gi));
-        for (int32_t k = w.out_op + 1; k < n; ++k) covering[k].push_back(static_cast<int32_t>(gi));
-      } else {
-        for (int32_t k = w.out_op + 1; k < w.use_op; ++k) {
-          covering[k].push_back(static_cast<int32_t>(gi));
-        }
-      }
+      windows_of[windows_[gi].tensor].push_back(static_cast<int32_t>(gi));
     }
-    for (int32_t k = 0; k < n; ++k) {
-      if (!over_[k]) continue;
-      terms.clear();
-      for (int32_t gi : covering[k]) {
-        const SwapWindowVar& w = windows_[gi];
-        OffTerms(w, k, static_cast<double>(w.size_bytes), &terms);
-      }
-      p.AddRow(terms, static_cast<double>(unswapped_[k] - budget_), kMilpInfinity);
-    }
-    // RECOMPUTE: every other input of the producer on the device at s.
     for (const SwapWindowVar& w : windows_) {
       if (w.kind != WindowKind::kRecompute) continue;
-      const IterationInfo& iter = trace_->iteration(iteration_);
       for (size_t i = 0; i < w.triggers.size(); ++i) {
         const int32_t s = w.triggers[i];
         terms.clear();
-        terms.push_back({w.sigma + static_cast<int32_t>(i), 1});
-        bool any = false;
+        ChoiceTerms(w.sigma, static_cast<int32_t>(i), 1.0, &terms);
+        const size_t mine = terms.size();
         for (TensorId in : trace_->inputs(iter.op_begin + w.producer_op)) {
-          for (int32_t gi : covering[s]) {
-            if (windows_[gi].tensor != in) continue;
-            OffTerms(windows_[gi], s, 1.0, &terms);
-            any = true;
+          for (int32_t gi : windows_of[in]) {
+            const SwapWindowVar& v = windows_[gi];
+            const bool off_possible = IsWrap(v.kind) ? (s < v.use_op || s > v.out_op)
+                                                     : (s > v.out_op && s < v.use_op);
+            if (off_possible) OffTerms(v, s, 1.0, &terms);
           }
         }
-        if (any) p.AddRow(terms, -kMilpInfinity, 1);
+        if (terms.size() > mine) p.AddRow(terms, -kMilpInfinity, 1);
       }
     }
   }
@@ -429,7 +451,7 @@ void SwapModel::AddColumnsAndRows() {
   for (const SwapWindowVar& w : windows_) {
     if (w.kind != WindowKind::kRecompute) continue;
     for (size_t i = 0; i < w.triggers.size(); ++i) {
-      recompute_at[w.triggers[i]].push_back({w.sigma + (int32_t)i, -us(w.recompute_ns)});
+      ChoiceTerms(w.sigma, static_cast<int32_t>(i), -us(w.recompute_ns), &recompute_at[w.triggers[i]]);
     }
   }
   for (int32_t k = 0; k < n; ++k) {
@@ -475,7 +497,9 @@ void SwapModel::AddColumnsAndRows() {
       for (size_t i = 0; i < w.releases.size(); ++i) {
         const int32_t r = w.releases[i];
         if (r + 1 >= n) continue;  // a wrapping copy out may end after the last op (T >= DF)
-        p.AddRow({{S(r + 1), 1}, {w.d2h_end, -1}, {w.rho + (int32_t)i, -M}}, -M, kMilpInfinity);
+        terms = {{S(r + 1), 1}, {w.d2h_end, -1}};
+        ChoiceTerms(w.rho, static_cast<int32_t>(i), -M, &terms);
+        p.AddRow(terms, -M, kMilpInfinity);
       }
     }
     if (!HasCopyIn(w.kind)) continue;
@@ -486,17 +510,20 @@ void SwapModel::AddColumnsAndRows() {
     }
     for (size_t i = 0; i < w.triggers.size(); ++i) {
       const int32_t s = w.triggers[i];
-      const int32_t sig = w.sigma + static_cast<int32_t>(i);
-      if (s > 0) {
-        p.AddRow({{w.h2d_end, 1}, {S(s - 1), -1}, {sig, -M}}, d(s - 1) + dh - M, kMilpInfinity);
-      } else {
-        p.AddRow({{w.h2d_end, 1}, {sig, -M}}, dh - M, kMilpInfinity);
-      }
+      const int32_t ci = static_cast<int32_t>(i);
+      terms = {{w.h2d_end, 1}};
+      if (s > 0) terms.push_back({S(s - 1), -1});
+      ChoiceTerms(w.sigma, ci, -M, &terms);
+      p.AddRow(terms, (s > 0 ? d(s - 1) : 0.0) + dh - M, kMilpInfinity);
       if (hf_prev[s] >= 0) {
-        p.AddRow({{w.h2d_end, 1}, {hf_prev[s], -1}, {sig, -M}}, dh - M, kMilpInfinity);
+        terms = {{w.h2d_end, 1}, {hf_prev[s], -1}};
+        ChoiceTerms(w.sigma, ci, -M, &terms);
+        p.AddRow(terms, dh - M, kMilpInfinity);
       }
-      p.AddRow({{hf[s], 1}, {w.h2d_end, -1}, {sig, -M}}, -M, kMilpInfinity);
-      in_batch[s].push_back({sig, -dh});
+      terms = {{hf[s], 1}, {w.h2d_end, -1}};
+      ChoiceTerms(w.sigma, ci, -M, &terms);
+      p.AddRow(terms, -M, kMilpInfinity);
+      ChoiceTerms(w.sigma, ci, -dh, &in_batch[s]);
     }
   }
   for (int32_t s = 0; s < n; ++s) {

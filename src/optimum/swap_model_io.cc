@@ -10,13 +10,14 @@ namespace swapplan {
 
 namespace {
 
-// Index of the largest value in values[first, first + count).
-int32_t ArgMax(absl::Span<const double> values, int32_t first, size_t count) {
-  int32_t best = 0;
-  for (size_t i = 1; i < count; ++i) {
-    if (values[first + i] > values[first + best]) best = static_cast<int32_t>(i);
+// The choice of a cumulative family values[first, first + count): its first
+// entry that is set (the last one when none is, which cannot happen for a
+// chosen window).
+int32_t FirstSet(absl::Span<const double> values, int32_t first, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (values[first + i] > 0.5) return static_cast<int32_t>(i);
   }
-  return best;
+  return static_cast<int32_t>(count) - 1;
 }
 
 bool IsWrapKind(WindowKind k) { return k == WindowKind::kWrap || k == WindowKind::kWrapClean; }
@@ -34,8 +35,8 @@ Policy SwapModel::Extract(absl::Span<const double> values, const Policy& base) c
     it.tensor_id = trace_->tensor(w.tensor).trace_id;
     it.size_bytes = w.size_bytes;
     it.swap_out_op = w.out_op;
-    it.release_op = w.releases[ArgMax(values, w.rho, w.releases.size())];
-    it.swap_in_op = w.triggers[ArgMax(values, w.sigma, w.triggers.size())];
+    it.release_op = w.releases[FirstSet(values, w.rho, w.releases.size())];
+    it.swap_in_op = w.triggers[FirstSet(values, w.sigma, w.triggers.size())];
     it.first_use_op = w.use_op;
     it.wraps = IsWrapKind(w.kind);
     it.clean = w.kind == WindowKind::kClean || w.kind == WindowKind::kWrapClean;
@@ -129,15 +130,16 @@ std::vector<std::pair<int32_t, double>> SwapModel::StartFrom(const Policy& polic
   std::vector<std::pair<int32_t, double>> start;
   for (size_t gi = 0; gi < windows_.size(); ++gi) {
     const SwapWindowVar& w = windows_[gi];
+    // Cumulative: set from the chosen release / trigger on (x is the last
+    // trigger column).
     const bool on = chosen_release[gi] >= 0;
-    start.emplace_back(w.x, on ? 1.0 : 0.0);
     for (size_t i = 0; i < w.releases.size(); ++i) {
       start.emplace_back(w.rho + static_cast<int32_t>(i),
-                         on && w.releases[i] == chosen_release[gi] ? 1.0 : 0.0);
+                         on && w.releases[i] >= chosen_release[gi] ? 1.0 : 0.0);
     }
     for (size_t i = 0; i < w.triggers.size(); ++i) {
       start.emplace_back(w.sigma + static_cast<int32_t>(i),
-                         on && w.triggers[i] == chosen_trigger[gi] ? 1.0 : 0.0);
+                         on && w.triggers[i] >= chosen_trigger[gi] ? 1.0 : 0.0);
     }
   }
   return start;

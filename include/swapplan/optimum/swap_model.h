@@ -28,8 +28,10 @@
 // (WRAP: s in [0, u_0]; r + 1 in O after u_m, or r = n - 1).
 //
 // Columns: x_g (chosen), rho_{g,r}, sigma_{g,s} (binary, one-hot when
-// chosen), S_k (start of op k), Dend_g / Hend_g (end of g's copy out / in),
-// DF_k / HF_k (d2h / h2d stream free after the copies issued at k), T.
+// chosen; stored cumulatively — "released at or before r", "triggered at
+// or before s", x_g the last trigger column — so that off_{g,k} below is
+// two entries), S_k (start of op k), Dend_g / Hend_g (end of g's copy out /
+// in), DF_k / HF_k (d2h / h2d stream free after the copies issued at k), T.
 // Times in microseconds.
 //
 // Rows, per op k over the budget (exact byte accounting of the simulator):
