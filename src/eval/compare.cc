@@ -143,11 +143,23 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                           .h2d_bandwidth_bytes_per_s = o.h2d_bandwidth_bytes_per_s,
                           .d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s,
                           .curve = curve};
-  for (const PlannerInfo* info : planners) {
+  // Planners that search from the others' policies (the Advisor) run last
+  // and get every policy that fit; rows keep the requested order.
+  std::vector<std::unique_ptr<Planner>> instances;
+  std::vector<size_t> order, later;
+  for (size_t i = 0; i < planners.size(); ++i) {
+    instances.push_back(planners[i]->create());
+    (instances.back()->UsesSeedPolicies() ? later : order).push_back(i);
+  }
+  order.insert(order.end(), later.begin(), later.end());
+  std::vector<std::optional<PlannerOutcome>> rows(planners.size());
+  std::vector<Policy> fitting;
+  for (size_t index : order) {
+    const PlannerInfo* info = planners[index];
+    Planner* planner = instances[index].get();
     PlannerOutcome row;
     row.planner = info->name;
     row.unlimited_memory = info->unlimited_memory;
-    std::unique_ptr<Planner> planner = info->create();
     for (const CompareOptions::PlannerOption& opt : options.planner_options) {
       if (opt.planner != info->name) continue;
       if (absl::Status st = planner->SetOption(opt.name, opt.value); !st.ok()) {
@@ -156,6 +168,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                                                        st.message()));
       }
     }
+    if (planner->UsesSeedPolicies()) planner->SetSeedPolicies(fitting, o);
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<Policy> policy = planner->Plan(problem);
     row.plan_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -178,6 +191,10 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                                 (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
       row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
                                             : !r.oom.occurred;
+      if (row.feasible && !info->unlimited_memory && !later.empty()) {
+        fitting.push_back(*policy);
+        fitting.back().planner = info->name;
+      }
       if (options.keep_policies) {
         policy->simulated_iteration_time_ns = r.iteration_time_ns;
         row.policy = *std::move(policy);
@@ -185,8 +202,9 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
       row.sim = std::move(r);
     }
     if (progress) progress(row);
-    c.rows.push_back(std::move(row));
+    rows[index] = std::move(row);
   }
+  for (std::optional<PlannerOutcome>& row : rows) c.rows.push_back(*std::move(row));
   return c;
 }
 

@@ -17,12 +17,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -60,6 +62,15 @@ class Planner {
   // SetOption("time-limit", "30s") on the advisor). InvalidArgument for an
   // unknown name or a bad value; the default knows no options.
   virtual absl::Status SetOption(absl::string_view name, absl::string_view value);
+
+  // Planners that search from other planners' policies (the Advisor, issue
+  // 20) say so here; `compare` then plans them after the others and hands
+  // them every policy that fit, with the simulator settings it judges by.
+  virtual bool UsesSeedPolicies() const { return false; }
+  // Other planners' policies for the next Plan's problem (same iteration),
+  // and the settings of the simulator that will judge the result. The
+  // default ignores both.
+  virtual void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) {}
 };
 
 }  // namespace swapplan

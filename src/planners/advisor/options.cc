@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -97,12 +98,23 @@ absl::Status SearchOptions::Validate() const {
         "convergence window)");
   }
   if (threads < 0) return Bad("search", "threads", threads, "must be >= 0 (0 = all cores)");
+  if (seed_mutants < 0) return Bad("search", "seed_mutants", seed_mutants, "must be >= 0");
+  if (local_search_moves < 0) {
+    return Bad("search", "local_search_moves", local_search_moves, "must be >= 0");
+  }
   return absl::OkStatus();
 }
 
 absl::Status AdvisorOptions::Validate() const {
   SWAPPLAN_RETURN_IF_ERROR(planner.Validate());
   SWAPPLAN_RETURN_IF_ERROR(search.Validate());
+  for (const std::string& name : seed_planners) {
+    if (name == "advisor" || name == "ideal") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "advisor options: seed planner '", name,
+          "' cannot seed the search (the advisor itself, or a policy judged without a budget)"));
+    }
+  }
   return graph.Validate();
 }
 
@@ -119,6 +131,9 @@ std::vector<std::pair<std::string, std::string>> AdvisorOptions::Parameters() co
       {"convergence_generations", absl::StrCat(search.convergence_generations)},
       {"convergence_tolerance", absl::StrCat(search.convergence_tolerance)},
       {"seed", absl::StrCat(search.seed)},
+      {"seed_mutants", absl::StrCat(search.seed_mutants)},
+      {"local_search_moves", absl::StrCat(search.local_search_moves)},
+      {"seed_planners", seed_planners.empty() ? "none" : absl::StrJoin(seed_planners, ",")},
       {"eviction_threshold_ns", absl::StrCat(planner.eviction_threshold_ns)},
       {"threshold_fallback", planner.threshold_fallback ? "true" : "false"},
       {"param_residency", std::string(ParamResidencyName(planner.param_residency))},

@@ -16,12 +16,19 @@
 // spellings of `swapplan search`: time-limit (e.g. 30s), generations,
 // population, mutation, threads, seed, convergence, temperature, elites,
 // initial (recorded|random), param-residency (double-pass|start-on-host),
-// threshold (e.g. 10us; -1 = per class).
+// threshold (e.g. 10us; -1 = per class), seeds (planner names separated by
+// commas, or none), seed-mutants, local-search (moves per generation).
+//
+// Seeds (issue 20): before searching, Plan runs every planner of
+// options().seed_planners on the problem (Chameleon and the baselines by
+// default) and hands their policies to the search, which returns nothing
+// slower than the fastest of them (search.h).
 #ifndef SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 #define SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,6 +53,14 @@ class AdvisorPlanner : public Planner {
   // chromosome fits the budget.
   absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  // Seeds (search.h): the given policies, plus a policy from every planner
+  // of options().seed_planners not among them; `judge` becomes the fitness
+  // simulator's settings.
+  bool UsesSeedPolicies() const override { return true; }
+  void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) override {
+    seed_policies_ = std::move(policies);
+    sim_options_ = judge;
+  }
 
   const AdvisorOptions& options() const { return options_; }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
@@ -57,6 +72,7 @@ class AdvisorPlanner : public Planner {
   SimulatorOptions sim_options_;
   ProgressCallback progress_;
   std::optional<SearchResult> last_;
+  std::vector<Policy> seed_policies_;
 };
 
 }  // namespace swapplan
