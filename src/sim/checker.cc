@@ -445,7 +445,7 @@ class Checker {
     double stream_free = 0;
     for (int32_t i : order) {
       const PolicyItem& item = items[i];
-      if (item.clean) continue;  // no copy
+      if (item.clean || item.action != ItemAction::kSwap) continue;  // no copy
       const int64_t size = trace_.tensor(tensor_of_item_[i]).size_bytes;
       report_.bytes_out += size;
       const Window w = WindowOf(i);
@@ -497,7 +497,7 @@ class Checker {
       while (queued < order.size() && Pos(items[order[queued]].swap_out_op) < k) {
         const int32_t i = order[queued];
         const int32_t out = Pos(items[i].swap_out_op);
-        if (!items[i].clean) {
+        if (!items[i].clean && items[i].action == ItemAction::kSwap) {
           const double start = std::max(end_ns_[out] + shift[out], stream_free);
           stream_free = start + TransferNs(trace_.tensor(tensor_of_item_[i]).size_bytes, bw);
         }

@@ -108,6 +108,9 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
           absl::StrCat("advisor: the fixed pool cannot fit the budget of ", FormatBytes(budget)));
     }
   }
+  // Whether any pool fits: without one the genetic part cannot plan, and
+  // only seeds (byte-granular policies) and local search remain.
+  absl::Status pool_error;
   {
     Allocation finest = FinestAllocation(problem_);
     const std::vector<int32_t> min = MinCounts(problem_, finest.cls);
@@ -125,7 +128,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
         }
       }
       const Trace& t = problem_.trace();
-      return absl::ResourceExhaustedError(absl::StrCat(
+      pool_error = absl::ResourceExhaustedError(absl::StrCat(
           "advisor: the budget of ", FormatBytes(budget),
           " cannot hold the pool objects the recorded order needs whatever is swapped — each "
           "op's tensors and those no eviction can move (",
@@ -178,6 +181,8 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     }
     result.seeds.push_back(std::move(out));
   }
+  if (!pool_error.ok() && !elite) return pool_error;
+  const bool genetic = pool_error.ok();
 
   ThreadPool pool(o.threads);
   std::vector<Worker> workers(pool.size());
@@ -216,7 +221,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   const int32_t per_seed = 1 + o.seed_mutants;
   const int64_t seeded = std::min<int64_t>(
       o.population - 1, static_cast<int64_t>(seed_chromosomes.size()) * per_seed);
-  pool.ParallelFor(o.population, [&](int64_t i, int worker) {
+  pool.ParallelFor(genetic ? o.population : 0, [&](int64_t i, int worker) {
     Rng rng(seeds[i]);
     Individual& ind = population[i];
     if (i >= 1 && i <= seeded) {
@@ -256,7 +261,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     evaluate(&ind, &workers[worker]);
   });
   if (alloc_failed) return absl::InternalError("advisor: could not repair a first-generation pool");
-  int64_t evaluations = o.population;
+  int64_t evaluations = genetic ? o.population : 0;
 
   int64_t best_ever = kInfeasibleNs;
   Chromosome best_chromosome;
@@ -367,7 +372,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     seeds.resize(pairs);
     for (uint64_t& s : seeds) s = master.Next();
     for (Individual& c : children) c = Individual();
-    pool.ParallelFor(pairs, [&](int64_t k, int worker) {
+    pool.ParallelFor(genetic ? pairs : 0, [&](int64_t k, int worker) {
       Rng rng(seeds[k]);
       const Chromosome& a = population[order[2 * k]].c;
       const Chromosome& b = population[order[2 * k + 1]].c;
