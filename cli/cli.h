@@ -32,6 +32,7 @@ void SetupWhatIf(CLI::App& root, Action* action);
 void SetupRegress(CLI::App& root, Action* action);
 void SetupReplay(CLI::App& root, Action* action);
 void SetupSearch(CLI::App& root, Action* action);
+void SetupOptimum(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

@@ -1,5 +1,5 @@
 // swapplan compare TRACE [--device-memory X [--reserve X] | --oversubscription R]
-//                  [--planners a,b,...] [--json]
+//                  [--planners a,b,...] [--optimum [--optimum-time-limit D]] [--json]
 //
 // Runs every planner (registry.h) on one iteration with the same budget and
 // judges each policy with the evaluation simulator (eval/compare.h): one row
@@ -45,6 +45,9 @@ struct CompareArgs {
   std::vector<std::string> planner_options;
   bool json = false;
   std::string output;
+  // --optimum: the MILP bound (optimum/optimum.h) and every row's gap to it.
+  bool optimum = false;
+  std::string optimum_time_limit = "60s";
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -117,20 +120,36 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
   shape.transfer_latency_ns = c.simulator.transfer_latency_ns;
   shape.half_duplex = c.simulator.half_duplex;
   absl::StrAppend(&out, "link      ", LinkText(shape), "\n");
-  absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n\n");
-  TextTable table(
-      {"planner", "feasible", "peak", "iteration", "overhead", "stall", "d2h", "h2d", "plan time"});
+  absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n");
+  const bool bound = c.optimum.has_value();
+  if (bound) {
+    const OptimumResult& o = *c.optimum;
+    absl::StrAppend(&out, "bound     ", FormatDurationNs(o.lower_bound_ns),
+                    " lower bound (MILP ", MilpStatusName(o.status), " in ",
+                    FormatDurationNs(o.solve_time_ns), "; its incumbent ",
+                    o.incumbent_ns >= 0 ? FormatDurationNs(o.incumbent_ns) : std::string("-"),
+                    o.proven_optimal ? ", proven optimal" : "", ")\n");
+  } else if (!c.optimum_status.ok()) {
+    absl::StrAppend(&out, "bound     none: ", c.optimum_status.message(), "\n");
+  }
+  absl::StrAppend(&out, "\n");
+  std::vector<std::string> header = {"planner", "feasible", "peak", "iteration", "overhead",
+                                     "stall", "d2h", "h2d", "plan time"};
+  if (bound) header.push_back("gap to bound");
+  TextTable table(header);
   for (const PlannerOutcome& r : c.rows) {
+    std::vector<std::string> row;
     if (!r.sim) {
-      table.AddRow(
-          {r.planner, "no", "-", "-", "-", "-", "-", "-", FormatDurationNs(r.plan_time_ns)});
-      continue;
+      row = {r.planner, "no", "-", "-", "-", "-", "-", "-", FormatDurationNs(r.plan_time_ns)};
+    } else {
+      const SimulationResult& s = *r.sim;
+      row = {r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
+             FormatDurationNs(s.iteration_time_ns), Percent(s.overhead_vs_ideal),
+             FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d),
+             FormatDurationNs(r.plan_time_ns)};
     }
-    const SimulationResult& s = *r.sim;
-    table.AddRow({r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
-                  FormatDurationNs(s.iteration_time_ns), Percent(s.overhead_vs_ideal),
-                  FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d),
-                  FormatDurationNs(r.plan_time_ns)});
+    if (bound) row.push_back(r.gap_to_bound ? Percent(*r.gap_to_bound) : "-");
+    table.AddRow(std::move(row));
   }
   absl::StrAppend(&out, table.Render(/*left_columns=*/2), "\n");
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -180,10 +199,24 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
     }
     row["items"] = r.items;
     row["plan_time_ns"] = r.plan_time_ns;
+    if (c.optimum) {
+      row["gap_to_bound"] = r.gap_to_bound ? json(*r.gap_to_bound) : json();
+    }
     row["note"] = notes[i];
     out_rows.push_back(row);
   }
   j["rows"] = out_rows;
+  if (c.optimum) {
+    const OptimumResult& o = *c.optimum;
+    j["optimum"] = {{"lower_bound_ns", o.lower_bound_ns},
+                    {"status", std::string(MilpStatusName(o.status))},
+                    {"incumbent_ns", o.incumbent_ns},
+                    {"proven_optimal", o.proven_optimal},
+                    {"gap", o.gap},
+                    {"solve_time_ns", o.solve_time_ns}};
+  } else if (!c.optimum_status.ok()) {
+    j["optimum"] = {{"error", std::string(c.optimum_status.message())}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -249,6 +282,16 @@ absl::Status Run(const CompareArgs& args) {
     }
   }
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &options.simulator));
+  if (args.optimum) {
+    OptimumOptions oo;
+    absl::StatusOr<int64_t> tl = ParseDurationNs(args.optimum_time_limit);
+    if (!tl.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--optimum-time-limit: ", tl.status().message()));
+    }
+    oo.time_limit_ns = *tl;
+    options.optimum = oo;
+  }
   const bool h2d = options.simulator.h2d_bandwidth_bytes_per_s > 0 ||
                    trace.metadata().h2d_bandwidth_bytes_per_s > 0;
   const bool d2h = options.simulator.d2h_bandwidth_bytes_per_s > 0 ||
@@ -327,6 +370,12 @@ void SetupCompare(CLI::App& root, Action* action) {
                   "advisor.time-limit=30s, advisor.generations=100, advisor.threads=2");
   sub->add_option("--save-policies", args->save_policies,
                   "Write each planner's policy to DIR/<planner>.json");
+  sub->add_flag("--optimum", args->optimum,
+                "Also solve the MILP bound (small traces; optimum/, docs/optimum.md) and show "
+                "every planner's gap to it");
+  sub->add_option("--optimum-time-limit", args->optimum_time_limit,
+                  "Time limit of the MILP solve for --optimum")
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Machine-readable JSON output");
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   cli::SetupRegress(app, &action);
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
+  cli::SetupOptimum(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

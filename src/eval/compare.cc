@@ -71,6 +71,7 @@ absl::Status CompareOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is negative"));
   }
   SWAPPLAN_RETURN_IF_ERROR(budget.Validate());
+  if (optimum) SWAPPLAN_RETURN_IF_ERROR(optimum->Validate());
   for (const std::string& name : planners) {
     if (FindPlanner(name) == nullptr) {
       return absl::InvalidArgumentError(
@@ -191,7 +192,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                                 (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
       row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
                                             : !r.oom.occurred;
-      if (row.feasible && !info->unlimited_memory && !later.empty()) {
+      if (row.feasible && !info->unlimited_memory && (!later.empty() || options.optimum)) {
         fitting.push_back(*policy);
         fitting.back().planner = info->name;
       }
@@ -205,6 +206,24 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
     rows[index] = std::move(row);
   }
   for (std::optional<PlannerOutcome>& row : rows) c.rows.push_back(*std::move(row));
+  if (options.optimum) {
+    std::vector<Policy> warm;
+    for (const PlannerOutcome& row : c.rows) {
+      if (row.feasible && !row.unlimited_memory && row.policy) warm.push_back(*row.policy);
+    }
+    if (warm.empty()) warm = fitting;
+    absl::StatusOr<OptimumResult> bound = ComputeOptimum(problem, *options.optimum, o, warm);
+    if (!bound.ok()) {
+      c.optimum_status = bound.status();
+    } else {
+      for (PlannerOutcome& row : c.rows) {
+        if (!row.feasible || row.unlimited_memory || !row.sim || bound->lower_bound_ns <= 0) continue;
+        row.gap_to_bound = static_cast<double>(row.sim->iteration_time_ns - bound->lower_bound_ns) /
+                           static_cast<double>(bound->lower_bound_ns);
+      }
+      c.optimum = *std::move(bound);
+    }
+  }
   return c;
 }
 
