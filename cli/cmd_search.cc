@@ -1,11 +1,15 @@
 // swapplan search TRACE --device-memory X [--reserve X] [--iteration N]
 //   [--time-limit 60s] [--generations N] [--population 144] [--mutation 0.1]
 //   [--threads N] [--seed S] [--convergence K] [more options]
+//   [--seeds a,b|none] [--seed-mutants N] [--local-search N] [--oversubscription R]
+//   [--islands [--migration-interval N] [--migrants N]]
 //   [--latency T] [--bandwidth B] [--half-duplex] [-o policy] [--json] [--quiet]
 //
 // Runs the Advisor planner (planners/advisor/advisor_planner.h): a genetic
 // search over operator schedules and size-class memory pools with a Belady
-// swap planner and the evaluation simulator as fitness. Progress goes to
+// swap planner and the evaluation simulator as fitness, seeded with the
+// other planners' policies and with local search on its elite (never slower
+// than the best seed: planners/advisor/search.h). Progress goes to
 // stderr, one line per generation (best / mean / worst simulated iteration
 // time of the survivors, evaluations per second). The best policy is
 // verified with the checker (a rejected policy is an internal error, exit
@@ -19,8 +23,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cli.h"
+#include "mpi_islands.h"
 #include "sim_flags.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/eval/compare.h"
+#include "swapplan/planners/registry.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -48,6 +57,15 @@ struct SearchArgs {
   std::string initial = "recorded";
   std::string param_residency = "double-pass";
   std::string threshold = "auto";
+  double oversubscription = 0;
+  // Seeds and local search (issue 20).
+  std::string seeds = "default";
+  int seed_mutants = SearchOptions().seed_mutants;
+  int local_search = SearchOptions().local_search_moves;
+  // Island model over MPI.
+  bool islands = false;
+  int migration_interval = IslandOptions().migration_interval;
+  int migrants = IslandOptions().migrants;
   SimFlags sim;
   std::string output;
   bool json = false;
@@ -56,12 +74,15 @@ struct SearchArgs {
 
 std::string Ns(int64_t ns) { return ns < 0 ? std::string("-") : FormatDurationNs(ns); }
 
-std::string ProgressLine(const GenerationStats& g) {
-  return absl::StrFormat(
+std::string ProgressLine(const GenerationStats& g, bool islands) {
+  std::string line = absl::StrFormat(
       "swapplan search: gen %4d  best %10s  mean %10s  worst %10s  feasible %3d/%-3d  %7.1f "
-      "eval/s  %s\n",
+      "eval/s  elite %10s",
       g.generation, Ns(g.best_ns), Ns(g.mean_ns), Ns(g.worst_ns), g.feasible, g.population,
-      g.evaluations_per_s, FormatDurationNs(g.elapsed_ns));
+      g.evaluations_per_s, Ns(g.elite_ns));
+  if (islands) absl::StrAppend(&line, "  islands ", Ns(g.islands_best_ns));
+  absl::StrAppend(&line, "  ", FormatDurationNs(g.elapsed_ns), "\n");
+  return line;
 }
 
 absl::Status Run(const SearchArgs& a) {
@@ -73,7 +94,18 @@ absl::Status Run(const SearchArgs& a) {
                                                    trace.num_iterations(), " iterations"));
   }
   int64_t device = trace.metadata().device_memory_bytes;
-  if (!a.device_memory.empty()) {
+  if (a.oversubscription != 0) {
+    // As compare: persistent bytes + (unswapped peak - persistent) / r.
+    if (!a.device_memory.empty() || a.reserve != "0") {
+      return absl::InvalidArgumentError(
+          "--oversubscription replaces --device-memory and --reserve: give one or the other");
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+    BudgetSpec spec;
+    spec.oversubscription = a.oversubscription;
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedBudget rb, ResolveBudget(trace, curve.iterations()[it], spec));
+    device = rb.budget_bytes;
+  } else if (!a.device_memory.empty()) {
     absl::StatusOr<int64_t> b = ParseBytes(a.device_memory);
     if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
     device = *b;
@@ -120,11 +152,36 @@ absl::Status Run(const SearchArgs& a) {
     if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--threshold: ", t.status().message()));
     o.planner.eviction_threshold_ns = *t;
   }
+  o.search.seed_mutants = a.seed_mutants;
+  o.search.local_search_moves = a.local_search;
+  if (a.seeds != "default") {
+    o.seed_planners.clear();
+    if (a.seeds != "none") {
+      for (absl::string_view name : absl::StrSplit(a.seeds, ',', absl::SkipEmpty())) {
+        if (FindPlanner(name) == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat("--seeds: unknown planner '", name,
+                                                         "' (known: ", PlannerNames(), ")"));
+        }
+        o.seed_planners.emplace_back(name);
+      }
+    }
+  }
   SWAPPLAN_RETURN_IF_ERROR(o.Validate());
+  IslandOptions io{.migration_interval = a.migration_interval, .migrants = a.migrants};
+  SWAPPLAN_RETURN_IF_ERROR(io.Validate());
 
   AdvisorPlanner planner(o, so);
-  if (!a.quiet) {
-    planner.set_progress([](const GenerationStats& g) { std::cerr << ProgressLine(g); });
+  // Islands: one population per MPI rank; rank 0 reports and writes.
+  std::unique_ptr<MpiIslands> mpi;
+  if (a.islands) {
+    SWAPPLAN_ASSIGN_OR_RETURN(mpi, MpiIslands::Start());
+    planner.set_islands(mpi.get(), io);
+  }
+  const bool lead = mpi == nullptr || mpi->rank() == 0;
+  if (!a.quiet && lead) {
+    const bool islands = a.islands;
+    planner.set_progress(
+        [islands](const GenerationStats& g) { std::cerr << ProgressLine(g, islands); });
   }
   PlanningProblem problem{.trace = &trace,
                           .iteration = it,
@@ -138,6 +195,7 @@ absl::Status Run(const SearchArgs& a) {
     return absl::InternalError(absl::StrCat("the advisor's policy fails the checker: ",
                                             check.violations.front().message));
   }
+  if (!lead) return absl::OkStatus();
   if (!a.output.empty()) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(policy, a.output));
 
   const SimulationResult& s = r.simulation;
@@ -168,7 +226,21 @@ absl::Status Run(const SearchArgs& a) {
                         {"infeasible_evaluations", r.infeasible_evaluations},
                         {"search_time_ns", r.elapsed_ns},
                         {"stop_reason", r.stop_reason},
-                        {"seed", o.search.seed}};
+                        {"seed", o.search.seed},
+                        {"source", r.source},
+                        {"local_moves_tried", r.local_moves_tried},
+                        {"local_moves_kept", r.local_moves_kept},
+                        {"islands", r.islands},
+                        {"migrations", r.migrations}};
+    nlohmann::json seeds = nlohmann::json::array();
+    for (const SeedOutcome& sd : r.seeds) {
+      seeds.push_back({{"planner", sd.name},
+                       {"iteration_time_ns", sd.time_ns >= 0 ? nlohmann::json(sd.time_ns)
+                                                             : nlohmann::json()},
+                       {"chromosome", sd.chromosome},
+                       {"note", sd.note}});
+    }
+    j["seeds"] = seeds;
     out = j.dump(2) + "\n";
   } else {
     TextTable t({"search", trace.source()});
@@ -181,9 +253,10 @@ absl::Status Run(const SearchArgs& a) {
                                              absl::StrFormat("%+.2f%%", 100 * s.overhead_vs_ideal),
                                              "), stall ", FormatDurationNs(s.stall_ns))});
     const size_t classes = policy.pool.classes.size();
-    t.AddRow({"peak", absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ", classes,
-                                   classes == 1 ? " size class, " : " size classes, ",
-                                   BytesExact(s.pool_bytes))});
+    t.AddRow({"peak", classes == 0 ? absl::StrCat(BytesExact(s.peak_bytes), ", byte-granular (no pool)")
+                                   : absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ", classes,
+                                                  classes == 1 ? " size class, " : " size classes, ",
+                                                  BytesExact(s.pool_bytes))});
     t.AddRow({"swaps", absl::StrCat(policy.items.size(), " items (", wrapping,
                                     " across the iteration boundary, ", clean,
                                     " without a copy out), ", FormatBytes(s.bytes_d2h), " out, ",
@@ -191,6 +264,20 @@ absl::Status Run(const SearchArgs& a) {
     t.AddRow({"search", absl::StrCat(r.generations, " generations, ", r.evaluations,
                                      " evaluations (", r.infeasible_evaluations, " infeasible) in ",
                                      FormatDurationNs(r.elapsed_ns), "; stopped: ", r.stop_reason)});
+    std::string best_seed = "none fits";
+    int64_t best_seed_ns = -1;
+    for (const SeedOutcome& sd : r.seeds) {
+      if (sd.time_ns >= 0 && (best_seed_ns < 0 || sd.time_ns < best_seed_ns)) {
+        best_seed_ns = sd.time_ns;
+        best_seed = absl::StrCat(sd.name, " ", FormatDurationNs(sd.time_ns));
+      }
+    }
+    t.AddRow({"result", absl::StrCat("from ", r.source, "; best seed: ", best_seed, " (",
+                                     r.seeds.size(), " seeds); local search kept ",
+                                     r.local_moves_kept, " of ", r.local_moves_tried, " moves")});
+    if (r.islands > 1) {
+      t.AddRow({"islands", absl::StrCat(r.islands, " (", r.migrations, " migrations each)")});
+    }
     t.AddRow({"checker", absl::StrCat("clean (", check.release_waits, " planned release waits)")});
     if (!a.output.empty()) t.AddRow({"policy", a.output});
     out = t.Render(2);
@@ -253,6 +340,30 @@ void SetupSearch(CLI::App& root, Action* action) {
                   "Belady candidates last used at least this long ago, e.g. 10us (auto: the "
                   "time to copy one object of the class out)")
       ->capture_default_str();
+  sub->add_option("--oversubscription", a->oversubscription,
+                  "Budget as a ratio r >= 1 instead of --device-memory (as compare)");
+  sub->add_option("--seeds", a->seeds,
+                  "Planners whose policies seed the search, comma-separated, or none (default: "
+                  "chameleon,noswap,recompute,vdnn,lru,bucket)")
+      ->capture_default_str();
+  sub->add_option("--seed-mutants", a->seed_mutants,
+                  "Mutants of each seed chromosome in the first generation")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--local-search", a->local_search,
+                  "Local-search moves on the elite policy per generation (0 = none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--islands", a->islands,
+                "Island model over MPI: run under mpirun -np N, one population per rank, "
+                "migration in a ring; rank 0 reports");
+  sub->add_option("--migration-interval", a->migration_interval,
+                  "Islands: generations between migrations")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--migrants", a->migrants, "Islands: best chromosomes sent per migration")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   AddSimFlags(sub, &a->sim);
   sub->add_option("-o,--output", a->output, "Write the policy (.json: JSON, else binary)");
   sub->add_flag("--json", a->json, "Machine-readable summary on stdout");

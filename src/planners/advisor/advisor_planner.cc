@@ -25,6 +25,7 @@ absl::StatusOr<Policy> AdvisorPlanner::Plan(const PlanningProblem& problem) {
   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<AdvisorProblem> ap,
                             AdvisorProblem::Create(problem, options_, sim_options_));
   GeneticSearch search(*ap, options_);
+  if (islands_ != nullptr) search.SetIslands(islands_, island_options_);
   // Seeds: the policies handed over, then every seed planner not among them.
   std::vector<SeedOutcome> failed;
   for (const Policy& p : seed_policies_) search.AddSeed(p.planner, p);

@@ -11,8 +11,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/advisor/islands.h"
 #include "swapplan/planners/advisor/local_search.h"
 #include "swapplan/planners/advisor/seeds.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/util/random.h"
 #include "swapplan/util/status_macros.h"
@@ -187,7 +189,12 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   ThreadPool pool(o.threads);
   std::vector<Worker> workers(pool.size());
   for (Worker& w : workers) w.planner = std::make_unique<SwapPlanner>(problem_, options_.planner);
-  Rng master(o.seed);
+  Rng master(islands_ != nullptr ? IslandSeed(o.seed, islands_->rank()) : o.seed);
+  if (islands_ != nullptr) {
+    SWAPPLAN_RETURN_IF_ERROR(island_options_.Validate());
+    result.islands = islands_->size();
+    result.island_rank = islands_->rank();
+  }
   std::vector<int32_t> recorded(n);
   std::iota(recorded.begin(), recorded.end(), 0);
 
@@ -318,6 +325,54 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     }
     return absl::OkStatus();
   };
+  // --- islands (islands.h): the fastest elite of all islands, migration ----
+  int64_t islands_best = kInfeasibleNs;
+  auto exchange = [&](int32_t gen) -> absl::Status {
+    if (islands_ == nullptr) return absl::OkStatus();
+    SWAPPLAN_ASSIGN_OR_RETURN(islands_best, islands_->Min(elite_ns));
+    if (islands_->size() < 2 || gen == 0 || gen % island_options_.migration_interval != 0) {
+      return absl::OkStatus();
+    }
+    Migration out;
+    std::vector<int32_t> by_time(population.size());
+    std::iota(by_time.begin(), by_time.end(), 0);
+    std::stable_sort(by_time.begin(), by_time.end(), [&](int32_t x, int32_t y) {
+      return population[x].time_ns < population[y].time_ns;
+    });
+    for (int32_t i = 0; i < island_options_.migrants && i < static_cast<int32_t>(by_time.size()); ++i) {
+      const Individual& ind = population[by_time[i]];
+      if (ind.time_ns == kInfeasibleNs) break;
+      out.chromosomes.push_back(ind.c);
+      out.times_ns.push_back(ind.time_ns);
+    }
+    if (elite) {
+      out.elite = PolicyToBinary(*elite);
+      out.elite_ns = elite_ns;
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(std::string got, islands_->Shift(EncodeMigration(out)));
+    SWAPPLAN_ASSIGN_OR_RETURN(Migration in, DecodeMigration(got));
+    // The newcomers replace the slowest individuals.
+    for (size_t k = 0; k < in.chromosomes.size() && k < by_time.size(); ++k) {
+      Individual& slot = population[by_time[by_time.size() - 1 - k]];
+      slot.c = std::move(in.chromosomes[k]);
+      slot.time_ns = in.times_ns[k];
+      slot.evaluated = true;
+      if (slot.time_ns < best_ever) {
+        best_ever = slot.time_ns;
+        best_chromosome = slot.c;
+      }
+    }
+    ++result.migrations;
+    if (!in.elite.empty() && in.elite_ns < elite_ns) {
+      SWAPPLAN_ASSIGN_OR_RETURN(Policy p, ParsePolicyBinary(in.elite, "island migration"));
+      elite = adopt(std::move(p));
+      elite_ns = in.elite_ns;
+      result.source = absl::StrCat("island ", (islands_->rank() + islands_->size() - 1) % islands_->size());
+      improved_locally = false;
+      improver_current = false;
+    }
+    return absl::OkStatus();
+  };
   auto report = [&](int32_t gen, int64_t evals_this_gen, double gen_seconds) {
     GenerationStats g;
     g.generation = gen;
@@ -334,6 +389,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     if (g.feasible > 0) g.mean_ns = sum / g.feasible;
     g.best_ever_ns = best_ever == kInfeasibleNs ? -1 : best_ever;
     g.elite_ns = elite_ns == kInfeasibleNs ? -1 : elite_ns;
+    g.islands_best_ns = islands_best == kInfeasibleNs ? -1 : islands_best;
     g.evaluations = evaluations;
     g.evaluations_per_s = gen_seconds > 0 ? evals_this_gen / gen_seconds : 0;
     result.history.push_back(g);
@@ -341,6 +397,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   };
   note_best(population);
   SWAPPLAN_RETURN_IF_ERROR(advance_elite(0));
+  SWAPPLAN_RETURN_IF_ERROR(exchange(0));
   report(0, o.population,
          std::chrono::duration<double>(Clock::now() - start).count());
 
@@ -350,17 +407,22 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   std::vector<int32_t> order(o.population);
   std::vector<std::pair<double, int32_t>> keys;
   for (;;) {
+    std::string stop;
     if (o.max_generations > 0 && generation >= o.max_generations) {
-      result.stop_reason = "generation limit";
-      break;
+      stop = "generation limit";
+    } else if (past_deadline()) {
+      stop = "time limit";
+    } else if (o.convergence_generations > 0 && best_overall != kInfeasibleNs &&
+               generation - last_improvement >= o.convergence_generations) {
+      stop = "converged";
     }
-    if (past_deadline()) {
-      result.stop_reason = "time limit";
-      break;
+    if (islands_ != nullptr) {
+      // All islands stop at the same generation.
+      SWAPPLAN_ASSIGN_OR_RETURN(const bool any, islands_->Any(!stop.empty()));
+      if (any && stop.empty()) stop = "another island stopped";
     }
-    if (o.convergence_generations > 0 && best_overall != kInfeasibleNs &&
-        generation - last_improvement >= o.convergence_generations) {
-      result.stop_reason = "converged";
+    if (!stop.empty()) {
+      result.stop_reason = std::move(stop);
       break;
     }
     ++generation;
@@ -460,12 +522,29 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     for (int32_t i : survivors) next.push_back(std::move(*pool_all[i]));
     population = std::move(next);
     SWAPPLAN_RETURN_IF_ERROR(advance_elite(generation));
+    SWAPPLAN_RETURN_IF_ERROR(exchange(generation));
     report(generation, evals, std::chrono::duration<double>(Clock::now() - gen_start).count());
   }
 
   result.generations = generation;
   result.evaluations = evaluations;
   result.infeasible_evaluations = infeasible.load();
+  if (islands_ != nullptr) {
+    // Every island returns the fastest elite of all.
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        std::string best, islands_->Best(elite_ns, elite ? PolicyToBinary(*elite) : std::string()));
+    if (!best.empty()) {
+      // Every island, the winner included, takes the same bytes.
+      SWAPPLAN_ASSIGN_OR_RETURN(Policy p, ParsePolicyBinary(best, "island result"));
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, problem_.simulator().Run(p));
+      if (!elite || r.iteration_time_ns < elite_ns) {
+        result.source = "another island";
+        improved_locally = false;
+      }
+      elite = adopt(std::move(p));
+      elite_ns = r.iteration_time_ns;
+    }
+  }
   if (!elite) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "advisor: no schedule and pool found a plan within the budget of ", FormatBytes(budget),

@@ -63,6 +63,12 @@ class AdvisorPlanner : public Planner {
   }
 
   const AdvisorOptions& options() const { return options_; }
+  // Plans as one island of an island model (islands.h; null = none). The
+  // transport must outlive Plan.
+  void set_islands(IslandTransport* transport, IslandOptions options = {}) {
+    islands_ = transport;
+    island_options_ = options;
+  }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
   // The last Plan's search (empty before the first successful one).
   const std::optional<SearchResult>& last_result() const { return last_; }
@@ -73,6 +79,8 @@ class AdvisorPlanner : public Planner {
   ProgressCallback progress_;
   std::optional<SearchResult> last_;
   std::vector<Policy> seed_policies_;
+  IslandTransport* islands_ = nullptr;
+  IslandOptions island_options_;
 };
 
 }  // namespace swapplan

@@ -59,6 +59,7 @@
 
 #include "absl/status/statusor.h"
 #include "swapplan/planners/advisor/chromosome.h"
+#include "swapplan/planners/advisor/islands.h"
 #include "swapplan/planners/advisor/options.h"
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/planners/advisor/swap_planner.h"
@@ -81,6 +82,9 @@ struct GenerationStats {
   // The elite policy after this generation's local search (-1: none yet):
   // what the search would return now.
   int64_t elite_ns = -1;
+  // Islands (SetIslands): the fastest elite over all islands (-1: none yet
+  // or no islands).
+  int64_t islands_best_ns = -1;
   int32_t feasible = 0;
   int32_t population = 0;
   // Evaluations so far, and per second in this generation.
@@ -117,6 +121,10 @@ struct SearchResult {
   std::vector<SeedOutcome> seeds;
   int64_t local_moves_tried = 0;
   int64_t local_moves_kept = 0;
+  // Islands (islands.h): how many, this one's rank, migrations received.
+  int32_t islands = 1;
+  int32_t island_rank = 0;
+  int64_t migrations = 0;
   int32_t generations = 0;
   int64_t evaluations = 0;
   int64_t infeasible_evaluations = 0;
@@ -149,6 +157,13 @@ class GeneticSearch {
   void AddSeed(std::string name, Policy policy) {
     seeds_.push_back({std::move(name), std::move(policy)});
   }
+  // Runs as one island of an island model (islands.h): every island calls
+  // Run with the same problem and options, each with its transport, which
+  // must outlive Run. Null = a single population.
+  void SetIslands(IslandTransport* transport, IslandOptions options = {}) {
+    islands_ = transport;
+    island_options_ = options;
+  }
 
   // Runs the search. ResourceExhausted when no chromosome of any
   // generation was feasible (the message gives the last reason);
@@ -166,6 +181,8 @@ class GeneticSearch {
   std::optional<Allocation> fixed_alloc_;
   bool fixed_schedule_ = false;
   std::vector<Seed> seeds_;
+  IslandTransport* islands_ = nullptr;
+  IslandOptions island_options_;
 };
 
 }  // namespace swapplan
