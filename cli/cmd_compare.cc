@@ -134,21 +134,22 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
   }
   absl::StrAppend(&out, "\n");
   std::vector<std::string> header = {"planner", "feasible", "peak", "iteration", "overhead",
-                                     "stall", "d2h", "h2d", "plan time"};
+                                     "stall", "d2h", "h2d"};
   if (bound) header.push_back("gap to bound");
+  header.push_back("plan time");
   TextTable table(header);
   for (const PlannerOutcome& r : c.rows) {
     std::vector<std::string> row;
     if (!r.sim) {
-      row = {r.planner, "no", "-", "-", "-", "-", "-", "-", FormatDurationNs(r.plan_time_ns)};
+      row = {r.planner, "no", "-", "-", "-", "-", "-", "-"};
     } else {
       const SimulationResult& s = *r.sim;
       row = {r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
              FormatDurationNs(s.iteration_time_ns), Percent(s.overhead_vs_ideal),
-             FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d),
-             FormatDurationNs(r.plan_time_ns)};
+             FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d)};
     }
     if (bound) row.push_back(r.gap_to_bound ? Percent(*r.gap_to_bound) : "-");
+    row.push_back(FormatDurationNs(r.plan_time_ns));
     table.AddRow(std::move(row));
   }
   absl::StrAppend(&out, table.Render(/*left_columns=*/2), "\n");

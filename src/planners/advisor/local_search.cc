@@ -187,14 +187,17 @@ int32_t PolicyImprover::Improve(int32_t moves, Rng* rng) {
     if (!applied) continue;
     absl::StatusOr<SimulationResult> r = sim_->Run(cand);
     if (!r.ok() || r->oom.occurred) continue;
-    const bool better = r->iteration_time_ns < time_ns_ ||
-                        (r->iteration_time_ns == time_ns_ && dropped);
-    if (!better) continue;
+    // Faster, or as fast (a sideways step on a plateau: freeing a block
+    // early is what lets a later move bring another tensor back earlier).
+    if (r->iteration_time_ns > time_ns_) continue;
+    const bool better = r->iteration_time_ns < time_ns_ || dropped;
     std::swap(policy_, cand);
     time_ns_ = r->iteration_time_ns;
     stalls_ = std::move(r->top_stalls);
-    ++kept;
-    ++kept_;
+    if (better) {
+      ++kept;
+      ++kept_;
+    }
   }
   return kept;
 }

@@ -107,7 +107,7 @@ struct SearchOptions {
   int32_t seed_mutants = 3;
   // Local-search moves (local_search.h) on the elite policy per generation
   // (and after the first); 0 = none (ours).
-  int32_t local_search_moves = 200;
+  int32_t local_search_moves = 2000;
 
   absl::Status Validate() const;
 };
