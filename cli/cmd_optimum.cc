@@ -93,7 +93,9 @@ std::string ModelText(const OptimumResult& r, bool recompute) {
   return absl::StrCat("recorded order, swap", recompute ? " + recompute" : " only", "; ",
                       m.over_budget_ops, " of ", m.ops, " ops over the budget; windows: ",
                       kinds.empty() ? "none" : kinds, "; ", m.columns, " columns (", m.binaries,
-                      " binary), ", m.rows, " rows, ", m.nonzeros, " nonzeros");
+                      " binary), ", m.rows, " rows, ", m.nonzeros, " nonzeros; ",
+                      m.order_pairs > 0 ? absl::StrCat(m.order_pairs, " copy pairs ordered (exact batches)")
+                                        : std::string("batches relaxed"));
 }
 
 std::string GapText(const OptimumResult& r) {
@@ -177,6 +179,7 @@ absl::Status Run(const OptimumArgs& a) {
     j["nodes"] = r.nodes;
     j["warm_start_items"] = r.warm_start_items;
     j["model"] = {{"ops", r.model.ops},
+                  {"order_pairs", r.model.order_pairs},
                   {"over_budget_ops", r.model.over_budget_ops},
                   {"columns", r.model.columns},
                   {"binaries", r.model.binaries},

@@ -23,6 +23,7 @@ absl::Status OptimumOptions::Validate() const {
   if (max_ops < 1) return bad("max_ops", max_ops, "must be >= 1");
   if (max_binaries < 1) return bad("max_binaries", max_binaries, "must be >= 1");
   if (threads < 1) return bad("threads", threads, "must be >= 1");
+  if (max_order_pairs < 0) return bad("max_order_pairs", max_order_pairs, "must be >= 0");
   return absl::OkStatus();
 }
 
@@ -30,7 +31,8 @@ std::vector<std::pair<std::string, std::string>> OptimumOptions::Parameters() co
   return {{"time_limit_ns", absl::StrCat(time_limit_ns)},
           {"recompute", recompute ? "true" : "false"},
           {"advisor_kinds", advisor_kinds ? "true" : "false"},
-          {"threads", absl::StrCat(threads)}};
+          {"threads", absl::StrCat(threads)},
+          {"max_order_pairs", absl::StrCat(max_order_pairs)}};
 }
 
 namespace {
@@ -79,6 +81,7 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   SwapModelOptions mo;
   mo.recompute = options.recompute;
   mo.advisor_kinds = options.advisor_kinds;
+  mo.max_order_pairs = options.max_order_pairs;
   SWAPPLAN_ASSIGN_OR_RETURN(SwapModel model, SwapModel::Build(trace, problem.iteration, so, mo));
   OptimumResult res;
   res.iteration = problem.iteration;

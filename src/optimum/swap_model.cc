@@ -90,7 +90,7 @@ absl::StatusOr<SwapModel> SwapModel::Build(const Trace& trace, int32_t iteration
     m.stats_.over_budget_ops += m.over_[k];
   }
   SWAPPLAN_RETURN_IF_ERROR(m.FindWindows(options));
-  m.AddColumnsAndRows();
+  m.AddColumnsAndRows(options.max_order_pairs);
   m.stats_.columns = m.milp_.num_columns();
   m.stats_.binaries = m.milp_.num_integer();
   m.stats_.rows = m.milp_.num_rows();
@@ -298,7 +298,7 @@ void SwapModel::OffTerms(const SwapWindowVar& w, int32_t k, double scale,
   if (!IsWrap(w.kind) && s >= 0) terms->push_back({w.sigma + s, -scale});
 }
 
-void SwapModel::AddColumnsAndRows() {
+void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
   const int32_t n = n_;
   MilpProblem& p = milp_;
   // Big M: no event of any policy ends later than every op and every copy
@@ -539,6 +539,49 @@ void SwapModel::AddColumnsAndRows() {
       p.AddRow(terms, 0, kMilpInfinity);
     }
   }
+  // --- exact batches: pairwise order of copies that may share an op -----------
+  struct Pair {
+    int32_t a, b;   // windows
+    bool out;       // d2h (else h2d)
+  };
+  std::vector<Pair> pairs;
+  auto other_group = [&](int32_t a, int32_t b) {
+    return windows_[a].tensor != windows_[b].tensor || windows_[a].gap != windows_[b].gap;
+  };
+  for (int32_t a = 0; a < n; ++a) {
+    for (size_t i = 0; i < out_at[a].size(); ++i) {
+      for (size_t j = i + 1; j < out_at[a].size(); ++j) {
+        if (other_group(out_at[a][i], out_at[a][j])) pairs.push_back({out_at[a][i], out_at[a][j], true});
+      }
+    }
+  }
+  std::vector<int32_t> in_windows;
+  for (size_t gi = 0; gi < windows_.size(); ++gi) {
+    if (HasCopyIn(windows_[gi].kind)) in_windows.push_back(static_cast<int32_t>(gi));
+  }
+  for (size_t i = 0; i < in_windows.size() && pairs.size() <= static_cast<size_t>(max_order_pairs); ++i) {
+    const SwapWindowVar& u = windows_[in_windows[i]];
+    for (size_t j = i + 1; j < in_windows.size(); ++j) {
+      const SwapWindowVar& v = windows_[in_windows[j]];
+      const bool overlap = u.triggers.front() <= v.triggers.back() && v.triggers.front() <= u.triggers.back();
+      if (overlap && other_group(in_windows[i], in_windows[j])) {
+        pairs.push_back({in_windows[i], in_windows[j], false});
+      }
+    }
+  }
+  if (pairs.empty() || pairs.size() > static_cast<size_t>(max_order_pairs)) return;
+  for (const Pair& pr : pairs) {
+    const SwapWindowVar& u = windows_[pr.a];
+    const SwapWindowVar& v = windows_[pr.b];
+    const int32_t eu = pr.out ? u.d2h_end : u.h2d_end, ev = pr.out ? v.d2h_end : v.h2d_end;
+    const double du = us(pr.out ? u.d2h_ns : u.h2d_ns), dv = us(pr.out ? v.d2h_ns : v.h2d_ns);
+    const int32_t y = p.AddColumn(0, 1, 0, true);
+    // y = 1: u first (v ends at least its own duration after u); y = 0: v
+    // first. Both rows hold only when both windows are chosen.
+    p.AddRow({{ev, 1}, {eu, -1}, {y, -M}, {u.x, -M}, {v.x, -M}}, dv - 3 * M, kMilpInfinity);
+    p.AddRow({{eu, 1}, {ev, -1}, {y, M}, {u.x, -M}, {v.x, -M}}, du - 2 * M, kMilpInfinity);
+  }
+  stats_.order_pairs = static_cast<int32_t>(pairs.size());
 }
 
 }  // namespace swapplan

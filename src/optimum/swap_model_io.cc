@@ -1,6 +1,8 @@
 // The swap MILP: from a solution to a policy, and from a policy to a
 // starting point (swap_model.h).
 #include <algorithm>
+#include <map>
+#include <set>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,6 +31,7 @@ Policy SwapModel::Extract(absl::Span<const double> values, const Policy& base) c
   p.items.clear();
   p.schedule.clear();
   p.pool = MemoryPool();
+  std::vector<const SwapWindowVar*> from;  // the window of each item
   for (const SwapWindowVar& w : windows_) {
     if (values[w.x] < 0.5) continue;
     PolicyItem it;
@@ -45,11 +48,74 @@ Policy SwapModel::Extract(absl::Span<const double> values, const Policy& base) c
       it.recompute_ns = w.recompute_ns;
     }
     p.items.push_back(std::move(it));
+    from.push_back(&w);
   }
-  std::stable_sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
-    return std::tie(a.swap_in_op, a.first_use_op, a.tensor_id) <
-           std::tie(b.swap_in_op, b.first_use_op, b.tensor_id);
+  // Item order: (swap-in, first use, tensor), except that the copies of
+  // one batch — out after the same op, in at the same op — keep the MILP's
+  // order (by their end times): the simulator's streams take ties in item
+  // order. Kahn's algorithm over those precedences, the base order first.
+  const size_t ni = p.items.size();
+  std::vector<size_t> base_order(ni);
+  for (size_t i = 0; i < ni; ++i) base_order[i] = i;
+  std::sort(base_order.begin(), base_order.end(), [&](size_t a, size_t b) {
+    const PolicyItem& x = p.items[a];
+    const PolicyItem& y = p.items[b];
+    return std::tie(x.swap_in_op, x.first_use_op, x.tensor_id) <
+           std::tie(y.swap_in_op, y.first_use_op, y.tensor_id);
   });
+  std::vector<size_t> rank(ni);
+  for (size_t r = 0; r < ni; ++r) rank[base_order[r]] = r;
+  std::vector<std::vector<size_t>> next(ni);
+  std::vector<int32_t> indegree(ni, 0);
+  auto chain = [&](auto key_op, auto end_column) {
+    std::map<int32_t, std::vector<size_t>> batches;
+    for (size_t i = 0; i < ni; ++i) {
+      if (end_column(*from[i]) >= 0) batches[key_op(p.items[i])].push_back(i);
+    }
+    for (auto& [op, v] : batches) {
+      std::sort(v.begin(), v.end(), [&](size_t a, size_t b) {
+        const double ea = values[end_column(*from[a])], eb = values[end_column(*from[b])];
+        return ea != eb ? ea < eb : rank[a] < rank[b];
+      });
+      for (size_t k = 1; k < v.size(); ++k) {
+        next[v[k - 1]].push_back(v[k]);
+        ++indegree[v[k]];
+      }
+    }
+  };
+  chain([](const PolicyItem& it) { return it.swap_out_op; },
+        [](const SwapWindowVar& w) { return w.d2h_end; });
+  chain([](const PolicyItem& it) { return it.swap_in_op; },
+        [](const SwapWindowVar& w) { return w.h2d_end; });
+  std::set<std::pair<size_t, size_t>> ready;  // (rank, item)
+  for (size_t i = 0; i < ni; ++i) {
+    if (indegree[i] == 0) ready.insert({rank[i], i});
+  }
+  std::vector<bool> placed(ni, false);
+  std::vector<PolicyItem> ordered;
+  ordered.reserve(ni);
+  while (ordered.size() < ni) {
+    size_t i = 0;
+    if (!ready.empty()) {
+      i = ready.begin()->second;
+      ready.erase(ready.begin());
+    } else {
+      // Opposite orders in the two streams (a cycle): take the first left.
+      for (size_t r = 0; r < ni; ++r) {
+        if (!placed[base_order[r]]) {
+          i = base_order[r];
+          break;
+        }
+      }
+    }
+    if (placed[i]) continue;
+    placed[i] = true;
+    ordered.push_back(p.items[i]);
+    for (size_t j : next[i]) {
+      if (--indegree[j] == 0 && !placed[j]) ready.insert({rank[j], j});
+    }
+  }
+  p.items = std::move(ordered);
   return p;
 }
 

@@ -60,6 +60,9 @@ struct OptimumOptions {
   int32_t max_binaries = 400'000;
   // CBC threads (1: the same result on every run).
   int32_t threads = 1;
+  // Pairwise copy orders that make batches exact (swap_model.h); models
+  // with more pairs keep the batch relaxation. 0 = always the relaxation.
+  int32_t max_order_pairs = 20000;
 
   // InvalidArgument naming the field.
   absl::Status Validate() const;

@@ -59,6 +59,17 @@
 // let each start as if it were first in line (a relaxation): the extracted
 // policy's simulated time may then exceed the objective.
 //
+// Exact batches. With SwapModelOptions::max_order_pairs, every pair of
+// copies that may be issued at the same op — copies out after the same op,
+// copies in whose trigger domains overlap — gets a binary order y and the
+// disjunction "one ends before the other's own duration starts" (both
+// chosen): one stream runs one copy at a time, which every real timeline
+// satisfies, so the bound stays valid, and the batches become exact. The
+// extracted policy lists each batch's items in the MILP's order (items are
+// the streams' tie order in the simulator). Only a pair of windows that
+// shares both its copy-out op and its trigger op with opposite orders can
+// still make the extracted policy slower than the objective.
+//
 // The class: the recorded order; SWAP items whose copy out starts right
 // after the tensor's last use before the window (an on-demand copy issued
 // later, as LRU does, is outside it); RECOMPUTE at the producer's cost;
@@ -131,6 +142,9 @@ struct SwapModelOptions {
   // Offer CLEAN and WRAP windows (the Advisor's item kinds); false limits
   // the class to the SWAP items of Chameleon and the baselines.
   bool advisor_kinds = true;
+  // Order the copies of a stream pairwise (below: "Exact batches") when
+  // there are at most this many pairs; 0 = never (the batch relaxation).
+  int32_t max_order_pairs = 20000;
 };
 
 struct SwapModelStats {
@@ -142,6 +156,8 @@ struct SwapModelStats {
   int32_t binaries = 0;
   int32_t rows = 0;
   int64_t nonzeros = 0;
+  // Pairwise orders added (0: the batch relaxation only).
+  int32_t order_pairs = 0;
 };
 
 class SwapModel {
@@ -186,7 +202,7 @@ class SwapModel {
  private:
   SwapModel() = default;
   absl::Status FindWindows(const SwapModelOptions& options);
-  void AddColumnsAndRows();
+  void AddColumnsAndRows(int32_t max_order_pairs);
   // Appends off_{g,k} (1 when window g has its tensor off the device
   // during op k) as terms times `scale`.
   void OffTerms(const SwapWindowVar& w, int32_t k, double scale,

@@ -137,10 +137,11 @@ int32_t PolicyImprover::ItemReleasedBefore(uint64_t tensor_id, int32_t p) const 
   return -1;
 }
 
-int32_t PolicyImprover::Improve(int32_t moves, Rng* rng) {
+int32_t PolicyImprover::Improve(int32_t moves, Rng* rng, const std::function<bool()>& stop) {
   int32_t kept = 0;
   Policy cand;
   for (int32_t m = 0; m < moves; ++m) {
+    if (stop && m % 64 == 63 && stop()) break;
     ++tried_;
     cand = policy_;
     const int32_t delta = 1 << rng->Uniform(7);  // 1..64 positions

@@ -309,7 +309,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
         improver_current = true;
       }
       Rng rng(local_seed);
-      if (improver->Improve(o.local_search_moves, &rng) > 0) {
+      if (improver->Improve(o.local_search_moves, &rng, past_deadline) > 0) {
         elite = improver->policy();
         elite_ns = improver->time_ns();
         improved_locally = true;

@@ -35,6 +35,7 @@
 #define SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -62,7 +63,9 @@ class PolicyImprover {
   // the simulator rejects it; ResourceExhausted when it does not fit.
   absl::Status Reset(Policy policy);
   // Tries `moves` moves; returns how many were kept. Requires Reset.
-  int32_t Improve(int32_t moves, Rng* rng);
+  // `stop` (may be empty), asked every 64 moves, ends the round early (the
+  // search's time limit).
+  int32_t Improve(int32_t moves, Rng* rng, const std::function<bool()>& stop = {});
 
   const Policy& policy() const { return policy_; }
   int64_t time_ns() const { return time_ns_; }
