@@ -212,6 +212,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
       if (row.feasible && !row.unlimited_memory && row.policy) warm.push_back(*row.policy);
     }
     if (warm.empty()) warm = fitting;
+    c.optimum_recompute = options.optimum->recompute;
     absl::StatusOr<OptimumResult> bound = ComputeOptimum(problem, *options.optimum, o, warm);
     if (!bound.ok()) {
       c.optimum_status = bound.status();

@@ -144,6 +144,8 @@ absl::StatusOr<MilpSolution> SolveMilp(const MilpProblem& problem, const MilpOpt
   Cbc_setParameter(model.get(), "log", "0");
   Cbc_setParameter(model.get(), "slog", "0");
   if (options.time_limit_ns > 0) {
+    // Wall-clock seconds (CBC counts CPU time by default).
+    Cbc_setParameter(model.get(), "timeMode", "elapsed");
     const std::string sec = absl::StrCat(static_cast<double>(options.time_limit_ns) / 1e9);
     Cbc_setParameter(model.get(), "sec", sec.c_str());
   }

@@ -144,6 +144,8 @@ struct Comparison {
   // represent, no policy of its class fits).
   std::optional<OptimumResult> optimum;
   absl::Status optimum_status;
+  // The bound's class includes recomputation (OptimumOptions::recompute).
+  bool optimum_recompute = false;
 
   // True when some planner other than ideal reaches the budget.
   bool AnyFeasible() const;
