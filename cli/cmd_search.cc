@@ -68,6 +68,8 @@ struct SearchArgs {
   int migrants = IslandOptions().migrants;
   SimFlags sim;
   std::string output;
+  // Per-generation CSV (elapsed, best chromosome, elite, best of all islands).
+  std::string history;
   bool json = false;
   bool quiet = false;
 };
@@ -197,6 +199,14 @@ absl::Status Run(const SearchArgs& a) {
   }
   if (!lead) return absl::OkStatus();
   if (!a.output.empty()) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(policy, a.output));
+  if (!a.history.empty()) {
+    std::string csv = "generation,elapsed_ns,best_chromosome_ns,elite_ns,islands_best_ns,evaluations\n";
+    for (const GenerationStats& g : r.history) {
+      absl::StrAppend(&csv, g.generation, ",", g.elapsed_ns, ",", g.best_ever_ns, ",", g.elite_ns,
+                      ",", g.islands_best_ns, ",", g.evaluations, "\n");
+    }
+    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(a.history, csv));
+  }
 
   const SimulationResult& s = r.simulation;
   int32_t wrapping = 0, clean = 0;
@@ -366,6 +376,9 @@ void SetupSearch(CLI::App& root, Action* action) {
       ->check(CLI::NonNegativeNumber);
   AddSimFlags(sub, &a->sim);
   sub->add_option("-o,--output", a->output, "Write the policy (.json: JSON, else binary)");
+  sub->add_option("--history", a->history,
+                  "Write one CSV row per generation: elapsed_ns, best chromosome, elite, best of "
+                  "all islands (-1: none yet)");
   sub->add_flag("--json", a->json, "Machine-readable summary on stdout");
   sub->add_flag("--quiet", a->quiet, "No progress on stderr");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });

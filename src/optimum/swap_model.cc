@@ -539,6 +539,73 @@ void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
       p.AddRow(terms, 0, kMilpInfinity);
     }
   }
+  // --- stream energy (no big M): what the LP relaxation needs to see that
+  // copies take time. Copies out after op a or later start at E_a; those
+  // released at or before r must be done when op r + 1 starts:
+  //   S_{r+1} >= S_a + d_a + sum_{out_g >= a} dd_g * released_g(<= r).
+  // Copies in triggered at s or later start at E_{s-1}; those first used at
+  // or before u must be done when op u starts:
+  //   S_u >= S_{s-1} + d_{s-1} + sum_{use_g <= u} dh_g * (x_g - triggered_g(<= s-1)).
+  // Every real timeline satisfies both (one stream, serial copies).
+  {
+    std::vector<int32_t> outs, rels, starts, uses;
+    for (const SwapWindowVar& w : windows_) {
+      if (HasCopyOut(w.kind)) {
+        outs.push_back(w.out_op);
+        for (int32_t r : w.releases) {
+          if (r + 1 < n) rels.push_back(r);
+        }
+      }
+      if (HasCopyIn(w.kind)) {
+        starts.push_back(w.triggers.front());
+        uses.push_back(w.use_op);
+      }
+    }
+    auto unique = [](std::vector<int32_t>* v) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    };
+    unique(&outs);
+    unique(&rels);
+    unique(&starts);
+    unique(&uses);
+    constexpr size_t kMaxEnergyRows = 5000;
+    size_t added = 0;
+    for (int32_t a : outs) {
+      for (int32_t r : rels) {
+        if (r < a || added >= kMaxEnergyRows) continue;
+        terms = {{S(r + 1), 1}, {S(a), -1}};
+        for (const SwapWindowVar& w : windows_) {
+          if (!HasCopyOut(w.kind) || w.out_op < a) continue;
+          const int32_t i = LastIndex(w.releases, r, /*inclusive=*/true);
+          if (i >= 0) terms.push_back({w.rho + i, -us(w.d2h_ns)});
+        }
+        if (terms.size() > 2) {
+          p.AddRow(terms, d(a), kMilpInfinity);
+          ++added;
+        }
+      }
+    }
+    for (int32_t st : starts) {
+      for (int32_t u : uses) {
+        if (u < st || added >= 2 * kMaxEnergyRows) continue;
+        terms = {{S(u), 1}};
+        if (st > 0) terms.push_back({S(st - 1), -1});
+        const size_t fixed = terms.size();
+        for (const SwapWindowVar& w : windows_) {
+          if (!HasCopyIn(w.kind) || w.use_op > u || w.triggers.back() < st) continue;
+          terms.push_back({w.x, -us(w.h2d_ns)});
+          const int32_t i = LastIndex(w.triggers, st - 1, /*inclusive=*/true);
+          if (i >= 0) terms.push_back({w.sigma + i, us(w.h2d_ns)});
+        }
+        if (terms.size() > fixed) {
+          p.AddRow(terms, st > 0 ? d(st - 1) : 0.0, kMilpInfinity);
+          ++added;
+        }
+      }
+    }
+    stats_.energy_rows = static_cast<int32_t>(added);
+  }
   // --- exact batches: pairwise order of copies that may share an op -----------
   struct Pair {
     int32_t a, b;   // windows

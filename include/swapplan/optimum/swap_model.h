@@ -59,6 +59,15 @@
 // let each start as if it were first in line (a relaxation): the extracted
 // policy's simulated time may then exceed the objective.
 //
+// Stream energy. The rows above hold the copies' times only through big-M
+// terms, which the LP relaxation all but ignores; valid rows without M say
+// that the copies of one stream between two ops take their summed time:
+//   d2h  S_{r+1} >= S_a + d_a + sum_{out_g >= a} dd_g * [released at or before r]
+//   h2d  S_u >= S_{s-1} + d_{s-1} + sum_{use_g <= u} dh_g * [chosen, not triggered before s]
+// for a among the copy-out ops, r among the releases, s among the first
+// triggers and u among the uses (at most 5000 of each kind). They tighten
+// the bound of a stopped solve; they remove no policy.
+//
 // Exact batches. With SwapModelOptions::max_order_pairs, every pair of
 // copies that may be issued at the same op — copies out after the same op,
 // copies in whose trigger domains overlap — gets a binary order y and the
@@ -158,6 +167,8 @@ struct SwapModelStats {
   int64_t nonzeros = 0;
   // Pairwise orders added (0: the batch relaxation only).
   int32_t order_pairs = 0;
+  // Stream-energy rows added (below).
+  int32_t energy_rows = 0;
 };
 
 class SwapModel {
