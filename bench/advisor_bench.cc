@@ -38,9 +38,9 @@ const Fixture& Get() {
     x->trace = *ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) + "/traces/bilstm.json.gz");
     PlanningProblem pp{.trace = &x->trace,
                        .iteration = 1,
-                       .device_budget_bytes = 9 << 20,
-                       .h2d_bandwidth_bytes_per_s = 100e6,
-                       .d2h_bandwidth_bytes_per_s = 100e6};
+                       .device = {.capacity_bytes = 9 << 20,
+                     .h2d_bandwidth_bytes_per_s = 100e6,
+                     .d2h_bandwidth_bytes_per_s = 100e6}};
     x->problem = *AdvisorProblem::Create(pp, AdvisorOptions());
     const AdvisorProblem& p = *x->problem;
     x->recorded.schedule.resize(p.num_ops());

@@ -40,9 +40,9 @@ int Run(int argc, char** argv) {
   o.search.selection_temperature = argc > 7 ? std::atof(argv[7]) : 1.0;
   PlanningProblem pp{.trace = &*trace,
                      .iteration = trace->num_iterations() - 1,
-                     .device_budget_bytes = *budget,
+                     .device = {.capacity_bytes = *budget,
                      .h2d_bandwidth_bytes_per_s = *bw,
-                     .d2h_bandwidth_bytes_per_s = *bw};
+                     .d2h_bandwidth_bytes_per_s = *bw}};
   absl::StatusOr<std::unique_ptr<AdvisorProblem>> p = AdvisorProblem::Create(pp, o);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());

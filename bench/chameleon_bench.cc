@@ -49,10 +49,10 @@ Case& Million() {
 PlanningProblem Problem(const Case& c, double budget_fraction) {
   return {.trace = &c.trace,
           .iteration = 0,
-          .device_budget_bytes = static_cast<int64_t>(static_cast<double>(c.peak) *
+          .device = {.capacity_bytes = static_cast<int64_t>(static_cast<double>(c.peak) *
                                                       budget_fraction),
-          .h2d_bandwidth_bytes_per_s = c.trace.metadata().h2d_bandwidth_bytes_per_s,
-          .d2h_bandwidth_bytes_per_s = c.trace.metadata().d2h_bandwidth_bytes_per_s,
+                     .h2d_bandwidth_bytes_per_s = c.trace.metadata().h2d_bandwidth_bytes_per_s,
+                     .d2h_bandwidth_bytes_per_s = c.trace.metadata().d2h_bandwidth_bytes_per_s},
           .curve = &c.curve};
 }
 
@@ -101,7 +101,7 @@ BENCHMARK(BM_Plan1MOps)
 void BM_Plan1MOpsSlowLink(benchmark::State& state) {
   Case& c = Million();
   PlanningProblem pr = Problem(c, static_cast<double>(state.range(0)) / 100.0);
-  pr.h2d_bandwidth_bytes_per_s = pr.d2h_bandwidth_bytes_per_s = 2.5e9;
+  pr.device.h2d_bandwidth_bytes_per_s = pr.device.d2h_bandwidth_bytes_per_s = 2.5e9;
   ChameleonPlanner planner(Options());
   bool ok = false;
   size_t items = 0;
@@ -129,7 +129,7 @@ void BM_CheckLlama7B(benchmark::State& state) {
     return;
   }
   for (auto _ : state) {
-    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {}, &c.curve);
+    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {});
     benchmark::DoNotOptimize(r->peak_bytes);
   }
 }
@@ -144,7 +144,7 @@ void BM_Check1MOps(benchmark::State& state) {
     return;
   }
   for (auto _ : state) {
-    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {}, &c.curve);
+    absl::StatusOr<CheckReport> r = CheckPolicy(c.trace, *p, {});
     benchmark::DoNotOptimize(r->peak_bytes);
   }
 }
@@ -156,7 +156,7 @@ void Report() {
   for (Case* c : {&Llama(), &Million()}) {
     for (double f : {0.95, 0.9, 0.8, 0.75, 0.6, 0.5}) {
       PlanningProblem pr = Problem(*c, f);
-      if (link > 0) pr.h2d_bandwidth_bytes_per_s = pr.d2h_bandwidth_bytes_per_s = link;
+      if (link > 0) pr.device.h2d_bandwidth_bytes_per_s = pr.device.d2h_bandwidth_bytes_per_s = link;
       const auto t0 = std::chrono::steady_clock::now();
       ChameleonExplanation x;
       absl::StatusOr<Policy> p = ChameleonPlanner(Options()).PlanExplained(pr, &x);
@@ -167,7 +167,7 @@ void Report() {
           "%-13s %.1f GB/s budget %.2f x peak (%.1f GiB of %.1f): %s, %zu swaps (%.1f GiB), "
           "%d rounds, %zu passes, peak after %.1f GiB, expected overhead %.2f ms, T_iter %.1f ms, "
           "maximal fallback %s; %.0f ms with explanation\n",
-          c->name, pr.d2h_bandwidth_bytes_per_s / 1e9, f, static_cast<double>(pr.device_budget_bytes) / (1 << 30),
+          c->name, pr.device.d2h_bandwidth_bytes_per_s / 1e9, f, static_cast<double>(pr.budget_bytes()) / (1 << 30),
           static_cast<double>(c->peak) / (1 << 30), p.ok() ? "ok" : "infeasible",
           p.ok() ? p->items.size() : 0, static_cast<double>(bytes) / (1 << 30), x.rounds,
           x.passes.size(), static_cast<double>(x.peak_bytes) / (1 << 30),

@@ -65,8 +65,8 @@ const Loaded& Synthetic1M() {
 void RunCompare(benchmark::State& state, const Loaded& l, double bandwidth) {
   CompareOptions o;
   o.budget.oversubscription = static_cast<double>(state.range(0)) / 100.0;
-  o.simulator.h2d_bandwidth_bytes_per_s = bandwidth;
-  o.simulator.d2h_bandwidth_bytes_per_s = bandwidth;
+  o.simulator.device.h2d_bandwidth_bytes_per_s = bandwidth;
+  o.simulator.device.d2h_bandwidth_bytes_per_s = bandwidth;
   int feasible = 0;
   for (auto _ : state) {
     absl::StatusOr<Comparison> c = ComparePlanners(l.trace, o, &l.curve);

@@ -26,11 +26,11 @@ void Solve(benchmark::State& state, const std::string& path, int32_t iteration,
   const Trace trace = *ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) + "/" + path);
   const MemoryCurve curve = *ComputeMemoryCurve(trace);
   const ResolvedBudget rb = *ResolveBudget(trace, curve.iterations()[iteration], budget);
-  const PlanningProblem pp{.trace = &trace,
-                           .iteration = iteration,
-                           .device_budget_bytes = rb.budget_bytes,
-                           .h2d_bandwidth_bytes_per_s = bandwidth,
-                           .d2h_bandwidth_bytes_per_s = bandwidth};
+  DeviceModel device;
+  device.capacity_bytes = rb.budget_bytes;
+  device.h2d_bandwidth_bytes_per_s = bandwidth;
+  device.d2h_bandwidth_bytes_per_s = bandwidth;
+  const PlanningProblem pp{.trace = &trace, .iteration = iteration, .device = device};
   OptimumOptions o;
   o.time_limit_ns = 300'000'000'000;
   OptimumResult last;
@@ -66,7 +66,7 @@ void BM_BuildLlama4Layers(benchmark::State& state) {
   const ResolvedBudget rb =
       *ResolveBudget(trace, curve.iterations()[0], {.oversubscription = 2.0});
   SimulatorOptions so;
-  so.device_capacity_bytes = rb.budget_bytes;
+  so.device.capacity_bytes = rb.budget_bytes;
   SwapModelStats stats;
   for (auto _ : state) {
     absl::StatusOr<SwapModel> m = SwapModel::Build(trace, 0, so, {});

@@ -42,11 +42,11 @@ int Run(int argc, char** argv) {
   o.search.threads = argc > 4 ? std::atoi(argv[4]) : 0;
   o.search.seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 1;
   AdvisorPlanner planner(o);
-  PlanningProblem pp{.trace = &*trace,
-                     .iteration = 0,
-                     .device_budget_bytes = rb->budget_bytes,
-                     .h2d_bandwidth_bytes_per_s = trace->metadata().h2d_bandwidth_bytes_per_s,
-                     .d2h_bandwidth_bytes_per_s = trace->metadata().d2h_bandwidth_bytes_per_s};
+  DeviceModel device;
+  device.capacity_bytes = rb->budget_bytes;
+  device.h2d_bandwidth_bytes_per_s = trace->metadata().h2d_bandwidth_bytes_per_s;
+  device.d2h_bandwidth_bytes_per_s = trace->metadata().d2h_bandwidth_bytes_per_s;
+  PlanningProblem pp{.trace = &*trace, .iteration = 0, .device = device};
   absl::StatusOr<Policy> p = planner.Plan(pp);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());

@@ -39,13 +39,12 @@ const Fixture& Get() {
     const IterationCurve& ic = f.curve.iterations()[0];
     f.problem = {.trace = &f.trace,
                  .iteration = 0,
-                 .device_budget_bytes =
-                     ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * 6 / 10,
-                 .h2d_bandwidth_bytes_per_s = 25e9,
-                 .d2h_bandwidth_bytes_per_s = 25e9,
+                 .device = {.capacity_bytes = ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * 6 / 10,
+                     .h2d_bandwidth_bytes_per_s = 25e9,
+                     .d2h_bandwidth_bytes_per_s = 25e9},
                  .curve = &f.curve};
     PlanningProblem roomy = f.problem;
-    roomy.device_budget_bytes = ic.peak_unswapped.bytes;
+    roomy.device.capacity_bytes = ic.peak_unswapped.bytes;
     f.vdnn = *LayerSwapPlanner("vdnn", VdnnOptions()).Plan(roomy);
     f.lru = *LruPlanner().Plan(f.problem);
     f.recompute = *RecomputePlanner().Plan(roomy);
@@ -89,7 +88,7 @@ void BM_SimulateVdnn(benchmark::State& state) { RunPolicy(state, Get().vdnn, {})
 BENCHMARK(BM_SimulateVdnn)->Unit(benchmark::kMillisecond);
 
 void BM_SimulateVdnnHalfDuplexLatency(benchmark::State& state) {
-  RunPolicy(state, Get().vdnn, {.transfer_latency_ns = 10000, .half_duplex = true});
+  RunPolicy(state, Get().vdnn, {.device = {.copy_latency_ns = 10000, .copy_engines = 1}});
 }
 BENCHMARK(BM_SimulateVdnnHalfDuplexLatency)->Unit(benchmark::kMillisecond);
 
@@ -110,7 +109,7 @@ void BM_SimulateVdnnTimeline(benchmark::State& state) {
 BENCHMARK(BM_SimulateVdnnTimeline)->Unit(benchmark::kMillisecond);
 
 void BM_SimulateLru(benchmark::State& state) {
-  RunPolicy(state, Get().lru, {.device_capacity_bytes = Get().problem.device_budget_bytes});
+  RunPolicy(state, Get().lru, {.device = {.capacity_bytes = Get().problem.budget_bytes()}});
 }
 BENCHMARK(BM_SimulateLru)->Unit(benchmark::kMillisecond);
 
@@ -130,7 +129,7 @@ template <typename MakePlanner>
 void PlanBench(benchmark::State& state, MakePlanner make, bool roomy) {
   const Fixture& f = Get();
   PlanningProblem p = f.problem;
-  if (roomy) p.device_budget_bytes = f.curve.iterations()[0].peak_unswapped.bytes;
+  if (roomy) p.device.capacity_bytes = f.curve.iterations()[0].peak_unswapped.bytes;
   size_t items = 0;
   for (auto _ : state) {
     auto planner = make();

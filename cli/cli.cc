@@ -4,11 +4,15 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 
 namespace swapplan::cli {
 
 int ExitCodeFor(const absl::Status& status) {
+  // A configured limit (decompressed bytes of an import) is bad input, not
+  // an infeasible budget, although both travel as ResourceExhausted.
+  if (KindOf(status) == ErrorKind::kResourceLimit) return kExitBadInput;
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;

@@ -33,6 +33,8 @@ void SetupRegress(CLI::App& root, Action* action);
 void SetupReplay(CLI::App& root, Action* action);
 void SetupSearch(CLI::App& root, Action* action);
 void SetupOptimum(CLI::App& root, Action* action);
+void SetupPolicy(CLI::App& root, Action* action);
+void SetupImport(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

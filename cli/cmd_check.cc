@@ -1,5 +1,9 @@
 // swapplan check TRACE POLICY [--json] [--op-times auto|eq1|recorded] [--iteration-time X]
 //
+// Without --op-times, the policy is checked on the op timeline its planner
+// recorded (CheckOptionsFor: Chameleon's op_time_model and
+// iteration_time_ns parameters), else auto.
+//
 // Replays a policy against the trace with the checker (policy/checker.h) and
 // lists every violation. Exit status: 0 when the policy is clean; 2 when it
 // has violations — a policy that does not fit its trace is bad input in the
@@ -12,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -25,7 +30,8 @@ struct CheckArgs {
   std::string trace;
   std::string policy;
   bool json = false;
-  std::string op_times = "auto";
+  // "" = the op-time model the policy's planner recorded (CheckOptionsFor).
+  std::string op_times;
   std::string iteration_time;
 };
 
@@ -103,13 +109,17 @@ std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a)
 }
 
 absl::Status RunCheck(const CheckArgs& a) {
-  CheckOptions options;
-  ParseOpTimeModel(a.op_times, &options.op_time_model);  // checked by CLI11
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
+  // By default the timeline the policy was planned on; the flags override.
+  CheckOptions options = CheckOptionsFor(policy);
+  if (!a.op_times.empty()) {
+    ParseOpTimeModel(a.op_times, &options.op_time_model);  // checked by CLI11
+    options.iteration_time_ns = 0;
+  }
   if (!a.iteration_time.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(options.iteration_time_ns, ParseDurationNs(a.iteration_time));
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       "", a.json ? RenderJson(trace, report, a) : RenderText(trace, policy, report, a)));
@@ -131,8 +141,8 @@ void SetupCheck(CLI::App& root, Action* action) {
   sub->add_option("policy", a->policy, "Policy file (binary or JSON)")->required();
   sub->add_flag("--json", a->json, "Machine-readable JSON report");
   sub->add_option("--op-times", a->op_times,
-                  "Op times for release checks: auto, eq1 or recorded (use the planner's)")
-      ->capture_default_str()
+                  "Op times for release checks: auto, eq1 or recorded (default: the model the "
+                  "policy's planner recorded, else auto)")
       ->check(CLI::IsMember({"auto", "eq1", "recorded"}));
   sub->add_option("--iteration-time", a->iteration_time,
                   "T_iter for Eq. (1) (default: recorded wall time)");

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
@@ -84,6 +85,7 @@ std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row, const P
 // The note below the table for one row.
 std::string Note(const Trace& t, int32_t it, const PlannerOutcome& row) {
   if (!row.planned) return row.infeasible_reason;
+  if (!row.valid) return absl::StrCat("invalid policy (fails the checker): ", row.invalid_reason);
   const SimulationResult& r = *row.sim;
   if (!row.unlimited_memory && r.oom.occurred && r.oom.pool_class >= 0) {
     return absl::StrCat("simulated OOM at ", OpText(t, it, r.oom.op), ": pool class ",
@@ -115,12 +117,7 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
                   " ops, op durations ", DurationSourceName(c.durations), ")\n");
   absl::StrAppend(&out, "budget    ", BudgetText(c), "; unswapped peak ", BytesExact(c.peak.bytes),
                   " at ", OpText(t, c.iteration, c.peak.local_op), "\n");
-  SimulationResult shape;
-  shape.h2d_bandwidth_bytes_per_s = c.simulator.h2d_bandwidth_bytes_per_s;
-  shape.d2h_bandwidth_bytes_per_s = c.simulator.d2h_bandwidth_bytes_per_s;
-  shape.transfer_latency_ns = c.simulator.transfer_latency_ns;
-  shape.half_duplex = c.simulator.half_duplex;
-  absl::StrAppend(&out, "link      ", LinkText(shape), "\n");
+  absl::StrAppend(&out, "link      ", LinkText(c.simulator.device), "\n");
   absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n");
   const bool bound = c.optimum.has_value();
   if (bound) {
@@ -143,7 +140,7 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
   for (const PlannerOutcome& r : c.rows) {
     std::vector<std::string> row;
     if (!r.sim) {
-      row = {r.planner, "no", "-", "-", "-", "-", "-", "-"};
+      row = {r.planner, r.planned && !r.valid ? "invalid" : "no", "-", "-", "-", "-", "-", "-"};
     } else {
       const SimulationResult& s = *r.sim;
       row = {r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
@@ -185,6 +182,8 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
     json row;
     row["planner"] = r.planner;
     row["feasible"] = r.feasible;
+    // A policy that fails the checker: its first violation.
+    if (r.planned && !r.valid) row["invalid"] = r.invalid_reason;
     if (r.sim) {
       const SimulationResult& s = *r.sim;
       row["peak_bytes"] = s.peak_bytes;
@@ -225,7 +224,7 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
 }
 
 absl::Status Run(const CompareArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   if (args.iteration >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("--iteration ", args.iteration,
                                                    " is out of range: ", trace.source(), " has ",
@@ -297,9 +296,9 @@ absl::Status Run(const CompareArgs& args) {
     oo.recompute = !args.optimum_no_recompute;
     options.optimum = oo;
   }
-  const bool h2d = options.simulator.h2d_bandwidth_bytes_per_s > 0 ||
+  const bool h2d = options.simulator.device.h2d_bandwidth_bytes_per_s > 0 ||
                    trace.metadata().h2d_bandwidth_bytes_per_s > 0;
-  const bool d2h = options.simulator.d2h_bandwidth_bytes_per_s > 0 ||
+  const bool d2h = options.simulator.device.d2h_bandwidth_bytes_per_s > 0 ||
                    trace.metadata().d2h_bandwidth_bytes_per_s > 0;
   if (!h2d || !d2h) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -327,7 +326,8 @@ absl::Status Run(const CompareArgs& args) {
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(Note(trace, c.iteration, row));
-    if (!args.save_policies.empty() && row.policy) {
+    // Only policies that pass the checker are written.
+    if (!args.save_policies.empty() && row.policy && row.valid) {
       SWAPPLAN_RETURN_IF_ERROR(
           WritePolicy(*row.policy, absl::StrCat(args.save_policies, "/", row.planner, ".json")));
     }

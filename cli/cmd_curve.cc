@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
@@ -96,7 +97,7 @@ void SetupCurve(CLI::App& root, Action* action) {
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status {
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args->trace));
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args->trace));
       int32_t first = 0;
       int32_t last = trace.num_iterations() - 1;
       if (args->iteration >= 0) {

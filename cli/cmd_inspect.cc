@@ -3,9 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/stats.h"
@@ -34,6 +37,38 @@ std::string PeakText(const Trace& t, const PeakInfo& p) {
                       " (", t.op_name_at(p.op), ", ", PhaseName(p.phase), ")");
 }
 
+// Metadata attribute `key` of an imported trace ("" when absent).
+std::string ImportAttr(const Trace& t, absl::string_view key) {
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// What an importer recorded (import.* attributes): format, how durations
+// were obtained, the source's own allocator peak, approximations.
+std::string ImportText(const Trace& t) {
+  const std::string format = ImportAttr(t, "import.format");
+  if (format.empty()) return "";
+  std::string out = absl::StrCat("imported from   ", format);
+  std::string durations = ImportAttr(t, "import.durations");
+  if (!durations.empty()) absl::StrAppend(&out, "; durations ", durations);
+  absl::StrAppend(&out, "\n");
+  int64_t peak = 0;
+  if (absl::SimpleAtoi(ImportAttr(t, "import.allocator_peak_bytes"), &peak)) {
+    absl::StrAppend(&out, "source peak     ", BytesExact(peak),
+                    " (the recording's own allocator figure)\n");
+  }
+  std::string notes;
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (absl::StartsWith(k, "import.note.")) {
+      absl::StrAppend(&notes, notes.empty() ? "" : ", ", k.substr(12), " ", v);
+    }
+  }
+  if (!notes.empty()) absl::StrAppend(&out, "import notes    ", notes, "\n");
+  return out;
+}
+
 std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c,
                        const InspectArgs& args) {
   const TraceMetadata& m = t.metadata();
@@ -57,6 +92,7 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
     absl::StrAppend(&out, "recorded by     ", m.recorder, " ", m.recorder_version,
                     m.framework.empty() ? "" : absl::StrCat(" (", m.framework, ")"), "\n");
   }
+  absl::StrAppend(&out, ImportText(t));
   absl::StrAppend(&out, "iterations      ", t.num_iterations(), "\n");
   absl::StrAppend(&out, "ops             ", t.num_ops(), " (");
   for (int p = 0; p < kNumPhases; ++p) {
@@ -189,6 +225,11 @@ std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c
                         {"persistent_bytes", ic.persistent_bytes}});
   }
   j["per_iteration"] = per_iter;
+  json imported = json::object();
+  for (const auto& [k, v] : t.metadata().attributes) {
+    if (absl::StartsWith(k, "import.")) imported[k.substr(7)] = v;
+  }
+  if (!imported.empty()) j["import"] = imported;
   return j.dump(2) + "\n";
 }
 
@@ -211,7 +252,7 @@ void SetupInspect(CLI::App& root, Action* action) {
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status {
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args->trace));
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args->trace));
       CurveOptions opts;
       opts.top_tensors_at_peak = args->top_tensors;
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace, opts));

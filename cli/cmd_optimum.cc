@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "cli.h"
 #include "sim_flags.h"
+#include "trace_input.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/optimum/optimum.h"
 #include "swapplan/policy/policy_io.h"
@@ -113,7 +114,7 @@ std::string GapText(const OptimumResult& r) {
 }
 
 absl::Status Run(const OptimumArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   if (a.iteration >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("--iteration ", a.iteration,
                                                    " is out of range: ", trace.source(), " has ",
@@ -202,11 +203,7 @@ absl::Status Run(const OptimumArgs& a) {
     t.AddRow({"iteration", absl::StrCat(c.iteration, " (", c.num_ops, " ops, op durations ",
                                         DurationSourceName(c.durations), ")")});
     t.AddRow({"budget", BytesExact(c.budget.budget_bytes)});
-    SimulationResult shape;
-    shape.h2d_bandwidth_bytes_per_s = c.simulator.h2d_bandwidth_bytes_per_s;
-    shape.d2h_bandwidth_bytes_per_s = c.simulator.d2h_bandwidth_bytes_per_s;
-    shape.transfer_latency_ns = c.simulator.transfer_latency_ns;
-    t.AddRow({"link", LinkText(shape)});
+    t.AddRow({"link", LinkText(c.simulator.device)});
     t.AddRow({"model", ModelText(r, oo.recompute)});
     t.AddRow({"solve", absl::StrCat(MilpStatusName(r.status), " after ",
                                     FormatDurationNs(r.solve_time_ns), " (time limit ",

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/sim/checker.h"
@@ -249,10 +250,11 @@ std::string RenderSummary(const Context& c, const Policy& p, const CheckReport& 
   TextTable t({"plan", "chameleon"});
   t.AddRow({"trace", absl::StrCat(c.trace.source(), ", iteration ", c.iteration, " (",
                                   c.trace.iteration(c.iteration).num_ops(), " ops)")});
-  t.AddRow({"budget", absl::StrCat(Bytes(pr.device_budget_bytes), " = device ",
+  t.AddRow({"budget", absl::StrCat(Bytes(pr.budget_bytes()), " = device ",
                                    Bytes(c.device_bytes), " - reserve ", Bytes(c.reserve_bytes))});
-  t.AddRow({"bandwidth", absl::StrCat("h2d ", FormatBandwidth(pr.h2d_bandwidth_bytes_per_s),
-                                      ", d2h ", FormatBandwidth(pr.d2h_bandwidth_bytes_per_s))});
+  t.AddRow({"bandwidth",
+            absl::StrCat("h2d ", FormatBandwidth(pr.device.h2d_bandwidth_bytes_per_s), ", d2h ",
+                         FormatBandwidth(pr.device.d2h_bandwidth_bytes_per_s))});
   t.AddRow({"tensors swapped", absl::StrCat(p.items.size())});
   t.AddRow({"bytes out / in", absl::StrCat(Bytes(bytes), " / ", Bytes(bytes))});
   t.AddRow({"peak before", peak_at(r.peak_unswapped_bytes, peak_before_op)});
@@ -307,9 +309,9 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
           {"planner", p.planner},
           {"device_memory_bytes", c.device_bytes},
           {"reserve_bytes", c.reserve_bytes},
-          {"budget_bytes", p.device_budget_bytes},
-          {"h2d_bandwidth_bytes_per_s", p.h2d_bandwidth_bytes_per_s},
-          {"d2h_bandwidth_bytes_per_s", p.d2h_bandwidth_bytes_per_s},
+          {"budget_bytes", p.BudgetBytes()},
+          {"h2d_bandwidth_bytes_per_s", p.device.h2d_bandwidth_bytes_per_s},
+          {"d2h_bandwidth_bytes_per_s", p.device.d2h_bandwidth_bytes_per_s},
           {"tensors_swapped", p.items.size()},
           {"bytes_out", p.TotalItemBytes()},
           {"bytes_in", p.TotalItemBytes()},
@@ -354,7 +356,7 @@ absl::StatusOr<ChameleonOptions> MakeOptions(const PlanArgs& a) {
 
 absl::Status RunPlan(const PlanArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(ChameleonOptions options, MakeOptions(a));
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   int32_t iteration = trace.num_iterations() - 1;
   if (a.iteration >= 0) {
     if (a.iteration >= trace.num_iterations()) {
@@ -396,12 +398,11 @@ absl::Status RunPlan(const PlanArgs& a) {
   }
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
   Context c{trace, iteration, trace.iteration(iteration).op_begin, device, reserve, {}, {}};
-  c.problem = {.trace = &trace,
-               .iteration = iteration,
-               .device_budget_bytes = device - reserve,
-               .h2d_bandwidth_bytes_per_s = h2d,
-               .d2h_bandwidth_bytes_per_s = d2h,
-               .curve = &curve};
+  c.problem = {.trace = &trace, .iteration = iteration, .curve = &curve};
+  c.problem.device.capacity_bytes = device;
+  c.problem.device.reserve_bytes = reserve;
+  c.problem.device.h2d_bandwidth_bytes_per_s = h2d;
+  c.problem.device.d2h_bandwidth_bytes_per_s = d2h;
   ChameleonPlanner planner(options);
   ChameleonExplanation why;
   absl::StatusOr<Policy> policy = planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
@@ -413,18 +414,18 @@ absl::Status RunPlan(const PlanArgs& a) {
     }
     return policy.status();
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, *policy, {
-                                                                .op_time_model = options.op_time_model,
-                                                                .iteration_time_ns = options.iteration_time_ns,
-                                                            },
-                                                            &curve));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      CheckReport report,
+      CheckPolicy(trace, *policy,
+                  {.op_time_model = options.op_time_model,
+                   .iteration_time_ns = options.iteration_time_ns}));
   if (!report.clean()) {
     return absl::InternalError(absl::StrCat("the planner's policy fails the checker: ",
                                             report.violations.front().message));
   }
   // The common yardstick: the evaluation simulator on the budget.
   SimulatorOptions sim_options;
-  sim_options.device_capacity_bytes = c.problem.device_budget_bytes;
+  sim_options.device = c.problem.device;
   SWAPPLAN_ASSIGN_OR_RETURN(c.simulation, Simulate(trace, *policy, sim_options));
   policy->simulated_iteration_time_ns = c.simulation.iteration_time_ns;
   if (!a.output.empty()) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/trace/io.h"
@@ -261,15 +262,15 @@ absl::Status Run(const ReplayArgs& args) {
   o.oom_handling_in_all_stages = args.oom_handling == "all";
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o.simulator));
 
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   if (!args.device_memory.empty()) {
     absl::StatusOr<int64_t> b = ParseBytes(args.device_memory);
     if (!b.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
     }
-    o.device_memory_bytes = *b;
+    o.simulator.device.capacity_bytes = *b;
   } else if (trace.metadata().device_memory_bytes > 0) {
-    o.device_memory_bytes = trace.metadata().device_memory_bytes;
+    o.simulator.device.capacity_bytes = trace.metadata().device_memory_bytes;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("--device-memory is required: ", trace.source(),
                                                    " does not record the device memory"));
@@ -277,12 +278,12 @@ absl::Status Run(const ReplayArgs& args) {
   if (!args.reserve.empty()) {
     absl::StatusOr<int64_t> b = ParseBytes(args.reserve);
     if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--reserve: ", b.status().message()));
-    o.reserve_bytes = *b;
+    o.simulator.device.reserve_bytes = *b;
   }
-  if (o.reserve_bytes >= o.device_memory_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("--reserve ", FormatBytes(o.reserve_bytes),
-                                                   " leaves no budget out of ",
-                                                   FormatBytes(o.device_memory_bytes)));
+  if (o.simulator.device.reserve_bytes >= o.simulator.device.capacity_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--reserve ", FormatBytes(o.simulator.device.reserve_bytes),
+                     " leaves no budget out of ", FormatBytes(o.simulator.device.capacity_bytes)));
   }
 
   const bool to_stdout = args.output.empty() || args.output == "-";
@@ -363,8 +364,8 @@ absl::Status Run(const ReplayArgs& args) {
   if (args.json) {
     nlohmann::json j;
     j["trace"] = trace.source();
-    j["device_memory_bytes"] = o.device_memory_bytes;
-    j["reserve_bytes"] = o.reserve_bytes;
+    j["device_memory_bytes"] = o.simulator.device.capacity_bytes;
+    j["reserve_bytes"] = o.simulator.device.reserve_bytes;
     j["planner"] = o.planner;
     j["matcher"] = std::string(MatcherKindName(o.matcher));
     j["boundary"] = std::string(IterationBoundaryName(o.boundary));

@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "mpi_islands.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
@@ -88,7 +89,7 @@ std::string ProgressLine(const GenerationStats& g, bool islands) {
 }
 
 absl::Status Run(const SearchArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(a.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
   const int32_t it = a.iteration >= 0 ? a.iteration : trace.num_iterations() - 1;
   if (it >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("--iteration ", it, " is out of range: ",
@@ -125,9 +126,12 @@ absl::Status Run(const SearchArgs& a) {
   }
   SimulatorOptions so;
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(a.sim, &so));
-  if (so.h2d_bandwidth_bytes_per_s == 0) so.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
-  if (so.d2h_bandwidth_bytes_per_s == 0) so.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
-  if (!(so.h2d_bandwidth_bytes_per_s > 0) || !(so.d2h_bandwidth_bytes_per_s > 0)) {
+  DeviceModel& d = so.device;
+  if (d.h2d_bandwidth_bytes_per_s == 0) d.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+  if (d.d2h_bandwidth_bytes_per_s == 0) d.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+  d.capacity_bytes = device;
+  d.reserve_bytes = *reserve;
+  if (!(d.h2d_bandwidth_bytes_per_s > 0) || !(d.d2h_bandwidth_bytes_per_s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no copy bandwidth: give --bandwidth (or --h2d-bandwidth and --d2h-bandwidth); ",
         trace.source(), " does not record one"));
@@ -185,11 +189,7 @@ absl::Status Run(const SearchArgs& a) {
     planner.set_progress(
         [islands](const GenerationStats& g) { std::cerr << ProgressLine(g, islands); });
   }
-  PlanningProblem problem{.trace = &trace,
-                          .iteration = it,
-                          .device_budget_bytes = budget,
-                          .h2d_bandwidth_bytes_per_s = so.h2d_bandwidth_bytes_per_s,
-                          .d2h_bandwidth_bytes_per_s = so.d2h_bandwidth_bytes_per_s};
+  PlanningProblem problem{.trace = &trace, .iteration = it, .device = so.device};
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
   const SearchResult& r = *planner.last_result();
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy));
@@ -257,7 +257,7 @@ absl::Status Run(const SearchArgs& a) {
     t.AddRow({"iteration", absl::StrCat(it, " (", trace.iteration(it).num_ops(), " ops)")});
     t.AddRow({"budget", absl::StrCat(BytesExact(budget), " = device memory ", FormatBytes(device),
                                      " - reserve ", FormatBytes(*reserve))});
-    t.AddRow({"link", LinkText(s)});
+    t.AddRow({"link", LinkText(s.device)});
     t.AddRow({"iteration time", absl::StrCat(FormatDurationNs(s.iteration_time_ns), " (ideal ",
                                              FormatDurationNs(s.ideal_time_ns), ", ",
                                              absl::StrFormat("%+.2f%%", 100 * s.overhead_vs_ideal),

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "trace_input.h"
 #include "sim_flags.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/chrome_trace.h"
@@ -55,9 +56,10 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
                   FormatBytes(p.TotalItemBytes()), "\n");
   absl::StrAppend(
       &out, "device memory   ",
-      r.capacity_bytes == kUnlimitedBytes ? std::string("unlimited") : BytesExact(r.capacity_bytes),
+      r.memory_limit_bytes == kUnlimitedBytes ? std::string("unlimited")
+                                              : BytesExact(r.memory_limit_bytes),
       capacity_source, "\n");
-  absl::StrAppend(&out, "link            ", LinkText(r), "\n");
+  absl::StrAppend(&out, "link            ", LinkText(r.device), "\n");
   if (r.record_stream == RecordStreamMode::kNaive) {
     absl::StrAppend(
         &out, "record stream   naive (blocks reused once the host sees the copy done): ",
@@ -162,11 +164,11 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["items"] = p.items.size();
   j["durations"] = std::string(DurationSourceName(r.durations));
   j["capacity_bytes"] =
-      r.capacity_bytes == kUnlimitedBytes ? json(nullptr) : json(r.capacity_bytes);
-  j["h2d_bandwidth_bytes_per_s"] = r.h2d_bandwidth_bytes_per_s;
-  j["d2h_bandwidth_bytes_per_s"] = r.d2h_bandwidth_bytes_per_s;
-  j["transfer_latency_ns"] = r.transfer_latency_ns;
-  j["half_duplex"] = r.half_duplex;
+      r.memory_limit_bytes == kUnlimitedBytes ? json(nullptr) : json(r.memory_limit_bytes);
+  j["h2d_bandwidth_bytes_per_s"] = r.device.h2d_bandwidth_bytes_per_s;
+  j["d2h_bandwidth_bytes_per_s"] = r.device.d2h_bandwidth_bytes_per_s;
+  j["transfer_latency_ns"] = r.device.copy_latency_ns;
+  j["half_duplex"] = r.device.half_duplex();
   j["record_stream"] = r.record_stream == RecordStreamMode::kNaive ? "naive" : "custom";
   j["feasible"] = !r.oom.occurred;
   j["iteration_time_ns"] = r.iteration_time_ns;
@@ -238,7 +240,7 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
 }
 
 absl::Status Run(const SimulateArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(args.trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicy(args.policy));
   SimulatorOptions o;
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o));
@@ -247,10 +249,12 @@ absl::Status Run(const SimulateArgs& args) {
     absl::StatusOr<int64_t> b = ParseBytes(args.device_memory);
     if (!b.ok())
       return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
-    o.device_capacity_bytes = *b;
+    o.device.capacity_bytes = *b;
     capacity_source = " (--device-memory)";
-  } else if (policy.device_budget_bytes > 0) {
-    o.device_capacity_bytes = policy.device_budget_bytes;
+  } else if (policy.BudgetBytes() > 0) {
+    // The policy's device: the run may use its budget (capacity - reserve).
+    o.device.capacity_bytes = policy.device.capacity_bytes;
+    o.device.reserve_bytes = policy.device.reserve_bytes;
     capacity_source = " (the policy's budget)";
   }
   o.record_stream = args.naive_record_stream ? RecordStreamMode::kNaive : RecordStreamMode::kCustom;
@@ -280,7 +284,7 @@ absl::Status Run(const SimulateArgs& args) {
                                          : RenderText(trace, policy, args, capacity_source, r)));
   if (r.oom.occurred) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        args.policy, " does not fit in ", BytesExact(r.capacity_bytes), ": at ",
+        args.policy, " does not fit in ", BytesExact(r.memory_limit_bytes), ": at ",
         OpText(trace, r.iteration, r.oom.op), " it requests ", BytesExact(r.oom.requested_bytes),
         " with ", BytesExact(r.oom.free_bytes), " free"));
   }

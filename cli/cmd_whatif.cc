@@ -70,10 +70,10 @@ std::string RenderText(const SynthOptions& base, const WhatIfResult& r, double s
   absl::StrAppend(&out, "budget    ", BytesExact(r.budget_bytes), " = device memory ",
                   FormatBytes(r.device_memory_bytes), " - reserve ", FormatBytes(r.reserve_bytes),
                   "\n");
-  SimulationResult shape;
-  shape.h2d_bandwidth_bytes_per_s = r.h2d_bandwidth_bytes_per_s;
-  shape.d2h_bandwidth_bytes_per_s = r.d2h_bandwidth_bytes_per_s;
-  absl::StrAppend(&out, "link      ", LinkText(shape), "\n");
+  DeviceModel link;
+  link.h2d_bandwidth_bytes_per_s = r.h2d_bandwidth_bytes_per_s;
+  link.d2h_bandwidth_bytes_per_s = r.d2h_bandwidth_bytes_per_s;
+  absl::StrAppend(&out, "link      ", LinkText(link), "\n");
   absl::StrAppend(&out, "searched  ", r.evaluations, " values",
                   seconds >= 0 ? absl::StrFormat(" in %.1f s", seconds) : std::string(), "\n");
   if (!r.note.empty()) absl::StrAppend(&out, "note      ", r.note, "\n");
@@ -227,9 +227,9 @@ absl::Status Run(const WhatIfArgs& a) {
   if (!a.latency.empty()) {
     absl::StatusOr<int64_t> v = ParseDurationNs(a.latency);
     if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--latency: ", v.status().message()));
-    o.simulator.transfer_latency_ns = *v;
+    o.simulator.device.copy_latency_ns = *v;
   }
-  o.simulator.half_duplex = a.half_duplex;
+  o.simulator.device.copy_engines = a.half_duplex ? 1 : 2;
   const std::string dim(ScaleDimensionName(o.dimension));
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const WhatIfPoint& p, double elapsed) {

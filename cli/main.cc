@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "trace_input.h"
 
 int main(int argc, char** argv) {
   namespace cli = swapplan::cli;
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;
+  cli::AddTraceInputFlags(app);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
   cli::SetupOptimum(app, &action);
+  cli::SetupPolicy(app, &action);
+  cli::SetupImport(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

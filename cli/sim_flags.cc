@@ -23,7 +23,7 @@ absl::Status ApplySimFlags(const SimFlags& f, SimulatorOptions* o) {
   if (!f.latency.empty()) {
     absl::StatusOr<int64_t> v = ParseDurationNs(f.latency);
     if (!v.ok()) return with_flag("--latency", v.status());
-    o->transfer_latency_ns = *v;
+    o->device.copy_latency_ns = *v;
   }
   auto bw = [&](const std::string& text, const char* flag, double* out) -> absl::Status {
     if (text.empty()) return absl::OkStatus();
@@ -32,20 +32,21 @@ absl::Status ApplySimFlags(const SimFlags& f, SimulatorOptions* o) {
     *out = *v;
     return absl::OkStatus();
   };
-  SWAPPLAN_RETURN_IF_ERROR(bw(f.bandwidth, "--bandwidth", &o->h2d_bandwidth_bytes_per_s));
-  SWAPPLAN_RETURN_IF_ERROR(bw(f.bandwidth, "--bandwidth", &o->d2h_bandwidth_bytes_per_s));
-  SWAPPLAN_RETURN_IF_ERROR(bw(f.h2d_bandwidth, "--h2d-bandwidth", &o->h2d_bandwidth_bytes_per_s));
-  SWAPPLAN_RETURN_IF_ERROR(bw(f.d2h_bandwidth, "--d2h-bandwidth", &o->d2h_bandwidth_bytes_per_s));
-  o->half_duplex = f.half_duplex;
+  DeviceModel& d = o->device;
+  SWAPPLAN_RETURN_IF_ERROR(bw(f.bandwidth, "--bandwidth", &d.h2d_bandwidth_bytes_per_s));
+  SWAPPLAN_RETURN_IF_ERROR(bw(f.bandwidth, "--bandwidth", &d.d2h_bandwidth_bytes_per_s));
+  SWAPPLAN_RETURN_IF_ERROR(bw(f.h2d_bandwidth, "--h2d-bandwidth", &d.h2d_bandwidth_bytes_per_s));
+  SWAPPLAN_RETURN_IF_ERROR(bw(f.d2h_bandwidth, "--d2h-bandwidth", &d.d2h_bandwidth_bytes_per_s));
+  d.copy_engines = f.half_duplex ? 1 : 2;
   return absl::OkStatus();
 }
 
-std::string LinkText(const SimulationResult& r) {
+std::string LinkText(const DeviceModel& d) {
   auto bw = [](double b) { return b > 0 ? FormatBandwidth(b) : std::string("unknown"); };
-  return absl::StrCat("h2d ", bw(r.h2d_bandwidth_bytes_per_s), ", d2h ",
-                      bw(r.d2h_bandwidth_bytes_per_s), ", latency ",
-                      FormatDurationNs(r.transfer_latency_ns),
-                      r.half_duplex ? ", half duplex" : ", full duplex");
+  return absl::StrCat("h2d ", bw(d.h2d_bandwidth_bytes_per_s), ", d2h ",
+                      bw(d.d2h_bandwidth_bytes_per_s), ", latency ",
+                      FormatDurationNs(d.copy_latency_ns),
+                      d.half_duplex() ? ", half duplex" : ", full duplex");
 }
 
 std::string BytesExact(int64_t b) {

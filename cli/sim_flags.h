@@ -24,12 +24,12 @@ struct SimFlags {
 // --half-duplex on `sub`.
 void AddSimFlags(CLI::App* sub, SimFlags* flags);
 
-// Parses the flags into `options` (bandwidths stay 0 when not given).
-// InvalidArgument naming the flag.
+// Parses the flags into options->device (bandwidths stay 0 when not given;
+// --half-duplex: copy_engines 1). InvalidArgument naming the flag.
 absl::Status ApplySimFlags(const SimFlags& flags, SimulatorOptions* options);
 
 // "h2d 25.0 GB/s, d2h 25.0 GB/s, latency 10.0 us, full duplex".
-std::string LinkText(const SimulationResult& r);
+std::string LinkText(const DeviceModel& device);
 
 // "100 B", or "1.50 GiB (1610612736 B)" from 1 KiB on.
 std::string BytesExact(int64_t bytes);

@@ -118,6 +118,14 @@ absl::Status DeviceModel::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Status DeviceModel::ValidatePartial() const {
+  DeviceModel given = *this;
+  if (given.capacity_bytes == 0) given.capacity_bytes = kUnlimitedCapacityBytes;
+  if (given.h2d_bandwidth_bytes_per_s == 0) given.h2d_bandwidth_bytes_per_s = 1;
+  if (given.d2h_bandwidth_bytes_per_s == 0) given.d2h_bandwidth_bytes_per_s = 1;
+  return given.Validate();
+}
+
 bool DeviceModel::operator==(const DeviceModel& o) const {
   if (tiers.size() != o.tiers.size()) return false;
   for (size_t i = 0; i < tiers.size(); ++i) {

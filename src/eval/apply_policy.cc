@@ -31,9 +31,7 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
   out.items = static_cast<int32_t>(mp.items.size());
   Policy& p = out.policy;
   p.fingerprint = ComputeFingerprint(trace, iteration);
-  p.device_budget_bytes = mp.policy.device_budget_bytes;
-  p.h2d_bandwidth_bytes_per_s = mp.policy.h2d_bandwidth_bytes_per_s;
-  p.d2h_bandwidth_bytes_per_s = mp.policy.d2h_bandwidth_bytes_per_s;
+  p.device = mp.policy.device;
   p.planner = mp.policy.planner;
 
   // --- matching: the runtime's pass over the iteration --------------------

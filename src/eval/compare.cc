@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/registry.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -88,6 +89,24 @@ bool Comparison::AnyFeasible() const {
   return false;
 }
 
+absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
+                         Policy policy, bool keep_policy, PlannerOutcome* row) {
+  row->planned = true;
+  row->items = policy.items.size();
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy, CheckOptionsFor(policy)));
+  row->valid = check.clean();
+  if (!row->valid) {
+    row->invalid_reason = check.violations.front().message;
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(policy));
+    row->feasible = row->unlimited_memory ? r.peak_bytes <= budget_bytes : !r.oom.occurred;
+    policy.simulated_iteration_time_ns = r.iteration_time_ns;
+    row->sim = std::move(r);
+  }
+  if (keep_policy) row->policy = std::move(policy);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOptions& options,
                                            const MemoryCurve* curve,
                                            const CompareProgress& progress) {
@@ -118,31 +137,37 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   c.peak = ic.peak_unswapped;
   c.persistent_bytes = ic.persistent_bytes;
 
+  // The device: the simulator options' model (bandwidths 0 = the trace
+  // metadata's) with the resolved capacity and reserve.
   SimulatorOptions o = options.simulator;
-  if (o.h2d_bandwidth_bytes_per_s == 0) {
-    o.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
+  DeviceModel& d = o.device;
+  if (d.h2d_bandwidth_bytes_per_s == 0) {
+    d.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
   }
-  if (o.d2h_bandwidth_bytes_per_s == 0) {
-    o.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
+  if (d.d2h_bandwidth_bytes_per_s == 0) {
+    d.d2h_bandwidth_bytes_per_s = trace.metadata().d2h_bandwidth_bytes_per_s;
   }
-  if (!(o.h2d_bandwidth_bytes_per_s > 0) || !(o.d2h_bandwidth_bytes_per_s > 0)) {
+  if (!(d.h2d_bandwidth_bytes_per_s > 0) || !(d.d2h_bandwidth_bytes_per_s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no copy bandwidth: ", trace.source(), " does not record one and none was given"));
   }
+  if (c.budget.oversubscription > 0) {
+    d.capacity_bytes = c.budget.budget_bytes;
+    d.reserve_bytes = 0;
+  } else {
+    d.capacity_bytes = c.budget.device_memory_bytes;
+    d.reserve_bytes = c.budget.reserve_bytes;
+  }
   SimulatorOptions unlimited = o;
-  unlimited.device_capacity_bytes = kUnlimitedBytes;
-  o.device_capacity_bytes = c.budget.budget_bytes;
+  unlimited.device.capacity_bytes = kUnlimitedCapacityBytes;
+  unlimited.device.reserve_bytes = 0;
   c.simulator = o;
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, options.iteration, o));
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator ideal_sim,
                             Simulator::Create(trace, options.iteration, unlimited));
   c.ideal_time_ns = sim.ideal_time_ns();
   c.durations = sim.durations().source;
-  PlanningProblem problem{.trace = &trace,
-                          .iteration = options.iteration,
-                          .device_budget_bytes = c.budget.budget_bytes,
-                          .h2d_bandwidth_bytes_per_s = o.h2d_bandwidth_bytes_per_s,
-                          .d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s,
+  PlanningProblem problem{.trace = &trace, .iteration = options.iteration, .device = d,
                           .curve = curve};
   // Planners that search from the others' policies (the Advisor) run last
   // and get every policy that fit; rows keep the requested order.
@@ -186,34 +211,26 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
         row.infeasible_reason = row.infeasible_reason.substr(prefix.size());
       }
     } else {
-      row.planned = true;
-      row.items = policy->items.size();
-      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
-                                (info->unlimited_memory ? ideal_sim : sim).Run(*policy));
-      row.feasible = info->unlimited_memory ? r.peak_bytes <= c.budget.budget_bytes
-                                            : !r.oom.occurred;
-      if (row.feasible && !info->unlimited_memory && (!later.empty() || options.optimum)) {
-        fitting.push_back(*policy);
-        fitting.back().planner = info->name;
+      // A copy for the planners that search from the others' (and the
+      // bound's warm start), kept when it fits.
+      const bool want = !info->unlimited_memory && (!later.empty() || options.optimum);
+      Policy copy;
+      if (want) copy = *policy;
+      SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
+                                           c.budget.budget_bytes, *std::move(policy),
+                                           options.keep_policies, &row));
+      if (want && row.feasible) {
+        copy.planner = info->name;
+        fitting.push_back(std::move(copy));
       }
-      if (options.keep_policies) {
-        policy->simulated_iteration_time_ns = r.iteration_time_ns;
-        row.policy = *std::move(policy);
-      }
-      row.sim = std::move(r);
     }
     if (progress) progress(row);
     rows[index] = std::move(row);
   }
   for (std::optional<PlannerOutcome>& row : rows) c.rows.push_back(*std::move(row));
   if (options.optimum) {
-    std::vector<Policy> warm;
-    for (const PlannerOutcome& row : c.rows) {
-      if (row.feasible && !row.unlimited_memory && row.policy) warm.push_back(*row.policy);
-    }
-    if (warm.empty()) warm = fitting;
     c.optimum_recompute = options.optimum->recompute;
-    absl::StatusOr<OptimumResult> bound = ComputeOptimum(problem, *options.optimum, o, warm);
+    absl::StatusOr<OptimumResult> bound = ComputeOptimum(problem, *options.optimum, o, fitting);
     if (!bound.ok()) {
       c.optimum_status = bound.status();
     } else {

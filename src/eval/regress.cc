@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
+#include "swapplan/import/import.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -84,20 +85,20 @@ absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
   }
   if (!e.bandwidth.empty()) {
     SWAPPLAN_ASSIGN_OR_RETURN(double bw, ParseBandwidth(e.bandwidth));
-    o.simulator.h2d_bandwidth_bytes_per_s = o.simulator.d2h_bandwidth_bytes_per_s = bw;
+    o.simulator.device.h2d_bandwidth_bytes_per_s = o.simulator.device.d2h_bandwidth_bytes_per_s = bw;
   }
   if (!e.h2d_bandwidth.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.h2d_bandwidth_bytes_per_s,
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.h2d_bandwidth_bytes_per_s,
                               ParseBandwidth(e.h2d_bandwidth));
   }
   if (!e.d2h_bandwidth.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.d2h_bandwidth_bytes_per_s,
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.d2h_bandwidth_bytes_per_s,
                               ParseBandwidth(e.d2h_bandwidth));
   }
   if (!e.latency.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.transfer_latency_ns, ParseDurationNs(e.latency));
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.copy_latency_ns, ParseDurationNs(e.latency));
   }
-  o.simulator.half_duplex = e.half_duplex;
+  o.simulator.device.copy_engines = e.half_duplex ? 1 : 2;
   return o;
 }
 
@@ -128,7 +129,7 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
     const QualityEntry& e = baseline.entries[i];
     QualityEntry& updated = report.updated.entries[i];
     const std::string path = (dir / e.trace).string();
-    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTrace(path));
+    SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadAnyTrace(path));  // any supported format
     SWAPPLAN_ASSIGN_OR_RETURN(CompareOptions co, EntryOptions(e));
     if (e.iteration >= trace.num_iterations()) {
       return absl::InvalidArgumentError(absl::StrCat(baseline.path, ": ", e.trace, ": iteration ",

@@ -18,11 +18,14 @@ absl::Status ReplayOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("replay options: ", field, " is ", value, "; ", rule));
   };
-  if (device_memory_bytes <= 0) {
-    return bad("device_memory_bytes", device_memory_bytes, "must be > 0");
+  const DeviceModel& device = simulator.device;
+  if (device.capacity_bytes <= 0 || device.capacity_bytes == kUnlimitedCapacityBytes) {
+    return bad("simulator.device.capacity_bytes", device.capacity_bytes,
+               "must be > 0 and not unlimited");
   }
-  if (reserve_bytes < 0 || reserve_bytes >= device_memory_bytes) {
-    return bad("reserve_bytes", reserve_bytes, "must be >= 0 and below the device memory");
+  if (device.reserve_bytes < 0 || device.reserve_bytes >= device.capacity_bytes) {
+    return bad("simulator.device.reserve_bytes", device.reserve_bytes,
+               "must be >= 0 and below the capacity");
   }
   if (runtime_key_bits != 32 && runtime_key_bits != 64) {
     return bad("runtime_key_bits", runtime_key_bits, "must be 32 or 64");
@@ -39,9 +42,7 @@ absl::Status ReplayOptions::Validate() const {
   }
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
-  SimulatorOptions sim = simulator;
-  sim.device_capacity_bytes = device_memory_bytes;
-  return sim.Validate();
+  return simulator.Validate();
 }
 
 namespace {
@@ -81,21 +82,25 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
     SWAPPLAN_ASSIGN_OR_RETURN(planner, CreatePlanner(options.planner));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(StageTracker tracker, StageTracker::Create(options.tracker));
-  SimulatorOptions sim_options = options.simulator;
-  sim_options.device_capacity_bytes = options.device_memory_bytes;
-  const double h2d = sim_options.h2d_bandwidth_bytes_per_s > 0
-                         ? sim_options.h2d_bandwidth_bytes_per_s
+  // Planning: the whole device model (budget = capacity - reserve).
+  // Simulation: the same device with all of its capacity.
+  DeviceModel device = options.simulator.device;
+  const double h2d = device.h2d_bandwidth_bytes_per_s > 0
+                         ? device.h2d_bandwidth_bytes_per_s
                          : trace.metadata().h2d_bandwidth_bytes_per_s;
-  const double d2h = sim_options.d2h_bandwidth_bytes_per_s > 0
-                         ? sim_options.d2h_bandwidth_bytes_per_s
+  const double d2h = device.d2h_bandwidth_bytes_per_s > 0
+                         ? device.d2h_bandwidth_bytes_per_s
                          : trace.metadata().d2h_bandwidth_bytes_per_s;
   if (!(h2d > 0) || !(d2h > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "replay: no ", !(h2d > 0) ? "h2d" : "d2h", " bandwidth: none given and none in the ",
         "metadata of ", trace.source()));
   }
-  sim_options.h2d_bandwidth_bytes_per_s = h2d;
-  sim_options.d2h_bandwidth_bytes_per_s = d2h;
+  device.h2d_bandwidth_bytes_per_s = h2d;
+  device.d2h_bandwidth_bytes_per_s = d2h;
+  SimulatorOptions sim_options = options.simulator;
+  sim_options.device = device;
+  sim_options.device.reserve_bytes = 0;
 
   SegmentExtractor segments(trace, RuntimeIterations(trace, options.boundary));
   ReplaySummary sum;
@@ -190,9 +195,7 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
       PlanningProblem problem;
       problem.trace = &seg;
       problem.iteration = 0;
-      problem.device_budget_bytes = options.device_memory_bytes - options.reserve_bytes;
-      problem.h2d_bandwidth_bytes_per_s = h2d;
-      problem.d2h_bandwidth_bytes_per_s = d2h;
+      problem.device = device;
       absl::StatusOr<Policy> policy = planner->Plan(problem);
       if (policy.ok()) {
         auto rec = std::make_unique<PolicyRecord>();

@@ -225,8 +225,8 @@ absl::StatusOr<bool> Search::Evaluate(int64_t k) {
     p.cells.push_back(cell);
   }
   if (r_.h2d_bandwidth_bytes_per_s == 0) {
-    r_.h2d_bandwidth_bytes_per_s = c.simulator.h2d_bandwidth_bytes_per_s;
-    r_.d2h_bandwidth_bytes_per_s = c.simulator.d2h_bandwidth_bytes_per_s;
+    r_.h2d_bandwidth_bytes_per_s = c.simulator.device.h2d_bandwidth_bytes_per_s;
+    r_.d2h_bandwidth_bytes_per_s = c.simulator.device.d2h_bandwidth_bytes_per_s;
   }
   if (progress_) {
     progress_(p, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());

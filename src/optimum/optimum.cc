@@ -74,10 +74,10 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
                               options.max_ops, " ops; raise max_ops to try anyway)"));
   }
   const auto t0 = Clock::now();
+  // The problem's device model is the one planned for (budget, link);
+  // the simulator options add the host settings.
   SimulatorOptions so = sim_options;
-  so.device_capacity_bytes = problem.device_budget_bytes;
-  if (so.h2d_bandwidth_bytes_per_s == 0) so.h2d_bandwidth_bytes_per_s = problem.h2d_bandwidth_bytes_per_s;
-  if (so.d2h_bandwidth_bytes_per_s == 0) so.d2h_bandwidth_bytes_per_s = problem.d2h_bandwidth_bytes_per_s;
+  so.device = problem.device;
   SwapModelOptions mo;
   mo.recompute = options.recompute;
   mo.advisor_kinds = options.advisor_kinds;
@@ -85,7 +85,7 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   SWAPPLAN_ASSIGN_OR_RETURN(SwapModel model, SwapModel::Build(trace, problem.iteration, so, mo));
   OptimumResult res;
   res.iteration = problem.iteration;
-  res.budget_bytes = problem.device_budget_bytes;
+  res.budget_bytes = problem.budget_bytes();
   res.ideal_ns = model.ideal_time_ns();
   res.model = model.stats();
   if (res.model.binaries > options.max_binaries) {
@@ -96,9 +96,7 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   }
   Policy base;
   base.fingerprint = ComputeFingerprint(trace, problem.iteration);
-  base.device_budget_bytes = problem.device_budget_bytes;
-  base.h2d_bandwidth_bytes_per_s = so.h2d_bandwidth_bytes_per_s;
-  base.d2h_bandwidth_bytes_per_s = so.d2h_bandwidth_bytes_per_s;
+  base.device = so.device;
   base.planner = "optimum";
   base.parameters = options.Parameters();
 
@@ -148,7 +146,7 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   if (sol.status == MilpStatus::kInfeasible) {
     return Error(ErrorKind::kInfeasible,
                  absl::StrCat("optimum: no policy of the model's class fits the budget of ",
-                              problem.device_budget_bytes, " bytes in iteration ",
+                              problem.budget_bytes(), " bytes in iteration ",
                               problem.iteration, " of ", trace.source()));
   }
   res.milp_bound_ns = std::isfinite(sol.best_bound)

@@ -49,7 +49,7 @@ absl::StatusOr<SwapModel> SwapModel::Build(const Trace& trace, int32_t iteration
                               " (docs/optimum.md: default host, full duplex, custom record "
                               "stream, OOM reported)"));
   };
-  if (sim_options.half_duplex) return unsupported("a half-duplex link");
+  if (sim_options.device.half_duplex()) return unsupported("a half-duplex link");
   if (sim_options.record_stream != RecordStreamMode::kCustom) {
     return unsupported("the naive record stream");
   }
@@ -57,7 +57,7 @@ absl::StatusOr<SwapModel> SwapModel::Build(const Trace& trace, int32_t iteration
     return unsupported("host dispatch time");
   }
   if (sim_options.oom_handling != OomHandling::kReport) return unsupported("Algorithm 3");
-  if (sim_options.device_capacity_bytes == kUnlimitedBytes) {
+  if (sim_options.memory_limit_bytes() == kUnlimitedBytes) {
     return Error(ErrorKind::kUsage, "optimum: a device budget is required");
   }
   if (iteration < 0 || iteration >= trace.num_iterations()) {
@@ -68,7 +68,7 @@ absl::StatusOr<SwapModel> SwapModel::Build(const Trace& trace, int32_t iteration
   SwapModel m;
   m.trace_ = &trace;
   m.iteration_ = iteration;
-  m.budget_ = sim_options.device_capacity_bytes;
+  m.budget_ = sim_options.memory_limit_bytes();
   SimulatorOptions so = sim_options;
   so.record_timeline = true;
   so.model_pool = false;
@@ -103,11 +103,12 @@ absl::Status SwapModel::FindWindows(const SwapModelOptions& options) {
   const IterationInfo& iter = trace.iteration(iteration_);
   const int32_t n = n_;
   const SimulatorOptions& so = sim_->options();
-  const double h2d_bw = so.h2d_bandwidth_bytes_per_s > 0 ? so.h2d_bandwidth_bytes_per_s
-                                                         : trace.metadata().h2d_bandwidth_bytes_per_s;
-  const double d2h_bw = so.d2h_bandwidth_bytes_per_s > 0 ? so.d2h_bandwidth_bytes_per_s
-                                                         : trace.metadata().d2h_bandwidth_bytes_per_s;
-  const int64_t latency = so.transfer_latency_ns;
+  const DeviceModel& dev = so.device;
+  const double h2d_bw = dev.h2d_bandwidth_bytes_per_s > 0 ? dev.h2d_bandwidth_bytes_per_s
+                                                          : trace.metadata().h2d_bandwidth_bytes_per_s;
+  const double d2h_bw = dev.d2h_bandwidth_bytes_per_s > 0 ? dev.d2h_bandwidth_bytes_per_s
+                                                          : trace.metadata().d2h_bandwidth_bytes_per_s;
+  const int64_t latency = dev.copy_latency_ns;
   // Ops over the budget, ascending.
   std::vector<int32_t> over_ops;
   for (int32_t k = 0; k < n; ++k) {
@@ -153,8 +154,8 @@ absl::Status SwapModel::FindWindows(const SwapModelOptions& options) {
     }
     if (uses.empty()) continue;
     const int64_t size = trace.tensor(t).size_bytes;
-    const int64_t dd = TransferDurationNs(size, d2h_bw, latency);
-    const int64_t dh = TransferDurationNs(size, h2d_bw, latency);
+    const int64_t dd = TransferNs(size, d2h_bw, latency);
+    const int64_t dh = TransferNs(size, h2d_bw, latency);
     const bool persistent = alloc < 0 && free >= n;
     const int32_t first = uses.front(), last = uses.back();
     auto make = [&](WindowKind kind, int32_t gap, int32_t out, int32_t use) {

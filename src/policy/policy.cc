@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/policy/policy_runtime.h"
 
 namespace swapplan {
 
@@ -87,15 +88,10 @@ absl::Status MemoryPool::Validate() const {
 }
 
 absl::Status Policy::Validate() const {
-  if (device_budget_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("policy: device_budget_bytes is ", device_budget_bytes, "; must be >= 0"));
-  }
-  for (double bw : {h2d_bandwidth_bytes_per_s, d2h_bandwidth_bytes_per_s}) {
-    if (!(bw >= 0) || !std::isfinite(bw)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy: bandwidth ", bw, " must be a finite value >= 0"));
-    }
+  // The device model as recorded: zero capacity or bandwidths mean "not
+  // recorded" (a v1 policy without them); everything else must be valid.
+  if (absl::Status st = device.ValidatePartial(); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("policy: ", st.message()));
   }
   const int32_t n = fingerprint.iteration_ops;
   if (!schedule.empty()) {
@@ -158,7 +154,12 @@ absl::Status Policy::Validate() const {
       return fail(absl::StrCat(it.wraps ? "wraps" : "clean", " is only allowed on SWAP items"));
     }
   }
-  return absl::OkStatus();
+  return ValidatePolicyRuntime(*this);
+}
+
+int64_t Policy::BudgetBytes() const {
+  if (device.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
+  return device.capacity_bytes - device.reserve_bytes;
 }
 
 std::vector<int32_t> Policy::SchedulePositions() const {

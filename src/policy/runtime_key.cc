@@ -1,10 +1,21 @@
 #include "swapplan/policy/runtime_key.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
 namespace swapplan {
+
+uint64_t ShapeHash(absl::Span<const int64_t> shape) {
+  uint64_t h = kFnvOffset;
+  for (int64_t d : shape) {
+    uint64_t v;
+    std::memcpy(&v, &d, sizeof v);
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * kFnvPrime;
+  }
+  return h ^ shape.size();
+}
 
 absl::StatusOr<OpFrequencyRanking> OpFrequencyRanking::FromCounts(
     absl::Span<const int64_t> counts, absl::Span<const std::string> names, int32_t mask_bits) {
@@ -31,8 +42,7 @@ absl::StatusOr<OpFrequencyRanking> OpFrequencyRanking::FromCounts(
   for (int32_t rank = 0; rank < static_cast<int32_t>(r.ranked_.size()); ++rank) {
     const NameId id = r.ranked_[rank];
     r.ranks_[id] = rank;
-    r.codes_[id].rank_byte = static_cast<uint8_t>(std::min(rank, 255));
-    r.codes_[id].one_hot = rank < mask_bits ? (uint64_t{1} << rank) : 0;
+    r.codes_[id] = OpKeyCodeForRank(rank, mask_bits);
   }
   return r;
 }

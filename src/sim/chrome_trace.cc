@@ -47,9 +47,9 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
                                             r.iteration)}}}});
   events.push_back(Track(kHostTid, "host"));
   events.push_back(Track(kComputeTid, "compute"));
-  events.push_back(Track(kD2HTid, r.half_duplex ? "link (d2h + h2d)" : "d2h"));
-  if (!r.half_duplex) events.push_back(Track(kH2DTid, "h2d"));
-  const int h2d_tid = r.half_duplex ? kD2HTid : kH2DTid;
+  events.push_back(Track(kD2HTid, r.device.half_duplex() ? "link (d2h + h2d)" : "d2h"));
+  if (!r.device.half_duplex()) events.push_back(Track(kH2DTid, "h2d"));
+  const int h2d_tid = r.device.half_duplex() ? kD2HTid : kH2DTid;
   // The memory counter: bytes in use from the start of each op.
   std::vector<int64_t> op_start(r.bytes_in_use.size(), -1);
   for (const TimelineSpan& s : r.timeline) {

@@ -14,20 +14,20 @@ OomHandler::OomHandler(const Simulator& sim, const Prepared& pr,
   pr_ = &pr;
   schedule_ = schedule;
   naive_ = sim.options().record_stream == RecordStreamMode::kNaive;
-  latency_ns_ = sim.options().transfer_latency_ns;
+  latency_ns_ = sim.options().device.copy_latency_ns;
   const Trace& trace = sim.trace();
   const int32_t n = sim.num_ops();
-  const size_t nt = sim.tensors_.size();
-  const bool identity = schedule.empty();
+  const absl::Span<const ResolvedTensor> tensors = pr.resolved.tensors;
+  const size_t nt = tensors.size();
   size_.resize(nt);
   alloc_.resize(nt);
   free_.resize(nt);
   slot_of_.reserve(nt);
   for (size_t i = 0; i < nt; ++i) {
-    const Simulator::IterTensor& t = sim.tensors_[i];
+    const ResolvedTensor& t = tensors[i];
     size_[i] = trace.tensor(t.id).size_bytes;
-    alloc_[i] = identity ? t.alloc : pr.tensor_alloc[i];
-    free_[i] = identity ? t.free : pr.tensor_free[i];
+    alloc_[i] = t.alloc;
+    free_[i] = t.free;
     slot_of_.emplace(t.id, static_cast<int32_t>(i));
     // Candidates: allocated and freed within the iteration. Persistent state
     // (resident before the first op or kept after the last) is left alone,
@@ -99,7 +99,7 @@ int32_t OomHandler::Closest(int32_t p, int64_t target) const {
 int32_t OomHandler::NextUse(int32_t slot, int32_t p) const {
   const Trace& trace = sim_->trace();
   const IterationInfo& iter = trace.iteration(sim_->iteration());
-  absl::Span<const OpIndex> u = trace.tensor_uses(sim_->tensors_[slot].id);
+  absl::Span<const OpIndex> u = trace.tensor_uses(pr_->resolved.tensors[slot].id);
   auto lo = std::lower_bound(u.begin(), u.end(), iter.op_begin);
   auto hi = std::lower_bound(lo, u.end(), iter.op_end);
   if (schedule_.empty()) {
@@ -108,7 +108,7 @@ int32_t OomHandler::NextUse(int32_t slot, int32_t p) const {
   }
   int32_t best = -1;
   for (auto it = lo; it != hi; ++it) {
-    const int32_t pos = pr_->pos[*it - iter.op_begin];
+    const int32_t pos = pr_->pos()[*it - iter.op_begin];
     if (pos > p && (best < 0 || pos < best)) best = pos;
   }
   return best;
@@ -121,7 +121,7 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
   if (!active_) return w;
   OomHandlingStats& st = r->oom_handling;
   ++st.allocation_failures;
-  const int64_t cap = sim_->options().device_capacity_bytes;
+  const int64_t cap = sim_->options().memory_limit_bytes();
   // (i) FreeSwappingOutBlock(): every block whose copy out was issued and
   // whose release point has not come; op p waits for those copies
   // (SwapStream.eventRecord / ComputeStream.eventWait).
@@ -152,7 +152,7 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
       const int64_t size = size_[slot];
       off_[slot] = 1;
       *usage -= size;
-      const int64_t dur = TransferDurationNs(size, pr_->d2h_bw, latency_ns_);
+      const int64_t dur = TransferNs(size, pr_->d2h_bw, latency_ns_);
       const int64_t start = std::max(end_prev, *out_stream);
       const int64_t end = start + dur;
       *out_stream = end;
@@ -186,7 +186,7 @@ OomWait OomHandler::IssueSwapInsActive(int64_t reach, int64_t* in_stream, Simula
   OomWait w;
   for (int32_t slot : due_) {
     const int64_t size = size_[slot];
-    const int64_t dur = TransferDurationNs(size, pr_->h2d_bw, latency_ns_);
+    const int64_t dur = TransferNs(size, pr_->h2d_bw, latency_ns_);
     const int64_t start = std::max({reach, passive_d2h_end_[slot], *in_stream});
     const int64_t end = start + dur;
     *in_stream = end;
@@ -214,7 +214,7 @@ int64_t OomHandler::FreedWhileOffAtActive(int32_t p) {
 
 uint64_t OomHandler::TraceIdOfBinding(int32_t binding) const {
   const int32_t slot = -2 - binding;
-  return sim_->trace().tensor(sim_->tensors_[slot].id).trace_id;
+  return sim_->trace().tensor(pr_->resolved.tensors[slot].id).trace_id;
 }
 
 }  // namespace swapplan::internal_sim

@@ -36,12 +36,12 @@ absl::Status Simulator::PreparePool(const Policy& policy, internal_sim::Prepared
   plan.initial.assign(num_classes, 0);
   // (position, class) pairs, bucketed below.
   std::vector<std::pair<int32_t, int32_t>> allocs, frees;
-  allocs.reserve(tensors_.size() + pr->items.size());
-  frees.reserve(tensors_.size() + pr->items.size());
-  const bool identity = pr->pos.empty();
-  std::vector<int32_t> slot_class(tensors_.size());
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    const TensorId id = tensors_[i].id;
+  const absl::Span<const ResolvedTensor> tensors = pr->resolved.tensors;
+  allocs.reserve(tensors.size() + pr->items.size());
+  frees.reserve(tensors.size() + pr->items.size());
+  std::vector<int32_t> slot_class(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorId id = tensors[i].id;
     const int64_t size = trace_->tensor(id).size_bytes;
     const int32_t c = pool.ClassOf(size);
     if (c < 0) {
@@ -51,8 +51,8 @@ absl::Status Simulator::PreparePool(const Policy& policy, internal_sim::Prepared
           pool.classes.empty() ? 0 : pool.classes.back().object_bytes, " bytes)"));
     }
     slot_class[i] = c;
-    const int32_t a = identity ? tensors_[i].alloc : pr->tensor_alloc[i];
-    const int32_t f = identity ? tensors_[i].free : pr->tensor_free[i];
+    const int32_t a = tensors[i].alloc;
+    const int32_t f = tensors[i].free;
     if (a < 0) {
       ++plan.initial[c];
     } else {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/sim/simulator.h"
 
 namespace swapplan::internal_sim {
@@ -18,7 +19,7 @@ struct Item {
   int64_t recompute_ns = 0;
   int32_t out = 0, release = 0, in = 0, use = 0;  // positions
   int64_t out_ns = 0, in_ns = 0;                  // copy durations (SWAP)
-  int32_t slot = 0;                               // index into the simulator's tensors
+  int32_t slot = 0;                               // index into resolved.tensors
   bool wraps = false;  // window wraps around the iteration (policy.h)
   bool clean = false;  // no d2h copy: the host copy is current
 };
@@ -54,16 +55,14 @@ struct PoolState {
 };
 
 struct Prepared {
+  // The resolver's view of the policy (policy/resolver.h): positions, the
+  // tensors occupying the device with their positions, the bytes allocated
+  // at / freed after each position.
+  ResolvedPolicy resolved;
   // Position of each local op when a schedule is given (else empty).
-  std::vector<int32_t> pos;
-  // Bytes resident before the first op; allocated at / freed after each
-  // position: the simulator's arrays for the recorded order (pointers set),
-  // own_* under a schedule (pointers null).
+  const std::vector<int32_t>& pos() const { return resolved.pos; }
+  // Bytes resident before the first op (wrapping items' tensors excluded).
   int64_t initial_bytes = 0;
-  const std::vector<int64_t>* alloc_at = nullptr;
-  const std::vector<int64_t>* free_after = nullptr;
-  std::vector<int64_t> own_alloc_at, own_free_after;
-  std::vector<int32_t> tensor_alloc, tensor_free;  // per simulator tensor, schedule only
   std::vector<Item> items;
   Buckets by_out, by_release, by_in, by_use;
   double h2d_bw = 0, d2h_bw = 0;

@@ -31,9 +31,9 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   const std::vector<int64_t>& dur = sim.durations().duration_ns;
   const int32_t n = sim.num_ops();
   const bool naive = o.record_stream == RecordStreamMode::kNaive;
-  const int64_t cap = o.device_capacity_bytes;
-  const std::vector<int64_t>& alloc_at = pr.alloc_at ? *pr.alloc_at : pr.own_alloc_at;
-  const std::vector<int64_t>& free_after = pr.free_after ? *pr.free_after : pr.own_free_after;
+  const int64_t cap = o.memory_limit_bytes();
+  const absl::Span<const int64_t> alloc_at = pr.resolved.alloc_at;
+  const absl::Span<const int64_t> free_after = pr.resolved.free_after;
   const std::vector<Item>& items = pr.items;
   const size_t ni = items.size();
 
@@ -42,11 +42,10 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   r.num_ops = n;
   r.durations = sim.durations().source;
   r.record_stream = o.record_stream;
-  r.half_duplex = o.half_duplex;
-  r.capacity_bytes = cap;
-  r.h2d_bandwidth_bytes_per_s = pr.h2d_bw;
-  r.d2h_bandwidth_bytes_per_s = pr.d2h_bw;
-  r.transfer_latency_ns = o.transfer_latency_ns;
+  r.device = o.device;
+  r.device.h2d_bandwidth_bytes_per_s = pr.h2d_bw;
+  r.device.d2h_bandwidth_bytes_per_s = pr.d2h_bw;
+  r.memory_limit_bytes = cap;
   r.ideal_time_ns = pr.ideal_time_ns;
   if (o.record_timeline) {
     r.timeline.reserve(static_cast<size_t>(n) * 2 + ni * 2);
@@ -65,7 +64,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
 
   int64_t d2h_free = 0, h2d_free = 0;
   int64_t& out_stream = d2h_free;
-  int64_t& in_stream = o.half_duplex ? d2h_free : h2d_free;
+  int64_t& in_stream = o.device.half_duplex() ? d2h_free : h2d_free;
 
   int64_t usage = pr.initial_bytes;
   int64_t peak = -1;

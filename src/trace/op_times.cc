@@ -1,6 +1,7 @@
 #include "swapplan/trace/op_times.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/util/status_macros.h"
@@ -42,7 +43,8 @@ absl::string_view DurationSourceName(DurationSource s) {
 }
 
 absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t iteration,
-                                               OpTimeModel model, int64_t iteration_time_ns) {
+                                               OpTimeModel model, int64_t iteration_time_ns,
+                                               double compute_time_scale) {
   if (iteration < 0 || iteration >= trace.num_iterations()) {
     return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is out of range (",
                                                    trace.source(), " has ",
@@ -52,6 +54,15 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
     return absl::InvalidArgumentError(
         absl::StrCat("iteration time ", iteration_time_ns, " ns is negative"));
   }
+  if (!(compute_time_scale > 0) || !std::isfinite(compute_time_scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("compute time scale ", compute_time_scale,
+                                                   " is not positive and finite"));
+  }
+  // Recorded times (op durations, the wall time) on the device planned for.
+  auto scaled = [compute_time_scale](int64_t ns) {
+    return compute_time_scale == 1.0 ? ns
+                                     : std::llround(static_cast<double>(ns) * compute_time_scale);
+  };
   const IterationInfo& iter = trace.iteration(iteration);
   const int32_t n = iter.num_ops();
   OpDurations d;
@@ -59,7 +70,8 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
   int64_t recorded_sum = 0;
   int32_t missing = 0;
   for (int32_t i = 0; i < n; ++i) {
-    const int64_t v = model == OpTimeModel::kEq1 ? -1 : trace.op(iter.op_begin + i).duration_ns;
+    const int64_t recorded = trace.op(iter.op_begin + i).duration_ns;
+    const int64_t v = model == OpTimeModel::kEq1 || recorded < 0 ? -1 : scaled(recorded);
     d.duration_ns[i] = v;
     if (v < 0) {
       ++missing;
@@ -83,7 +95,7 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
     missing = n;
     recorded_sum = 0;
   }
-  const int64_t t = iteration_time_ns > 0 ? iteration_time_ns : iter.wall_time_ns;
+  const int64_t t = iteration_time_ns > 0 ? iteration_time_ns : scaled(iter.wall_time_ns);
   if (t <= 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         trace.source(), ": iteration ", iteration, ": ", missing, " of ", n,
@@ -105,9 +117,11 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
 }
 
 absl::StatusOr<OpTimeline> OpTimeline::Build(const Trace& trace, int32_t iteration,
-                                             OpTimeModel model, int64_t iteration_time_ns) {
-  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations d,
-                            ComputeOpDurations(trace, iteration, model, iteration_time_ns));
+                                             OpTimeModel model, int64_t iteration_time_ns,
+                                             double compute_time_scale) {
+  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations d, ComputeOpDurations(trace, iteration, model,
+                                                              iteration_time_ns,
+                                                              compute_time_scale));
   OpTimeline tl;
   tl.source_ = d.source;
   tl.end_ns_.resize(d.duration_ns.size());

@@ -7,22 +7,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
-
-uint64_t ShapeHash(absl::Span<const int64_t> shape) {
-  uint64_t h = 1469598103934665603ULL;
-  for (int64_t d : shape) {
-    uint64_t v;
-    std::memcpy(&v, &d, sizeof v);
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ULL;
-    }
-  }
-  return h ^ shape.size();
-}
 
 namespace {
 
@@ -67,81 +56,63 @@ absl::Status MatcherOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<MatchablePolicy> MakeMatchablePolicy(const Trace& trace, int32_t iteration,
-                                                    Policy policy, int32_t mask_bits) {
-  if (iteration < 0 || iteration >= trace.num_iterations()) {
-    return absl::InvalidArgumentError(absl::StrCat("matching: iteration ", iteration,
-                                                   " is out of range: ", trace.source(), " has ",
-                                                   trace.num_iterations(), " iterations"));
+absl::StatusOr<MatchablePolicy> MakeMatchablePolicy(Policy policy) {
+  const PolicyRuntime& rt = policy.runtime;
+  if (rt.empty()) {
+    return Error(ErrorKind::kMalformedInput,
+                 "matching: the policy has no runtime section (schema v1: `swapplan policy "
+                 "upgrade` rebuilds it from the trace)");
   }
+  SWAPPLAN_RETURN_IF_ERROR(ValidatePolicyRuntime(policy));
   MatchablePolicy mp;
-  SWAPPLAN_ASSIGN_OR_RETURN(mp.ranking,
-                            OpFrequencyRanking::ForIteration(trace, iteration, mask_bits));
-  mp.codes.resize(trace.num_op_names());
-  for (NameId name = 0; name < trace.num_op_names(); ++name) mp.codes[name] = mp.ranking.code(name);
-  const IterationInfo& iter = trace.iteration(iteration);
-  const int32_t n = iter.num_ops();
-  mp.source_ops = n;
-  std::vector<int32_t> phase_ordinal(n);
-  int32_t counts[kNumPhases] = {0, 0, 0, 0};
-  for (int32_t i = 0; i < n; ++i) {
-    phase_ordinal[i] = counts[static_cast<int>(trace.op(iter.op_begin + i).phase)]++;
-  }
-  auto anchor = [&](int32_t local) {
-    return OpAnchor{trace.op(iter.op_begin + local).phase, phase_ordinal[local], local};
-  };
-  // File id -> dense id, skipped when the ids are dense.
-  absl::flat_hash_map<uint64_t, TensorId> by_id;
-  auto lookup = [&](uint64_t id) -> TensorId {
-    if (id < static_cast<uint64_t>(trace.num_tensors()) &&
-        trace.tensor(static_cast<TensorId>(id)).trace_id == id) {
-      return static_cast<TensorId>(id);
-    }
-    if (by_id.empty()) {
-      by_id.reserve(trace.num_tensors());
-      for (TensorId t = 0; t < trace.num_tensors(); ++t) by_id.emplace(trace.tensor(t).trace_id, t);
-    }
-    auto f = by_id.find(id);
-    return f == by_id.end() ? kNoTensor : f->second;
-  };
+  mp.source_ops = static_cast<int32_t>(rt.op_sequence.size());
   mp.items.reserve(policy.items.size());
   for (size_t k = 0; k < policy.items.size(); ++k) {
-    const PolicyItem& it = policy.items[k];
-    auto fail = [&](const std::string& what) {
-      return absl::InvalidArgumentError(absl::StrCat("matching: policy item ", k, " (tensor ",
-                                                     it.tensor_id, "): ", what));
-    };
-    for (int32_t op : {it.swap_out_op, it.release_op, it.swap_in_op, it.first_use_op}) {
-      if (op < 0 || op >= n) {
-        return fail(absl::StrCat("op ", op, " is outside iteration ", iteration, " of ",
-                                 trace.source(), " (", n, " ops)"));
-      }
-    }
-    const TensorId t = lookup(it.tensor_id);
-    if (t == kNoTensor) return fail(absl::StrCat("no such tensor in ", trace.source()));
-    absl::Span<const OpIndex> uses = trace.tensor_uses(t);
-    auto last = std::upper_bound(uses.begin(), uses.end(), iter.op_begin + it.swap_out_op);
-    if (last == uses.begin() || *(last - 1) < iter.op_begin) {
-      return fail(absl::StrCat("not used in iteration ", iteration, " at or before swap_out_op ",
-                               it.swap_out_op));
-    }
-    const int32_t decision = *(last - 1) - iter.op_begin;
+    const RuntimeKey& key = policy.items[k].runtime_key;
+    const RuntimeItem& r = rt.items[k];
     MatchableItem m;
     m.item = static_cast<int32_t>(k);
-    m.decision = anchor(decision);
-    absl::Span<const TensorId> op_uses = trace.uses(iter.op_begin + decision);
-    m.use_index = static_cast<int32_t>(std::find(op_uses.begin(), op_uses.end(), t) -
-                                       op_uses.begin());
-    m.key = KeyStateAt(trace, iteration, mp.ranking, t, decision);
-    m.dtype = trace.tensor(t).dtype;
-    m.size_bytes = trace.tensor(t).size_bytes;
-    m.shape_hash = ShapeHash(trace.shape(t));
-    m.release = anchor(it.release_op);
-    m.swap_in = anchor(it.swap_in_op);
-    m.first_use = anchor(it.first_use_op);
+    m.decision = r.decision;
+    m.use_index = r.use_index;
+    m.key.op_count = key.op_count;
+    m.key.op_mask = key.op_mask;
+    m.key.op_history = key.op_history;
+    m.dtype = key.dtype;
+    m.size_bytes = key.size_bytes;
+    m.shape_hash = r.shape_hash;
+    m.release = r.release;
+    m.swap_in = r.swap_in;
+    m.first_use = r.first_use;
     mp.items.push_back(m);
   }
   mp.policy = std::move(policy);
+  mp.codes.reserve(mp.policy.runtime.op_ranks.size());
+  for (int32_t rank : mp.policy.runtime.op_ranks) {
+    mp.codes.push_back(OpKeyCodeForRank(rank, mp.policy.runtime.mask_bits));
+  }
+  return mp;
+}
+
+void BindOpNames(absl::Span<const std::string> names, MatchablePolicy* mp) {
+  const PolicyRuntime& rt = mp->policy.runtime;
+  absl::flat_hash_map<absl::string_view, int32_t> index;
+  index.reserve(rt.op_names.size());
+  for (size_t i = 0; i < rt.op_names.size(); ++i) {
+    index.emplace(rt.op_names[i], static_cast<int32_t>(i));
+  }
+  mp->codes.assign(names.size(), OpKeyCode{});
+  for (size_t n = 0; n < names.size(); ++n) {
+    auto f = index.find(names[n]);
+    if (f != index.end()) mp->codes[n] = OpKeyCodeForRank(rt.op_ranks[f->second], rt.mask_bits);
+  }
+}
+
+absl::StatusOr<MatchablePolicy> MakeMatchablePolicy(const Trace& trace, int32_t iteration,
+                                                    Policy policy, int32_t mask_bits) {
+  SWAPPLAN_RETURN_IF_ERROR(AttachPolicyRuntime(trace, iteration, &policy, mask_bits));
+  policy.fingerprint = ComputeFingerprint(trace, iteration);
+  SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(std::move(policy)));
+  BindOpNames(trace.op_names(), &mp);
   return mp;
 }
 

@@ -12,6 +12,7 @@
 #include "support/test_traces.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/eval/compare.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
 
 namespace swapplan {
@@ -115,8 +116,8 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   CHECK(c->persistent_bytes == 200);
   CHECK(c->peak.bytes == 1200);
   CHECK(c->ideal_time_ns == 1300);
-  CHECK(c->simulator.device_capacity_bytes == 700);
-  CHECK(c->simulator.d2h_bandwidth_bytes_per_s == 2e9);  // from the trace metadata
+  CHECK(c->simulator.device.capacity_bytes == 700);
+  CHECK(c->simulator.device.d2h_bandwidth_bytes_per_s == 2e9);  // from the trace metadata
   REQUIRE(c->rows.size() == 4);
   CHECK(c->rows[0].unlimited_memory);
   CHECK_FALSE(c->rows[0].feasible);  // its 1200-byte peak does not fit
@@ -130,6 +131,7 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
         "dropping 3 activations of 2 layers peaks at 800 B at op 5 (loss), 100 B over the "
         "budget of 700 B");
   CHECK(c->rows[3].feasible);
+  CHECK(c->rows[3].valid);  // lru's policy passes the checker
   CHECK(c->rows[3].sim->iteration_time_ns == 1550);  // 1300 + 250 of stall
   CHECK(c->rows[3].sim->stall_ns == 250);
   REQUIRE(c->rows[3].policy.has_value());
@@ -149,6 +151,55 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   o.iteration = 1;
   CHECK(ComparePlanners(Toy(), o).status().message() ==
         absl::StrCat("iteration 1 is out of range: ", Toy().source(), " has 1 iterations"));
+}
+
+TEST_CASE("compare: a policy that fails the checker is invalid, with its first violation",
+          "[eval]") {
+  absl::StatusOr<Simulator> sim = Simulator::Create(Toy(), 0, {.device = {.capacity_bytes = 700}});
+  REQUIRE(sim.ok());
+  Policy p;
+  p.fingerprint = ComputeFingerprint(Toy(), 0);
+  p.device = {.capacity_bytes = 700, .h2d_bandwidth_bytes_per_s = 1e9,
+              .d2h_bandwidth_bytes_per_s = 1e9};
+  p.planner = "test";
+  PolicyItem ghost;
+  ghost.tensor_id = 999;  // not in the trace
+  ghost.swap_out_op = 1;
+  ghost.release_op = 1;
+  ghost.swap_in_op = 3;
+  ghost.first_use_op = 4;
+  ghost.size_bytes = 100;
+  p.items.push_back(ghost);
+  PlannerOutcome row;
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/true, &row).ok());
+  CHECK(row.planned);
+  CHECK_FALSE(row.valid);
+  CHECK_FALSE(row.feasible);
+  CHECK_FALSE(row.sim.has_value());
+  CHECK_THAT(row.invalid_reason, Catch::StartsWith("item 0 (tensor 999): no such tensor in ") &&
+                                     Catch::EndsWith("[unknown-tensor]"));
+  CHECK(row.policy.has_value());
+  // Without the item, on 700 bytes, the checker finds it over the budget
+  // (the unswapped peak is 1200).
+  p.items.clear();
+  PlannerOutcome over;
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/false, &over).ok());
+  CHECK_FALSE(over.valid);
+  CHECK(over.invalid_reason ==
+        "op 5 (loss, FORWARD): 1200 bytes in use, 500 over the budget of 700 (ops 3..8 are "
+        "over) [over-budget]");
+  // As an unlimited-memory row (ideal): valid, simulated, its peak does not
+  // fit 700.
+  p.device.capacity_bytes = kUnlimitedCapacityBytes;
+  PlannerOutcome ok;
+  ok.unlimited_memory = true;
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/false, &ok).ok());
+  CHECK(ok.valid);
+  CHECK(ok.invalid_reason.empty());
+  REQUIRE(ok.sim.has_value());
+  CHECK(ok.sim->peak_bytes == 1200);
+  CHECK_FALSE(ok.feasible);
+  CHECK_FALSE(ok.policy.has_value());
 }
 
 }  // namespace

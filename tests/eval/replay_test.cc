@@ -42,7 +42,7 @@ Trace SmallRun(int32_t iterations, int32_t skip_every, int32_t validation_every)
 
 ReplayOptions SmallOptions() {
   ReplayOptions o;
-  o.device_memory_bytes = 83LL << 20;
+  o.simulator.device.capacity_bytes = 83LL << 20;
   o.chameleon.min_tensor_bytes = 0;
   o.tracker.warmup_iterations = 1;
   o.tracker.genpolicy_iterations = 2;
@@ -196,12 +196,13 @@ TEST_CASE("Replay: explained iteration and option errors", "[varying][replay]") 
     return std::string(RunReplay(t, bad, [](const ReplayRow&) {}).status().message());
   };
   ReplayOptions bad = SmallOptions();
-  bad.device_memory_bytes = 0;
-  CHECK(message(bad) == "replay options: device_memory_bytes is 0; must be > 0");
-  bad = SmallOptions();
-  bad.reserve_bytes = bad.device_memory_bytes;
+  bad.simulator.device.capacity_bytes = 0;
   CHECK(message(bad) ==
-        "replay options: reserve_bytes is 87031808; must be >= 0 and below the device memory");
+        "replay options: simulator.device.capacity_bytes is 0; must be > 0 and not unlimited");
+  bad = SmallOptions();
+  bad.simulator.device.reserve_bytes = bad.simulator.device.capacity_bytes;
+  CHECK(message(bad) == "replay options: simulator.device.reserve_bytes is 87031808; must be >= 0 "
+                        "and below the capacity");
   bad = SmallOptions();
   bad.runtime_key_bits = 16;
   CHECK(message(bad) == "replay options: runtime_key_bits is 16; must be 32 or 64");

@@ -93,7 +93,7 @@ Brute BruteForce(const Trace& trace, int64_t budget, int64_t limit) {
   const IterationInfo& iter = trace.iteration(0);
   const int32_t n = iter.num_ops();
   SimulatorOptions so;
-  so.device_capacity_bytes = budget;
+  so.device.capacity_bytes = budget;
   so.record_timeline = true;
   absl::StatusOr<Simulator> sim = Simulator::Create(trace, 0, so);
   REQUIRE(sim.ok());
@@ -287,7 +287,7 @@ TEST_CASE("the MILP agrees with brute force on random small traces", "[optimum][
     std::vector<int64_t> budgets;
     for (int64_t b = base->peak_bytes - 50; b > 0; b -= 50) {
       SimulatorOptions so;
-      so.device_capacity_bytes = b;
+      so.device.capacity_bytes = b;
       if (!SwapModel::Build(t, 0, so, {}).ok()) break;
       budgets.push_back(b);
     }
@@ -299,9 +299,11 @@ TEST_CASE("the MILP agrees with brute force on random small traces", "[optimum][
     if (brute.best_ns == -2) continue;  // too many policies to enumerate
     const PlanningProblem problem{.trace = &t,
                                   .iteration = 0,
-                                  .device_budget_bytes = budget,
-                                  .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
-                                  .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s};
+                                  .device = {.capacity_bytes = budget,
+                                             .h2d_bandwidth_bytes_per_s =
+                                                 t.metadata().h2d_bandwidth_bytes_per_s,
+                                             .d2h_bandwidth_bytes_per_s =
+                                                 t.metadata().d2h_bandwidth_bytes_per_s}};
     absl::StatusOr<OptimumResult> r = ComputeOptimum(problem, OptimumOptions());
     INFO("budget " << budget << ", brute force best " << brute.best_ns << " over "
                    << brute.policies << " policies");

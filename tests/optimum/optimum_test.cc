@@ -38,9 +38,9 @@ Trace SixOps(double bw_bytes_per_ns) {
 PlanningProblem Problem(const Trace& t, int64_t budget) {
   return {.trace = &t,
           .iteration = 0,
-          .device_budget_bytes = budget,
-          .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
-          .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s};
+          .device = {.capacity_bytes = budget,
+                     .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
+                     .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s}};
 }
 
 OptimumResult Solve(const Trace& t, int64_t budget, bool recompute = true,
@@ -188,9 +188,9 @@ TEST_CASE("a budget no policy can reach is infeasible, naming the op", "[optimum
 
 TEST_CASE("unsupported simulator settings and limits are refused", "[optimum]") {
   Trace t = SixOps(1.0);
-  SimulatorOptions half;
-  half.half_duplex = true;
-  absl::StatusOr<OptimumResult> r = ComputeOptimum(Problem(t, 100), OptimumOptions(), half);
+  PlanningProblem half = Problem(t, 100);
+  half.device.copy_engines = 1;
+  absl::StatusOr<OptimumResult> r = ComputeOptimum(half, OptimumOptions());
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("half-duplex"));
   OptimumOptions small;

@@ -100,9 +100,9 @@ const Allocation kFine = {{0, 1}, {8, 1}};   // eight 1 MB, one 2 MB
 std::unique_ptr<AdvisorProblem> Problem() {
   PlanningProblem pp{.trace = &Fig1(),
                      .iteration = 0,
-                     .device_budget_bytes = 1000,
+                     .device = {.capacity_bytes = 1000,
                      .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9};
+                     .d2h_bandwidth_bytes_per_s = 1e9}};
   AdvisorOptions o;
   o.planner.param_residency = ParamResidency::kStartOnHost;
   absl::StatusOr<std::unique_ptr<AdvisorProblem>> p = AdvisorProblem::Create(pp, o);
@@ -134,7 +134,7 @@ Outcome Run(const std::vector<int32_t>& schedule, const Allocation& alloc) {
   INFO(violations);
   CHECK(check->clean());
   SimulatorOptions so;
-  so.device_capacity_bytes = 1000;
+  so.device.capacity_bytes = 1000;
   so.record_timeline = true;
   absl::StatusOr<Simulator> sim = Simulator::Create(Fig1(), 0, so);
   REQUIRE(sim.ok());

@@ -80,9 +80,9 @@ IslandRun RunIslands(const Trace& t, int64_t budget, int32_t n, uint64_t seed) {
       planner.set_islands(ring.island(r), IslandOptions{.migration_interval = 2, .migrants = 2});
       PlanningProblem pp{.trace = &t,
                          .iteration = 0,
-                         .device_budget_bytes = budget,
-                         .h2d_bandwidth_bytes_per_s = 1e9,
-                         .d2h_bandwidth_bytes_per_s = 1e9};
+                         .device = {.capacity_bytes = budget,
+                                    .h2d_bandwidth_bytes_per_s = 1e9,
+                                    .d2h_bandwidth_bytes_per_s = 1e9}};
       absl::StatusOr<Policy> p = planner.Plan(pp);
       status[r] = p.status();
       if (!p.ok()) return;
@@ -134,9 +134,9 @@ TEST_CASE("islands in threads: deterministic, one answer for all islands", "[adv
   REQUIRE(plain.SetOption("seed", "11").ok());
   PlanningProblem pp{.trace = &t,
                      .iteration = 0,
-                     .device_budget_bytes = budget,
-                     .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9};
+                     .device = {.capacity_bytes = budget,
+                                .h2d_bandwidth_bytes_per_s = 1e9,
+                                .d2h_bandwidth_bytes_per_s = 1e9}};
   absl::StatusOr<Policy> q = plain.Plan(pp);
   REQUIRE(q.ok());
   CHECK(one.best_ns[0] == plain.last_result()->best_ns);

@@ -69,9 +69,9 @@ PolicyItem WrapW() {
 Policy Base(std::vector<PolicyItem> items, std::vector<int32_t> schedule = kS) {
   Policy p;
   p.fingerprint = ComputeFingerprint(T(), 0);
-  p.device_budget_bytes = 1000;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 1e9;
+  p.device.capacity_bytes = 1000;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 1e9;
   p.planner = "test";
   p.items = std::move(items);
   p.schedule = std::move(schedule);
@@ -177,8 +177,8 @@ TEST_CASE("simulator: the policy's schedule, a wrapping item, the iteration end"
   CHECK(via_arg->iteration_time_ns == 500);  // sgd ends at 500; W stays on the device
   absl::StatusOr<SimulationResult> recorded = sim->Run(unscheduled);
   CHECK(std::string(recorded.status().message()) ==
-        "policy item 0 (tensor 1): under the schedule the ops run at positions 0, 2, 1, 3; need "
-        "swap_out <= release < swap_in <= first_use");
+        "item 0 (tensor 1): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
+        "first_use_op, got 0, 2, 1, 3 [bad-op-order]");
 }
 
 TEST_CASE("simulator: clean items copy nothing out; a written tensor cannot be clean",
@@ -197,14 +197,16 @@ TEST_CASE("simulator: clean items copy nothing out; a written tensor cannot be c
   w.clean = true;
   absl::StatusOr<SimulationResult> bad = Simulate(T(), Base({w}));
   CHECK(std::string(bad.status().message()) ==
-        "policy item 0 (tensor 10): marked clean but op 4 (sgd) writes it after it came back "
-        "from the host");
+        "item 0 (tensor 10): marked clean, but op 4 (sgd, OPTIMIZER) at position 4 writes it "
+        "after it came back from the host at op 3 (c, FORWARD) at position 3 "
+        "[clean-but-written]");
   // A normal clean window needs an earlier return from the host.
   PolicyItem a = kA;
   a.clean = true;
   CHECK(std::string(Simulate(T(), Base({a})).status().message()) ==
-        "policy item 0 (tensor 1): marked clean but the host holds no copy (the tensor was not "
-        "brought back from the host before its swap-out)");
+        "item 0 (tensor 1): marked clean, but the host holds no copy: the tensor was not "
+        "brought back from the host before its swap-out after op 0 (a, FORWARD) at position 0 "
+        "[clean-not-on-host]");
 }
 
 TEST_CASE("simulator: size-class pool — a class out of objects is an OOM", "[advisor][sim]") {
@@ -229,7 +231,7 @@ TEST_CASE("simulator: size-class pool — a class out of objects is an OOM", "[a
   // A pool larger than the device fails before the first op.
   p.pool.classes[0].count = 9;  // 900 + 200 bytes
   SimulatorOptions small;
-  small.device_capacity_bytes = 1000;
+  small.device.capacity_bytes = 1000;
   const SimulationResult big = Sim(p, small);
   REQUIRE(big.oom.occurred);
   CHECK(big.oom.op == 0);

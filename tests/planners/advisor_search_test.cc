@@ -29,9 +29,9 @@ std::unique_ptr<AdvisorProblem> MakeProblem(const Trace& t, int64_t budget,
                                             const AdvisorOptions& o = {}) {
   PlanningProblem pp{.trace = &t,
                      .iteration = 0,
-                     .device_budget_bytes = budget,
+                     .device = {.capacity_bytes = budget,
                      .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9};
+                     .d2h_bandwidth_bytes_per_s = 1e9}};
   absl::StatusOr<std::unique_ptr<AdvisorProblem>> p = AdvisorProblem::Create(pp, o);
   INFO(p.status().ToString());
   REQUIRE(p.ok());
@@ -363,9 +363,9 @@ TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]")
   // sgd alone uses four 100-byte tensors: 300 bytes cannot run it.
   PlanningProblem pp{.trace = &t,
                      .iteration = 0,
-                     .device_budget_bytes = 300,
+                     .device = {.capacity_bytes = 300,
                      .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9};
+                     .d2h_bandwidth_bytes_per_s = 1e9}};
   absl::StatusOr<Policy> r = planner.Plan(pp);
   REQUIRE(r.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(r.status().message()) ==
@@ -376,7 +376,7 @@ TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]")
             "advisor has no option 'popsize'", 0) == 0);
   CHECK(std::string(planner.SetOption("mutation", "2").message()) ==
         "search options: mutation_probability is 2; must be in [0, 1]");
-  pp.device_budget_bytes = 600;
+  pp.device.capacity_bytes = 600;
   absl::StatusOr<Policy> ok = planner.Plan(pp);
   REQUIRE(ok.ok());
   CHECK(ok->planner == "advisor");

@@ -44,9 +44,9 @@ std::unique_ptr<AdvisorProblem> MakeProblem(const Trace& t, int64_t budget,
                                             const AdvisorOptions& o = {}) {
   PlanningProblem pp{.trace = &t,
                      .iteration = 0,
-                     .device_budget_bytes = budget,
-                     .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
-                     .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s};
+                     .device = {.capacity_bytes = budget,
+                                .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
+                                .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s}};
   absl::StatusOr<std::unique_ptr<AdvisorProblem>> p = AdvisorProblem::Create(pp, o);
   INFO(p.status().ToString());
   REQUIRE(p.ok());
@@ -146,11 +146,11 @@ TEST_CASE("seeded search is never slower than the best seed (random graphs)",
     const int64_t budget = peak * (70 + static_cast<int64_t>(seed % 4) * 10) / 100;
     PlanningProblem pp{.trace = &t,
                        .iteration = 0,
-                       .device_budget_bytes = budget,
-                       .h2d_bandwidth_bytes_per_s = 1e9,
-                       .d2h_bandwidth_bytes_per_s = 1e9};
+                       .device = {.capacity_bytes = budget,
+                                  .h2d_bandwidth_bytes_per_s = 1e9,
+                                  .d2h_bandwidth_bytes_per_s = 1e9}};
     SimulatorOptions judge;
-    judge.device_capacity_bytes = budget;
+    judge.device = pp.device;
     int64_t best_seed = -1;
     for (const std::string& name : AdvisorOptions().seed_planners) {
       absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner(name);

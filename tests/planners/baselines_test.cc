@@ -69,9 +69,9 @@ Trace TwoLayers() {
 PlanningProblem Problem(const Trace& t, int64_t budget) {
   return {.trace = &t,
           .iteration = 0,
-          .device_budget_bytes = budget,
-          .h2d_bandwidth_bytes_per_s = 1e9,
-          .d2h_bandwidth_bytes_per_s = 1e9};
+          .device = {.capacity_bytes = budget,
+                     .h2d_bandwidth_bytes_per_s = 1e9,
+                     .d2h_bandwidth_bytes_per_s = 1e9}};
 }
 
 struct Window {
@@ -89,7 +89,7 @@ std::vector<Window> Windows(const Policy& p) {
 }
 
 SimulationResult Sim(const Trace& t, const Policy& p, int64_t capacity = kUnlimitedBytes) {
-  absl::StatusOr<SimulationResult> r = Simulate(t, p, {.device_capacity_bytes = capacity});
+  absl::StatusOr<SimulationResult> r = Simulate(t, p, {.device = {.capacity_bytes = capacity}});
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   return *r;
@@ -281,6 +281,9 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
     CHECK((*p)->name() == info.name);
+    // The registry's flag and the planner's own (which FinishPolicy records
+    // as an unlimited capacity) agree.
+    CHECK((*p)->unlimited_memory() == info.unlimited_memory);
     // The advisor is a time-bounded search: compare runs it on request only.
     CHECK(info.in_default_set == (std::string(info.name) != "advisor"));
   }
@@ -313,9 +316,9 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
         ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * (seed % 6 + 5) / 10;
     PlanningProblem problem{.trace = &t,
                             .iteration = it,
-                            .device_budget_bytes = budget,
-                            .h2d_bandwidth_bytes_per_s = 1e9,
-                            .d2h_bandwidth_bytes_per_s = 2e9,
+                            .device = {.capacity_bytes = budget,
+                     .h2d_bandwidth_bytes_per_s = 1e9,
+                     .d2h_bandwidth_bytes_per_s = 2e9},
                             .curve = &*curve};
     int k = 0;
     for (const PlannerInfo& info : RegisteredPlanners()) {
@@ -337,7 +340,7 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
       INFO(p->Validate().ToString());
       CHECK(p->Validate().ok());
       SimulatorOptions so;
-      so.device_capacity_bytes = info.unlimited_memory ? kUnlimitedBytes : budget;
+      so.device.capacity_bytes = info.unlimited_memory ? kUnlimitedBytes : budget;
       absl::StatusOr<SimulationResult> r = Simulate(t, *p, so);
       INFO(r.status().ToString());
       REQUIRE(r.ok());

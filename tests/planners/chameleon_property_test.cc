@@ -62,7 +62,7 @@ bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProble
       if (l.LiveAt(b + i)) base[i] += trace.tensor(t).size_bytes;
     }
   }
-  const int64_t budget = pr.device_budget_bytes;
+  const int64_t budget = pr.budget_bytes();
   std::vector<NaiveWindow> windows;
   for (TensorId t = 0; t < trace.num_tensors(); ++t) {
     const TensorInfo& info = trace.tensor(t);
@@ -78,7 +78,7 @@ bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProble
       if (trace.op(b + u).phase != Phase::kForward || trace.op(b + v).phase != Phase::kBackward) {
         continue;
       }
-      const int32_t r0 = op_at(end[u] + info.size_bytes * 1e9 / pr.d2h_bandwidth_bytes_per_s);
+      const int32_t r0 = op_at(end[u] + info.size_bytes * 1e9 / pr.device.d2h_bandwidth_bytes_per_s);
       if (r0 > v - 2) continue;
       const int32_t cover =
           o.idle_window_start == IdleWindowStart::kEarliestRelease && !waits ? r0 + 1 : u + 1;
@@ -93,7 +93,7 @@ bool NaiveMaximalInfeasible(const Trace& trace, int32_t it, const PlanningProble
   double free_at = 0;
   for (const NaiveWindow& w : windows) {
     const double start = std::max(end[w.u], free_at);
-    const double done = start + w.size * 1e9 / pr.d2h_bandwidth_bytes_per_s;
+    const double done = start + w.size * 1e9 / pr.device.d2h_bandwidth_bytes_per_s;
     const int32_t release = waits ? w.u : op_at(done);
     if (release >= w.v - 1) continue;  // frees nothing; never issued
     free_at = done;
@@ -133,10 +133,10 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
     PlanningProblem pr;
     pr.trace = &trace;
     pr.iteration = it;
-    pr.device_budget_bytes = static_cast<int64_t>(static_cast<double>(peak) * real(0.3, 1.05));
+    pr.device.capacity_bytes = static_cast<int64_t>(static_cast<double>(peak) * real(0.3, 1.05));
     // 0.5 .. 128 bytes per ns: copies from a fraction of an op to many ops.
-    pr.h2d_bandwidth_bytes_per_s = 1e9 * std::pow(2.0, real(-1, 7));
-    pr.d2h_bandwidth_bytes_per_s = 1e9 * std::pow(2.0, real(-1, 7));
+    pr.device.h2d_bandwidth_bytes_per_s = 1e9 * std::pow(2.0, real(-1, 7));
+    pr.device.d2h_bandwidth_bytes_per_s = 1e9 * std::pow(2.0, real(-1, 7));
     pr.curve = &*curve;
     ChameleonOptions o;
     o.layers = static_cast<int32_t>(uni(0, 6));
@@ -153,8 +153,8 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
     o.stall_fallback = uni(0, 3) ? StallFallback::kBatched : StallFallback::kOnePerPass;
     o.op_time_model = uni(0, 1) ? OpTimeModel::kAuto : OpTimeModel::kEq1;
     o.release_wait = uni(0, 3) ? ReleaseWait::kWhenNeeded : ReleaseWait::kNever;
-    INFO("budget " << pr.device_budget_bytes << " of peak " << peak << ", h2d "
-                   << pr.h2d_bandwidth_bytes_per_s << ", d2h " << pr.d2h_bandwidth_bytes_per_s
+    INFO("budget " << pr.budget_bytes() << " of peak " << peak << ", h2d "
+                   << pr.device.h2d_bandwidth_bytes_per_s << ", d2h " << pr.device.d2h_bandwidth_bytes_per_s
                    << ", layers " << o.layers << ", params " << o.ToParameters().size());
     ChameleonPlanner planner(o);
     absl::StatusOr<Policy> p = planner.Plan(pr);
@@ -166,12 +166,12 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
       waited += waits;
       if (o.release_wait == ReleaseWait::kNever) CHECK_FALSE(waits);
       absl::StatusOr<CheckReport> r =
-          CheckPolicy(trace, *p, {.op_time_model = o.op_time_model}, &*curve);
+          CheckPolicy(trace, *p, {.op_time_model = o.op_time_model});
       REQUIRE(r.ok());
       for (const Violation& v : r->violations) INFO(v.message);
       CHECK(r->clean());
       CHECK(r->peak_bytes == p->expected_peak_bytes);
-      CHECK(p->expected_peak_bytes <= pr.device_budget_bytes);
+      CHECK(p->expected_peak_bytes <= pr.budget_bytes());
       CHECK(p->expected_overhead_ns >= 0);
       for (const PolicyItem& item : p->items) CHECK(item.size_bytes >= o.min_tensor_bytes);
     } else {

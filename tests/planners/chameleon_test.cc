@@ -50,9 +50,9 @@ const Trace& Toy() {
 PlanningProblem ToyProblem(int64_t budget, double h2d = 1e9, double d2h = 2e9) {
   return {.trace = &Toy(),
           .iteration = 0,
-          .device_budget_bytes = budget,
-          .h2d_bandwidth_bytes_per_s = h2d,
-          .d2h_bandwidth_bytes_per_s = d2h};
+          .device = {.capacity_bytes = budget,
+                     .h2d_bandwidth_bytes_per_s = h2d,
+                     .d2h_bandwidth_bytes_per_s = d2h}};
 }
 
 ChameleonOptions ToyOptions() {
@@ -121,7 +121,7 @@ TEST_CASE("chameleon: worked two-layer example", "[chameleon]") {
   CHECK(p->expected_peak_bytes == 900);
   CHECK(p->expected_overhead_ns == 0);
   CHECK(p->planner == "chameleon");
-  CHECK(p->device_budget_bytes == 900);
+  CHECK(p->BudgetBytes() == 900);
   RequireClean(Toy(), *p);
 
   // Layers.
@@ -465,7 +465,7 @@ TEST_CASE("chameleon: options are validated", "[chameleon]") {
   CHECK(ChameleonPlanner(o).Plan(ToyProblem(900)).status().message() ==
         "chameleon options: optimizer_layers is 0; must be >= 1");
   PlanningProblem bad = ToyProblem(900);
-  bad.h2d_bandwidth_bytes_per_s = 0;
+  bad.device.h2d_bandwidth_bytes_per_s = 0;
   CHECK(ChameleonPlanner().Plan(bad).status().code() == absl::StatusCode::kInvalidArgument);
 }
 

@@ -11,9 +11,9 @@ namespace {
 Policy SamplePolicy() {
   Policy p;
   p.fingerprint = {.op_sequence_hash = 0xfedcba9876543210ULL, .iteration_ops = 40, .iteration = 0};
-  p.device_budget_bytes = 1000;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 2e9;
+  p.device.capacity_bytes = 1000;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 2e9;
   p.planner = "chameleon";
   p.parameters = {{"score_c", "1"}, {"layers", "4"}};
   p.expected_peak_bytes = 990;
@@ -35,9 +35,7 @@ void RequireSame(const Policy& a, const Policy& b) {
   CHECK(a.fingerprint.op_sequence_hash == b.fingerprint.op_sequence_hash);
   CHECK(a.fingerprint.iteration_ops == b.fingerprint.iteration_ops);
   CHECK(a.fingerprint.iteration == b.fingerprint.iteration);
-  CHECK(a.device_budget_bytes == b.device_budget_bytes);
-  CHECK(a.h2d_bandwidth_bytes_per_s == b.h2d_bandwidth_bytes_per_s);
-  CHECK(a.d2h_bandwidth_bytes_per_s == b.d2h_bandwidth_bytes_per_s);
+  CHECK(a.device == b.device);
   CHECK(a.planner == b.planner);
   CHECK(a.parameters == b.parameters);
   CHECK(a.expected_peak_bytes == b.expected_peak_bytes);
@@ -210,7 +208,7 @@ TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[
       R"({"format": "swapplan-policy", "format_version": 1,
           "items": [{"release_waits_for_copy": 1}]})", "x");
   CHECK(bad.status().message() ==
-        "x: JSON $.items[0].release_waits_for_copy: expected true or false");
+        "x: JSON $.items[0].release_waits_for_copy: expected true or false, got number");
 }
 
 }  // namespace

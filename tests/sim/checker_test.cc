@@ -49,9 +49,9 @@ PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in,
 Policy ToyPolicy(std::vector<PolicyItem> items) {
   Policy p;
   p.fingerprint = ComputeFingerprint(Toy(), 0);
-  p.device_budget_bytes = 900;
-  p.h2d_bandwidth_bytes_per_s = 1e9;
-  p.d2h_bandwidth_bytes_per_s = 2e9;
+  p.device.capacity_bytes = 900;
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 2e9;
   p.planner = "test";
   p.items = std::move(items);
   return p;
@@ -225,8 +225,8 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
   // op 3 is right. B is ready at 300 ns but queued behind A: 400..600 ns,
   // completing during op 5, so a release after op 4 is too early.
   Policy p = ToyPolicy({Item(10, 200, 1, 3, 6, 11), Item(11, 200, 2, 4, 6, 10)});
-  p.d2h_bandwidth_bytes_per_s = 1e9;
-  p.device_budget_bytes = 2000;
+  p.device.d2h_bandwidth_bytes_per_s = 1e9;
+  p.device.capacity_bytes = 2000;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{
             "item 1 (tensor 11): released after op 4 (mlp, FORWARD) (500.0 ns) but its copy out "
@@ -238,7 +238,7 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
 
 TEST_CASE("checker: no d2h bandwidth", "[checker]") {
   Policy p = ToyPolicy({kA, kC});
-  p.d2h_bandwidth_bytes_per_s = 0;
+  p.device.d2h_bandwidth_bytes_per_s = 0;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{"the policy has items but no d2h bandwidth, so its release "
                                  "points cannot be checked [no-bandwidth]"});
@@ -279,6 +279,47 @@ TEST_CASE("checker: bad options and missing times", "[checker]") {
         absl::StrCat(Toy().source(),
                      ": iteration 0: op times 'recorded' need a duration on every op, and 13 of "
                      "13 ops have none"));
+}
+
+TEST_CASE("RECOMPUTE items: no copy, no release check, their time on the timeline",
+          "[checker]") {
+  // B (200 bytes) dropped after op 2, recomputed for 400 ns when op 10 is
+  // reached: no copy out (bytes_out 0) and no release check although
+  // nothing was copied; off the device during ops 3..9.
+  PolicyItem b = Item(11, 200, 2, 2, 10, 10);
+  b.action = ItemAction::kRecompute;
+  b.recompute_ns = 400;
+  Policy roomy = ToyPolicy({b});
+  roomy.device.capacity_bytes = 1200;
+  CheckReport r = Check(roomy);
+  CHECK(r.clean());
+  CHECK(r.bytes_out == 0);
+  CHECK(r.late_swap_ins == 0);
+  CHECK(r.peak_bytes == 1000);  // op 5: 1200 - 200
+  CHECK(r.peak_op == 5);
+  // A (200 bytes) out after op 1 (copy 200..300 ns = end of op 2, its
+  // release), back when op 10 is reached, for op 11. The recomputation runs
+  // on the compute stream at op 10: op 10 ends at 1000 + 400 + 100 = 1500 ns
+  // and A's copy in (1 B/ns: 1000..1200 ns) is early. Without B, op 11
+  // would start at 1100 ns and A's copy in would be 100 ns late.
+  PolicyItem a = Item(10, 200, 1, 2, 10, 11);
+  r = Check(ToyPolicy({b, a}));
+  for (const Violation& v : r.violations) INFO(v.message);
+  CHECK(r.clean());
+  CHECK(r.bytes_out == 200);  // A only
+  CHECK(r.late_swap_ins == 0);
+  CHECK(r.peak_bytes == 800);  // op 5: 1200 - 200 - 200 (op 2: 700)
+  r = Check(ToyPolicy({a}));
+  CHECK(r.late_swap_ins == 1);
+  CHECK(r.swap_in_wait_ns == 100);
+  // A RECOMPUTE item cannot wait for a copy it does not make.
+  b.release_waits_for_copy = true;
+  roomy.items = {b};
+  r = Check(roomy);
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].message ==
+        "item 0 (tensor 11): release_waits_for_copy is set on a RECOMPUTE item (no copy to wait "
+        "for) [bad-action]");
 }
 
 }  // namespace

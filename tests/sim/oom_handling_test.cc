@@ -36,7 +36,7 @@ Policy PolicyFor(const Trace& t, std::vector<PolicyItem> items = {}) {
 SimulationResult Run(const Trace& t, const Policy& p, int64_t capacity,
                      OomHandling h = OomHandling::kAlgorithm3) {
   SimulatorOptions o;
-  o.device_capacity_bytes = capacity;
+  o.device.capacity_bytes = capacity;
   o.oom_handling = h;
   o.record_timeline = true;
   absl::StatusOr<SimulationResult> r = Simulate(t, p, o);
@@ -263,9 +263,9 @@ TEST_CASE("Algorithm 3 invariants on random traces", "[sim][oom][property]") {
     std::mt19937_64 rng(seed);
     const int64_t capacity = std::max<int64_t>(1, peak * (50 + rng() % 50) / 100);
     SimulatorOptions o;
-    o.device_capacity_bytes = capacity;
-    o.h2d_bandwidth_bytes_per_s = 1e9;
-    o.d2h_bandwidth_bytes_per_s = 1e9;
+    o.device.capacity_bytes = capacity;
+    o.device.h2d_bandwidth_bytes_per_s = 1e9;
+    o.device.d2h_bandwidth_bytes_per_s = 1e9;
     o.record_timeline = true;
     o.oom_handling = OomHandling::kAlgorithm3;
     absl::StatusOr<SimulationResult> r = Simulate(t, PolicyFor(t), o);

@@ -57,7 +57,7 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
   for (int p = 0; p < n; ++p) order[p] = schedule.empty() ? p : schedule[p];
   for (int p = 0; p < n; ++p) pos[order[p]] = p;
   const bool naive = o.record_stream == RecordStreamMode::kNaive;
-  const int64_t cap = o.device_capacity_bytes;
+  const int64_t cap = o.memory_limit_bytes();
 
   // Lifetimes in schedule positions.
   struct Live {
@@ -91,14 +91,14 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
     double x = static_cast<double>(bytes) / per_ns;
     int64_t whole = static_cast<int64_t>(x);
     if (static_cast<double>(whole) < x) ++whole;
-    return o.transfer_latency_ns + whole;
+    return o.device.copy_latency_ns + whole;
   };
   std::vector<It> items;
   for (const PolicyItem& pi : policy.items) {
     items.push_back({pi.size_bytes, pi.action == ItemAction::kSwap, pi.recompute_ns,
                      pos[pi.swap_out_op], pos[pi.release_op], pos[pi.swap_in_op],
-                     pos[pi.first_use_op], copy_ns(pi.size_bytes, o.d2h_bandwidth_bytes_per_s),
-                     copy_ns(pi.size_bytes, o.h2d_bandwidth_bytes_per_s), pi.tensor_id});
+                     pos[pi.first_use_op], copy_ns(pi.size_bytes, o.device.d2h_bandwidth_bytes_per_s),
+                     copy_ns(pi.size_bytes, o.device.h2d_bandwidth_bytes_per_s), pi.tensor_id});
   }
   const int ni = static_cast<int>(items.size());
   std::vector<int> obs(ni, -1);  // naive: position at whose dispatch the block was released
@@ -138,7 +138,7 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
   std::vector<int64_t> cstart(2 * ni, -1), cend(2 * ni, -1);
   auto done = [&](int c, int64_t t) { return cstart[c] >= 0 && cend[c] <= t; };
   std::deque<int> q_out, q_in;
-  std::deque<int>& q_in_ref = o.half_duplex ? q_out : q_in;
+  std::deque<int>& q_in_ref = o.device.half_duplex() ? q_out : q_in;
 
   // Per position.
   std::vector<int64_t> disp(n, -1), reach(n, -1), start(n, -1), end(n, -1), rc_of(n, 0);
@@ -312,7 +312,7 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
       }
       // Copy queues.
       if (run_queue(q_out, t)) progress = true;
-      if (!o.half_duplex && run_queue(q_in, t)) progress = true;
+      if (!o.device.half_duplex() && run_queue(q_in, t)) progress = true;
     }
     if (comp == n) {
       out.iteration_time = end[n - 1];
@@ -426,10 +426,10 @@ TEST_CASE("simulator equals the time-stepped reference on random cases", "[sim][
     SimulatorOptions o;
     o.record_timeline = true;
     o.top_stall_ops = n;
-    o.h2d_bandwidth_bytes_per_s = bandwidths[uni(0, 3)];
-    o.d2h_bandwidth_bytes_per_s = bandwidths[uni(0, 3)];
-    o.transfer_latency_ns = uni(0, 1) ? uni(0, 30) : 0;
-    o.half_duplex = uni(0, 1) == 1;
+    o.device.h2d_bandwidth_bytes_per_s = bandwidths[uni(0, 3)];
+    o.device.d2h_bandwidth_bytes_per_s = bandwidths[uni(0, 3)];
+    o.device.copy_latency_ns = uni(0, 1) ? uni(0, 30) : 0;
+    o.device.copy_engines = uni(0, 1) == 1 ? 1 : 2;
     o.record_stream = uni(0, 1) ? RecordStreamMode::kNaive : RecordStreamMode::kCustom;
     o.host_dispatch_ns = uni(0, 1) ? uni(0, 40) : 0;
     o.host_event_query_ns = uni(0, 1) ? uni(0, 20) : 0;
@@ -438,11 +438,11 @@ TEST_CASE("simulator equals the time-stepped reference on random cases", "[sim][
       absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(trace);
       REQUIRE(curve.ok());
       const int64_t peak = curve->iterations()[iteration].peak_unswapped.bytes;
-      o.device_capacity_bytes = std::max<int64_t>(1, uni(peak / 3, peak + peak / 10));
+      o.device.capacity_bytes = std::max<int64_t>(1, uni(peak / 3, peak + peak / 10));
     }
-    INFO("items " << policy.items.size() << ", ops " << n << ", half " << o.half_duplex
+    INFO("items " << policy.items.size() << ", ops " << n << ", half " << o.device.half_duplex()
                   << ", naive " << (o.record_stream == RecordStreamMode::kNaive) << ", depth "
-                  << o.launch_queue_depth << ", capacity " << o.device_capacity_bytes);
+                  << o.launch_queue_depth << ", capacity " << o.device.capacity_bytes);
 
     absl::StatusOr<Simulator> sim = Simulator::Create(trace, iteration, o);
     REQUIRE(sim.ok());

@@ -2,6 +2,7 @@
 // in both directions with 100 ns ops and 100-byte tensors, so a copy takes
 // 100 ns and each expected value can be read off the timeline in the comment.
 #include "swapplan/sim/simulator.h"
+#include "swapplan/util/error.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -73,7 +74,7 @@ TEST_CASE("overlap hides a transfer", "[sim]") {
   //
   // Without the policy op 2 holds A and B: 200 bytes.
   Trace t = MakeTrace(kSixTensors, kSixOps);
-  SimulationResult r = Run(t, PolicyFor(t, {Item(1, 0, 1, 3, 5)}), {.device_capacity_bytes = 100});
+  SimulationResult r = Run(t, PolicyFor(t, {Item(1, 0, 1, 3, 5)}), {.device = {.capacity_bytes = 100}});
   CHECK(r.iteration_time_ns == 600);
   CHECK(r.ideal_time_ns == 600);
   CHECK(r.overhead_vs_ideal == 0.0);
@@ -107,7 +108,7 @@ TEST_CASE("overlap hides a transfer", "[sim]") {
   }
 
   // No policy at 100 bytes: op 2 asks for B (100) with A (100) resident: free 0.
-  SimulationResult none = Run(t, PolicyFor(t, {}), {.device_capacity_bytes = 100});
+  SimulationResult none = Run(t, PolicyFor(t, {}), {.device = {.capacity_bytes = 100}});
   CHECK(none.oom.occurred);
   CHECK(none.oom.op == 2);
   CHECK(none.oom.requested_bytes == 100);
@@ -201,8 +202,8 @@ TEST_CASE("half-duplex serialises the two directions", "[sim]") {
   SimulationResult duplex = Run(t, p);
   CHECK(duplex.iteration_time_ns == 600);
   CHECK(duplex.stall_ns == 0);
-  SimulationResult half = Run(t, p, {.half_duplex = true});
-  CHECK(half.half_duplex);
+  SimulationResult half = Run(t, p, {.device = {.copy_engines = 1}});
+  CHECK(half.device.half_duplex());
   CHECK(half.iteration_time_ns == 700);
   CHECK(half.stall_ns == 100);
   REQUIRE(half.top_stalls.size() == 1);
@@ -225,7 +226,7 @@ TEST_CASE("OOM is reported with exact numbers and the run continues", "[sim]") {
       {"name": "f1", "phase": "FORWARD", "inputs": [1], "outputs": [2], "duration_ns": 100},
       {"name": "f2", "phase": "FORWARD", "inputs": [2], "outputs": [3], "duration_ns": 100},
       {"name": "b0", "phase": "BACKWARD", "inputs": [1, 3], "duration_ns": 100})");
-  SimulationResult r = Run(t, PolicyFor(t, {}), {.device_capacity_bytes = 250});
+  SimulationResult r = Run(t, PolicyFor(t, {}), {.device = {.capacity_bytes = 250}});
   CHECK(r.oom.occurred);
   CHECK(r.oom.op == 1);
   CHECK(r.oom.requested_bytes == 100);
@@ -273,7 +274,7 @@ TEST_CASE("naive record-stream: the host sees the copy late and blocks are reuse
   // At 150 bytes op 2's allocation (B) does not fit while A is pending: the
   // host waits for A's copy (ends at 200), releases it, and goes on. The
   // device is at 200 anyway, so nothing is lost, but the host synchronised.
-  o.device_capacity_bytes = 150;
+  o.device.capacity_bytes = 150;
   SimulationResult synced = Run(t, p, o);
   CHECK_FALSE(synced.oom.occurred);
   CHECK(synced.host_syncs == 1);
@@ -338,16 +339,18 @@ TEST_CASE("recomputation is charged on the compute stream before the trigger op"
 }
 
 TEST_CASE("latency is added to every copy; bandwidth rounding is a ceiling", "[sim]") {
-  CHECK(TransferDurationNs(100, 1e9, 10) == 110);
-  CHECK(TransferDurationNs(100, 3e9, 0) == 34);          // 33.3 ns -> 34
-  CHECK(TransferDurationNs(1 << 20, 25e9, 0) == 41944);  // 41943.04 ns
+  // The device model's TransferNs is the simulator's copy time.
+  CHECK(TransferNs(100, 1e9, 10) == 110);
+  CHECK(TransferNs(100, 3e9, 0) == 34);          // 33.3 ns -> 34
+  CHECK(TransferNs(1 << 20, 25e9, 0) == 41944);  // 41943.04 ns
   // With 10 ns latency A's copy out ends at 210, 10 ns into op 2, which
   // waits for it (release after op 1): a 10 ns release stall.
   Trace t = MakeTrace(kSixTensors, kSixOps);
-  SimulationResult r = Run(t, PolicyFor(t, {Item(1, 0, 1, 3, 5)}), {.transfer_latency_ns = 10});
+  SimulationResult r =
+      Run(t, PolicyFor(t, {Item(1, 0, 1, 3, 5)}), {.device = {.copy_latency_ns = 10}});
   CHECK(r.stall_release_ns == 10);
   CHECK(r.iteration_time_ns == 610);
-  CHECK(r.transfer_latency_ns == 10);
+  CHECK(r.device.copy_latency_ns == 10);
 }
 
 TEST_CASE("Eq. 1 durations when the trace has none; the result says so", "[sim]") {
@@ -431,12 +434,16 @@ TEST_CASE("a schedule reorders ops and their memory", "[sim]") {
   Policy with_item = PolicyFor(t, {backwards});
   CHECK(sim->Run(with_item).ok());
   const std::vector<int32_t> late_b = {0, 2, 3, 1};
-  CHECK(sim->Run(with_item, late_b).status().message() ==
-        "policy item 0 (tensor 2): under the schedule the ops run at positions 3, 3, 2, 2; need "
-        "swap_out <= release < swap_in <= first_use");
+  // The rules are the resolver's (policy/resolver.h), as in the checker.
+  absl::Status st = sim->Run(with_item, late_b).status();
+  CHECK(st.message() ==
+        "item 0 (tensor 2): swap-in at op 3 (d, BACKWARD) at position 2 is not after the "
+        "swap-out at op 1 (b, FORWARD) at position 3 [swap-in-before-swap-out]");
+  CHECK(RuleOf(st) == std::optional<std::string>("swap-in-before-swap-out"));
   const std::vector<int32_t> bad = {0, 2, 2, 3};
   CHECK(sim->Run(p, bad).status().message() ==
-        "schedule is not a permutation of the iteration's ops: entry 2 is 2");
+        "schedule is not a permutation of the iteration's ops: entry 2 is 2 (repeated) "
+        "[bad-schedule]");
 }
 
 TEST_CASE("policies that do not fit the trace are rejected with the item named", "[sim]") {
@@ -447,23 +454,24 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
     return std::string(r.status().message());
   };
   CHECK(message({Item(9, 0, 1, 3, 5)}) ==
-        "policy item 0 (tensor 9): no such tensor occupies the device during iteration 0 of "
-        "test.json");
+        "item 0 (tensor 9): no such tensor in test.json [unknown-tensor]");
   CHECK(message({Item(1, 0, 1, 3, 9)}) ==
-        "policy item 0 (tensor 1): op 9 is outside the iteration (6 ops)");
+        "item 0 (tensor 1): first_use_op 9 is outside iteration 0 (6 ops) [op-out-of-range]");
   PolicyItem negative = Item(1, 0, 0, 3, 5);
   negative.action = ItemAction::kRecompute;
   negative.recompute_ns = -4;
   CHECK(message({negative}) ==
-        "policy item 0 (tensor 1): recompute_ns is -4; must be >= 0, and 0 for a SWAP item");
+        "item 0 (tensor 1): recompute_ns is -4; must be >= 0, and 0 for a SWAP item "
+        "[bad-action]");
   CHECK(message({Item(1, 0, 1, 3, 5, 64)}) ==
-        "policy item 0 (tensor 1): size_bytes 64 differs from the trace's 100");
+        "item 0 (tensor 1): size_bytes 64 but the trace says 100 [size-mismatch]");
   // B lives during op 2 only.
   CHECK(message({Item(2, 2, 2, 3, 4)}) ==
-        "policy item 0 (tensor 2): freed after op 2 (f2), before first_use_op op 4 (b1)");
+        "item 0 (tensor 2): the tensor is not allocated throughout ops 2..4 (it is allocated "
+        "during ops 2..2) [not-resident]");
   CHECK(message({Item(1, 0, 1, 3, 5), Item(1, 2, 2, 4, 5)}) ==
-        "policy item 1 (tensor 1): overlaps policy item 0 of the same tensor (its window ends "
-        "at first_use_op 5, after swap_out_op 2)");
+        "item 1 (tensor 1): window ops 2..5 overlaps item 0's window ops 0..5 "
+        "[overlapping-items]");
   // A is made by op 0: it cannot leave after an op before it exists.
   Trace late = MakeTrace(kSixTensors, R"({"name": "f0", "phase": "FORWARD", "duration_ns": 100},
       {"name": "f1", "phase": "FORWARD", "outputs": [1], "duration_ns": 100},
@@ -472,11 +480,13 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
       {"name": "b1", "phase": "BACKWARD", "inputs": [1], "duration_ns": 100})");
   absl::StatusOr<SimulationResult> r = Simulate(late, PolicyFor(late, {Item(1, 0, 0, 3, 4)}));
   CHECK(r.status().message() ==
-        "policy item 0 (tensor 1): not resident at swap_out_op op 0 (f0): allocated at op 1 (f1)");
+        "item 0 (tensor 1): the tensor is not allocated throughout ops 0..4 (it is allocated "
+        "during ops 1..4) [not-resident]");
   r = Simulate(late, PolicyFor(late, {Item(1, 1, 1, 3, 4)}));
   CHECK(r.status().message() ==
-        "policy item 0 (tensor 1): used at op 2 (f2) while off device (swapped out after op 1 "
-        "(f1), back for op 4 (b1))");
+        "item 0 (tensor 1): used by op 2 (f2, FORWARD) between its swap-out after op 1 and its "
+        "first use at op 4 [use-while-off-device]");
+  CHECK(RuleOf(r.status()) == std::optional<std::string>("use-while-off-device"));
 
   // A policy for another op sequence.
   Policy other = PolicyFor(late, {});
@@ -493,21 +503,38 @@ TEST_CASE("policies that do not fit the trace are rejected with the item named",
         "metadata of test.json, none in the policy");
   // ... unless the options or the policy give one.
   Policy with_bw = PolicyFor(slow, {Item(1, 0, 1, 3, 5)});
-  with_bw.h2d_bandwidth_bytes_per_s = with_bw.d2h_bandwidth_bytes_per_s = 1e9;
+  with_bw.device.h2d_bandwidth_bytes_per_s = with_bw.device.d2h_bandwidth_bytes_per_s = 1e9;
   CHECK(Simulate(slow, with_bw).ok());
+}
+
+TEST_CASE("the device's compute_time_scale scales the recorded op durations", "[sim]") {
+  // Six 100 ns ops on a device 1.5 times as slow: 150 ns each, 900 ns, and
+  // A's 100-byte copies (1 byte/ns) now fit inside single ops.
+  Trace t = MakeTrace(kSixTensors, kSixOps);
+  SimulationResult r =
+      Run(t, PolicyFor(t, {Item(1, 0, 1, 3, 5)}), {.device = {.compute_time_scale = 1.5}});
+  CHECK(r.ideal_time_ns == 900);
+  CHECK(r.iteration_time_ns == 900);
+  CHECK(r.compute_ns == 900);
+  CHECK(r.stall_ns == 0);
 }
 
 TEST_CASE("simulator options are validated", "[sim]") {
   CHECK(SimulatorOptions{}.Validate().ok());
-  CHECK(SimulatorOptions{.device_capacity_bytes = 0}.Validate().message() ==
-        "simulator options: device_capacity_bytes is 0; must be > 0");
-  CHECK(SimulatorOptions{.transfer_latency_ns = -1}.Validate().message() ==
-        "simulator options: transfer_latency_ns is -1; must be >= 0");
+  CHECK(SimulatorOptions{.device = {.capacity_bytes = -1}}.Validate().message() ==
+        "simulator options: device.capacity_bytes is -1; must be >= 0 (0 = unlimited)");
+  CHECK(SimulatorOptions{.device = {.copy_latency_ns = -1}}.Validate().message() ==
+        "simulator options: device model \"custom\": copy_latency_ns must be in [0, 1e17]");
   CHECK(SimulatorOptions{.launch_queue_depth = 0}.Validate().message() ==
         "simulator options: launch_queue_depth is 0; must be >= 1");
-  CHECK(SimulatorOptions{.h2d_bandwidth_bytes_per_s = -5}.Validate().message() ==
-        "simulator options: h2d_bandwidth_bytes_per_s is -5; must be >= 0 and finite (0 = from "
-        "the trace or policy)");
+  // Bandwidths: 0 = from the trace or the policy; otherwise positive.
+  CHECK(SimulatorOptions{.device = {.h2d_bandwidth_bytes_per_s = -5}}.Validate().message() ==
+        "simulator options: device model \"custom\": h2d_bandwidth_bytes_per_s must be positive "
+        "and finite");
+  // compute_time_scale: positive.
+  CHECK(SimulatorOptions{.device = {.compute_time_scale = 0}}.Validate().message() ==
+        "simulator options: device model \"custom\": compute_time_scale must be positive and "
+        "finite");
   Trace t = MakeTrace(kSixTensors, kSixOps);
   CHECK(Simulator::Create(t, 0, {.host_dispatch_ns = -2}).status().message() ==
         "simulator options: host_dispatch_ns is -2; must be >= 0");

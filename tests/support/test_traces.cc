@@ -33,8 +33,14 @@ std::string DataPath(const std::string& relative) {
   return std::string(SWAPPLAN_TEST_DATA_DIR) + "/" + relative;
 }
 
+std::string ExternalTracesDir() {
+  const char* env = std::getenv("SWAPPLAN_EXTERNAL_TRACES_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env)
+                                         : std::string(SWAPPLAN_EXTERNAL_TRACES_DIR);
+}
+
 std::string ExternalTracePath(const std::string& name) {
-  return std::string(SWAPPLAN_EXTERNAL_TRACES_DIR) + "/" + name;
+  return ExternalTracesDir() + "/" + name;
 }
 
 std::string TempDir() {

@@ -19,7 +19,10 @@ Trace TraceFromJson(const std::string& json, const std::string& source = "test.j
 Trace DataTrace(const std::string& relative);
 // Path of a file under tests/data.
 std::string DataPath(const std::string& relative);
-// Path of a file under ../shared/external-traces.
+// The directory of the external traces: $SWAPPLAN_EXTERNAL_TRACES_DIR when
+// set, else ../shared/external-traces next to the checkout.
+std::string ExternalTracesDir();
+// Path of a file in that directory.
 std::string ExternalTracePath(const std::string& name);
 // A fresh temporary directory for the current test process.
 std::string TempDir();

@@ -1,6 +1,7 @@
 // Op timelines: Eq. (1) estimates, recorded durations, the auto rule, and
 // the op during which a time falls.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "support/test_traces.h"
 #include "swapplan/trace/op_times.h"
@@ -104,6 +105,35 @@ TEST_CASE("op times: names and transfer times", "[op_times]") {
   // Eq. (3): 100 bytes at 1 GB/s = 100 ns exactly; 3 bytes at 2 B/ns = 1.5.
   CHECK(TransferNs(100, 1e9) == 100.0);
   CHECK(TransferNs(3, 2e9) == 1.5);
+}
+
+TEST_CASE("op times: the device's compute_time_scale scales recorded times", "[op_times]") {
+  // All four recorded (10, 20, 30, 40 ns), on a device twice as slow: 20,
+  // 40, 60, 80 ns.
+  Trace t = testing::TraceFromJson(FourOps(true, 1000));
+  absl::StatusOr<OpDurations> d = ComputeOpDurations(t, 0, OpTimeModel::kAuto, 0, 2.0);
+  REQUIRE(d.ok());
+  CHECK(d->duration_ns == std::vector<int64_t>{20, 40, 60, 80});
+  CHECK(d->total_ns == 200);
+  // Eq. (1) shares the recorded wall time, scaled too: 1000 * 0.5 / 4 = 125.
+  d = ComputeOpDurations(t, 0, OpTimeModel::kEq1, 0, 0.5);
+  REQUIRE(d.ok());
+  CHECK(d->duration_ns == std::vector<int64_t>{125, 125, 125, 125});
+  // An explicit iteration time is taken as given: 400 / 4 = 100.
+  d = ComputeOpDurations(t, 0, OpTimeModel::kEq1, 400, 0.5);
+  REQUIRE(d.ok());
+  CHECK(d->duration_ns == std::vector<int64_t>{100, 100, 100, 100});
+  // Mixed: recorded 10, 20, 40 scaled by 0.5 to 5, 10, 20 (35 ns); c
+  // gets the rest of the scaled wall time 500 - 35 = 465.
+  Trace some = testing::TraceFromJson(FourOps(false, 1000));
+  d = ComputeOpDurations(some, 0, OpTimeModel::kAuto, 0, 0.5);
+  REQUIRE(d.ok());
+  CHECK(d->duration_ns == std::vector<int64_t>{5, 10, 465, 20});
+  absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, 0, OpTimeModel::kRecorded, 0, 3.0);
+  REQUIRE(tl.ok());
+  CHECK(tl->total_ns() == 300);
+  CHECK(ComputeOpDurations(t, 0, OpTimeModel::kAuto, 0, 0).status().message() ==
+        "compute time scale 0 is not positive and finite");
 }
 
 }  // namespace

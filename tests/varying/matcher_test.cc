@@ -390,9 +390,9 @@ TEST_CASE("Recomputed keys equal Chameleon's stored keys", "[varying][match]") {
   problem.iteration = 0;
   absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(*t);
   REQUIRE(curve.ok());
-  problem.device_budget_bytes = curve->iterations()[0].peak_unswapped.bytes * 85 / 100;
-  problem.h2d_bandwidth_bytes_per_s = 25e9;
-  problem.d2h_bandwidth_bytes_per_s = 25e9;
+  problem.device.capacity_bytes = curve->iterations()[0].peak_unswapped.bytes * 85 / 100;
+  problem.device.h2d_bandwidth_bytes_per_s = 25e9;
+  problem.device.d2h_bandwidth_bytes_per_s = 25e9;
   absl::StatusOr<Policy> p = planner.Plan(problem);
   INFO(p.status().ToString());
   REQUIRE(p.ok());
@@ -428,17 +428,17 @@ TEST_CASE("Matching errors name the item", "[varying][match]") {
   Policy p = XPolicy(t);
   p.items[0].tensor_id = 99;
   CHECK(MakeMatchablePolicy(t, 0, p).status().message() ==
-        "matching: policy item 0 (tensor 99): no such tensor in two.json");
+        "policy runtime: policy item 0 (tensor 99): no such tensor in two.json");
   p = XPolicy(t);
   p.items[0].tensor_id = 3;  // made by op 2, after swap_out_op 1
   CHECK(MakeMatchablePolicy(t, 0, p).status().message() ==
-        "matching: policy item 0 (tensor 3): not used in iteration 0 at or before swap_out_op 1");
+        "policy runtime: policy item 0 (tensor 3): not used in iteration 0 at or before swap_out_op 1");
   p = XPolicy(t);
   p.items[0].first_use_op = 9;
   CHECK(MakeMatchablePolicy(t, 0, p).status().message() ==
-        "matching: policy item 0 (tensor 1): op 9 is outside iteration 0 of two.json (5 ops)");
+        "policy runtime: policy item 0 (tensor 1): op 9 is outside iteration 0 of two.json (5 ops)");
   CHECK(MakeMatchablePolicy(t, 2, XPolicy(t)).status().message() ==
-        "matching: iteration 2 is out of range: two.json has 2 iterations");
+        "policy runtime: iteration 2 is out of range: two.json has 2 iterations");
   CHECK(MakeMatchablePolicy(t, 0, XPolicy(t), 48).status().message() ==
         "runtime keys: mask bits must be 32 or 64, got 48");
   absl::StatusOr<MatchablePolicy> mp = MakeMatchablePolicy(t, 0, XPolicy(t));

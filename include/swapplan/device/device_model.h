@@ -106,12 +106,19 @@ struct DeviceModel {
   // The same for tier `tier` (0 = host). Requires 0 <= tier <= tiers.size().
   int64_t TierCopyNs(int32_t tier, Direction dir, int64_t bytes) const;
 
+  // Both directions share one link (copy_engines == 1).
+  bool half_duplex() const { return copy_engines == 1; }
+
   // InvalidArgument naming the field and the rule it breaks: capacity <= 0,
   // reserve < 0 or >= capacity, a bandwidth not positive and finite,
   // latency < 0, copy_engines not 1 or 2, compute_time_scale not positive
   // and finite, negative roofline figures, an invalid tier or two tiers with
   // one name.
   absl::Status Validate() const;
+  // The same for a model whose capacity or bandwidths may be "not given"
+  // (0): options resolved later from a trace or a policy, a v1 policy that
+  // recorded no bandwidth. Everything else as Validate.
+  absl::Status ValidatePartial() const;
 
   bool operator==(const DeviceModel& o) const;
 };

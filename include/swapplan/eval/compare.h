@@ -11,14 +11,16 @@
 //
 // A planner that cannot reach the budget (ResourceExhausted) is a row with
 // feasible = false and its message, not an error; any other planner error is
-// returned. Planners that do not reach the budget in the simulator (OOM) are
+// returned. Every policy is checked (sim/checker.h) before it is simulated:
+// one that fails is a row with valid = false and the checker's first
+// violation. Planners that do not reach the budget in the simulator (OOM) are
 // rows too. `ideal` is judged with unlimited memory; its row is "feasible"
 // when its peak fits the budget.
 //
 // Complexity: the memory curve O(ops + tensors + events) unless given; two
 // simulators O(ops + uses + tensors); then per planner its own planning
-// cost plus one simulation O(ops + items); with `optimum`, one MILP solve
-// bounded by its time limit.
+// cost plus one check and one simulation O(ops + items + uses of the items'
+// tensors); with `optimum`, one MILP solve bounded by its time limit.
 #ifndef SWAPPLAN_EVAL_COMPARE_H_
 #define SWAPPLAN_EVAL_COMPARE_H_
 
@@ -73,8 +75,11 @@ absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const Iteration
 struct CompareOptions {
   int32_t iteration = 0;
   BudgetSpec budget;
-  // Copy latency, bandwidths (0 = the trace metadata's), half duplex, record
-  // stream...; device_capacity_bytes is ignored (the budget is the capacity).
+  // The device (bandwidths — 0 = the trace metadata's —, copy latency,
+  // copy engines, compute time scale) and the simulator's behaviour (record
+  // stream...). The device's capacity and reserve are ignored: `budget`
+  // gives them (the planners and the simulator get capacity = the device
+  // memory and its reserve, or capacity = the oversubscription budget).
   SimulatorOptions simulator;
   // Planner names, in row order; empty = the registry's default set.
   std::vector<std::string> planners;
@@ -111,9 +116,15 @@ struct PlannerOutcome {
   bool unlimited_memory = false;
   // The planner returned a policy (false: ResourceExhausted, see note).
   bool planned = false;
-  // The simulated run stays within the budget (ideal: its peak fits).
+  // The policy passes the checker (sim/checker.h, with CheckOptionsFor);
+  // false: `invalid_reason` holds the checker's first violation, the policy
+  // is not simulated and not feasible.
+  bool valid = false;
+  std::string invalid_reason;
+  // The policy is valid and its simulated run stays within the budget
+  // (ideal: its peak fits).
   bool feasible = false;
-  // The simulation of the policy (when planned).
+  // The simulation of the policy (when planned and valid).
   std::optional<SimulationResult> sim;
   std::optional<Policy> policy;  // with keep_policies
   int64_t plan_time_ns = 0;
@@ -135,8 +146,9 @@ struct Comparison {
   int64_t persistent_bytes = 0;
   int64_t ideal_time_ns = 0;
   DurationSource durations = DurationSource::kRecorded;
-  // The simulator options the rows were judged with (bandwidths resolved,
-  // capacity = the budget).
+  // The simulator options the rows were judged with: the device model every
+  // planner planned for (bandwidths resolved, capacity and reserve from the
+  // budget; its BudgetBytes() is the budget).
   SimulatorOptions simulator;
   std::vector<PlannerOutcome> rows;
   // With CompareOptions::optimum: the bound and the MILP's incumbent, or
@@ -150,6 +162,15 @@ struct Comparison {
   // True when some planner other than ideal reaches the budget.
   bool AnyFeasible() const;
 };
+
+// How ComparePlanners judges one planned policy: row->planned, items; the
+// checker (CheckOptionsFor) sets valid (else invalid_reason: its first
+// violation, and nothing is simulated); a valid policy is simulated with
+// `sim` and feasible set (unlimited_memory rows, which must be set before:
+// the peak fits budget_bytes; others: no OOM). The policy goes into
+// row->policy when keep_policy. Errors of the checker or the simulator.
+absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
+                         Policy policy, bool keep_policy, PlannerOutcome* row);
 
 // Called after each row (for progress reports); may be empty.
 using CompareProgress = std::function<void(const PlannerOutcome&)>;

@@ -17,7 +17,8 @@
 //                     before its swap-in is a use while off device — a
 //                     crash in a real run; the replay counts it and goes on
 //                     as if a stalling passive swap-in had brought it back.
-//     simulation      the evaluation simulator with the device capacity; in
+//     simulation      the evaluation simulator with the device's whole
+//                     capacity (the reserve is for planning); in
 //                     WarmUp, allocation failures go to Algorithm 3 (passive
 //                     swaps); after warm-up one is an OOM, a crash, unless
 //                     oom_handling_in_all_stages
@@ -32,7 +33,7 @@
 // tensor), mismatched (another one — it was swapped instead) or missed.
 //
 //   ReplayOptions o;
-//   o.device_memory_bytes = 64LL << 30;
+//   o.simulator.device.capacity_bytes = 64LL << 30;
 //   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s,
 //       RunReplay(trace, o, [](const ReplayRow& row) { ... }));
 //
@@ -123,10 +124,6 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
 // The replay.
 
 struct ReplayOptions {
-  // Device capacity the simulator enforces; required (> 0).
-  int64_t device_memory_bytes = 0;
-  // Planning budget = device_memory_bytes − reserve_bytes.
-  int64_t reserve_bytes = 0;
   // Planner name (planners/registry.h); "chameleon" runs with `chameleon`.
   std::string planner = "chameleon";
   ChameleonOptions chameleon;
@@ -136,8 +133,11 @@ struct ReplayOptions {
   int32_t runtime_key_bits = 32;
   StageTrackerOptions tracker;
   IterationBoundary boundary = IterationBoundary::kOptimizerEnd;
-  // Link and host model for the simulator (its capacity and OOM handling are
-  // set by the replay: device_memory_bytes, Algorithm 3).
+  // The device and the simulator's behaviour. simulator.device: capacity
+  // required (> 0, the memory the simulator enforces), reserve (the planning
+  // budget is capacity − reserve), bandwidths (0 = the trace metadata's),
+  // latency, copy engines, compute time scale — planners plan for it. OOM
+  // handling is set by the replay (Algorithm 3 in WarmUp).
   SimulatorOptions simulator;
   // Replay only the first N runtime iterations; 0 = all.
   int32_t max_iterations = 0;

@@ -4,10 +4,17 @@
 // `compare`, `whatif`, `regress` and `replay` drive planners only through
 // this interface.
 //
-//   PlanningProblem problem{.trace = &trace, .iteration = 0,
-//                           .device_budget_bytes = 60LL << 30,
-//                           .h2d_bandwidth_bytes_per_s = 25e9,
-//                           .d2h_bandwidth_bytes_per_s = 25e9};
+// Plan is the one place a policy is finished: every planner implements
+// PlanPolicy (the items, its parameters and expectations), and Plan then
+// records the device model the policy was planned for and builds its
+// runtime section (policy/policy_runtime.h), so every policy any planner or
+// baseline emits is self-contained (schema v2, docs/policy-format.md).
+//
+//   PlanningProblem problem{.trace = &trace, .iteration = 0};
+//   problem.device.capacity_bytes = 64LL << 30;   // budget: capacity - reserve
+//   problem.device.reserve_bytes = 4LL << 30;
+//   problem.device.h2d_bandwidth_bytes_per_s = 25e9;
+//   problem.device.d2h_bandwidth_bytes_per_s = 25e9;
 //   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
 //   absl::StatusOr<Policy> policy = planner.Plan(problem);
 //   // ResourceExhausted: no policy of this planner reaches the budget; the
@@ -34,16 +41,21 @@ struct PlanningProblem {
   const Trace* trace = nullptr;
   // Iteration to plan for.
   int32_t iteration = 0;
-  // Device memory the policy must stay under (capacity minus reserve).
-  int64_t device_budget_bytes = 0;
-  // Copy bandwidth per direction.
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
+  // The device planned for: the budget is capacity - reserve (a capacity of
+  // 0 plans for no memory at all), the copy times are its TransferNs
+  // (bandwidths, latency, duplex mode), recorded op durations are scaled by
+  // its compute_time_scale. Recorded in the policy (FinishPolicy).
+  DeviceModel device;
   // Optional precomputed curve of `trace` (saves planners recomputing it).
   const MemoryCurve* curve = nullptr;
 
+  // device.capacity_bytes - device.reserve_bytes (unlimited for an
+  // unlimited capacity; 0 for a zero capacity). Requires a valid problem.
+  int64_t budget_bytes() const;
+
   // InvalidArgument when the trace is missing, the iteration out of range,
-  // the budget negative or a bandwidth not positive.
+  // a bandwidth not positive, or the device model invalid
+  // (DeviceModel::ValidatePartial: a zero capacity is allowed).
   absl::Status Validate() const;
 };
 
@@ -52,11 +64,16 @@ class Planner {
   virtual ~Planner() = default;
   // Short name used in policies, tables and --planners lists.
   virtual std::string name() const = 0;
-  // Returns a policy for `problem` whose peak stays under the budget.
+  // Returns a policy for `problem` whose peak stays under the budget, with
+  // the device model and the runtime section (FinishPolicy).
   // ResourceExhausted when this planner cannot reach the budget (the message
   // gives the bytes still missing and the op where); InvalidArgument for a
-  // bad problem.
-  virtual absl::StatusOr<Policy> Plan(const PlanningProblem& problem) = 0;
+  // bad problem; Internal when the planner's policy names a tensor or op
+  // the runtime section cannot anchor (a planner bug).
+  absl::StatusOr<Policy> Plan(const PlanningProblem& problem);
+  // Whether this planner's policies assume unlimited device memory (the
+  // ideal baseline): they record an unlimited capacity.
+  virtual bool unlimited_memory() const { return false; }
   // Sets a planner-specific option from its command-line spelling
   // (`compare --planner-option advisor.time-limit=30s` calls
   // SetOption("time-limit", "30s") on the advisor). InvalidArgument for an
@@ -71,7 +88,21 @@ class Planner {
   // and the settings of the simulator that will judge the result. The
   // default ignores both.
   virtual void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) {}
+
+ protected:
+  // The planner itself: the policy's fingerprint, items, schedule, pool,
+  // parameters and expectations, as Plan describes. Called by Plan only.
+  virtual absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) = 0;
 };
+
+// What Plan does to a planner's policy: records the device model of
+// `problem` (with an unlimited capacity and no reserve when
+// `unlimited_memory`) and the fingerprint, and builds the runtime section and the items' runtime keys
+// from the trace (AttachPolicyRuntime, 32-bit masks). Internal naming the
+// planner, item and tensor when an item cannot be anchored.
+// O(ops + items × uses of their tensors).
+absl::Status FinishPolicy(const PlanningProblem& problem, absl::string_view planner,
+                          bool unlimited_memory, Policy* policy);
 
 }  // namespace swapplan
 

@@ -54,6 +54,7 @@
 //
 //   Policy p;
 //   p.planner = "chameleon";
+//   p.device.capacity_bytes = 64LL << 30;   // budget = capacity - reserve
 //   p.items.push_back({.tensor_id = 42, .swap_out_op = 10, .release_op = 12,
 //                      .swap_in_op = 30, .first_use_op = 33, .size_bytes = 1 << 20});
 //   SWAPPLAN_RETURN_IF_ERROR(WritePolicy(p, "policy.json"));
@@ -191,7 +192,7 @@ struct RuntimeItem {
   // Position of the tensor among the decision op's inputs then outputs
   // (the naive matcher's key; a tie-breaker for the fuzzy one).
   int32_t use_index = 0;
-  // ShapeHash (varying/matcher.h) of the tensor's shape.
+  // ShapeHash (policy/runtime_key.h) of the tensor's shape.
   uint64_t shape_hash = 0;
   // The item's other trigger points.
   OpAnchor release, swap_in, first_use;
@@ -265,14 +266,13 @@ struct Policy {
   // current version (policy_io.h kPolicyFormatVersion).
   int32_t format_version = 2;
   PolicyFingerprint fingerprint;
-  // The device model the policy was planned for (device/device_model.h).
+  // The device model the policy was planned for (device/device_model.h):
+  // the one source of its budget (BudgetBytes), bandwidths, copy latency and
+  // duplex mode. In v1 files: capacity = the recorded budget, the two
+  // bandwidths, defaults otherwise (0 = not recorded).
   DeviceModel device;
   // What the runtime needs to apply the policy without the trace (v2).
   PolicyRuntime runtime;
-  // Budget the policy must stay under (capacity minus reserve).
-  int64_t device_budget_bytes = 0;
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
   // Planner name and every parameter it ran with, in its order.
   std::string planner;
   std::vector<std::pair<std::string, std::string>> parameters;
@@ -288,13 +288,20 @@ struct Policy {
   // Size-class pool; empty = byte-granular memory.
   MemoryPool pool;
 
-  // Structural checks: the schedule is a permutation of the iteration's ops,
-  // op order within each item in schedule positions (wrapping items in their
-  // own order), indices inside the fingerprint's iteration, positive sizes
-  // and bandwidths, budget >= 0, wrapping and clean items are SWAP items, a
-  // valid pool. InvalidArgument naming the item (index and tensor id)
-  // otherwise. O(items + schedule + pool).
+  // Structural checks: a valid device model (DeviceModel::Validate, where a
+  // zero capacity or bandwidth means "not recorded"), the schedule is a
+  // permutation of the iteration's ops, op order within each item in
+  // schedule positions (wrapping items in their own order), indices inside
+  // the fingerprint's iteration, positive sizes, budget >= 0, wrapping and
+  // clean items are SWAP items, a valid pool, and a runtime section that
+  // belongs to the policy (ValidatePolicyRuntime, policy/policy_runtime.h).
+  // InvalidArgument naming the item (index and tensor id) or field
+  // otherwise. O(items + schedule + pool + ops of the runtime section).
   absl::Status Validate() const;
+
+  // The budget the policy must stay under: device capacity minus reserve
+  // (unlimited for an unlimited capacity; 0 when no capacity is recorded).
+  int64_t BudgetBytes() const;
 
   // Position of every local op in the schedule (identity when there is
   // none). Requires a valid schedule.

@@ -48,6 +48,22 @@ struct OpKeyCode {
   uint8_t rank_byte = 255;
 };
 
+// The code of an op name of frequency rank `rank` (-1: did not occur) with
+// a `mask_bits`-wide mask: the one formula behind OpFrequencyRanking and a
+// runtime section's op_ranks (policy_runtime.h).
+inline OpKeyCode OpKeyCodeForRank(int32_t rank, int32_t mask_bits) {
+  OpKeyCode c;
+  if (rank < 0) return c;
+  c.rank_byte = static_cast<uint8_t>(rank < 255 ? rank : 255);
+  c.one_hot = rank < mask_bits ? (uint64_t{1} << rank) : 0;
+  return c;
+}
+
+// Order-sensitive hash of a shape: FNV-1a 64 over the 8 little-endian bytes
+// of each dimension, XOR the number of dimensions (a tie-breaker of the
+// matcher; RuntimeItem::shape_hash).
+uint64_t ShapeHash(absl::Span<const int64_t> shape);
+
 class OpFrequencyRanking {
  public:
   OpFrequencyRanking() = default;

@@ -3,9 +3,24 @@
 // just the first. A policy passes only when the list is empty; every planner
 // test runs its policies through this.
 //
+// The structural rules (tensors, op order, actions, residency, uses while
+// off the device, duplicates and overlaps, clean items, the schedule) are
+// the policy resolver's (policy/resolver.h), shared with the evaluation
+// simulator; the checker lists every one of its issues and adds the budget,
+// the release points and the pool.
+//
+// The device checked against is the policy's (its device model: budget =
+// capacity − reserve, bandwidths, compute_time_scale), or
+// CheckOptions::device.
+//
 // Byte accounting follows the item semantics of policy/policy.h: during op i
-// the device holds the unswapped bytes of op i (curve/memory_curve.h) minus
-// the size of every item with release_op < i < swap_in_op.
+// the device holds the unswapped bytes of op i (the trace's lifetimes, as in
+// curve/memory_curve.h) minus the size of every item with release_op < i <
+// swap_in_op. A RECOMPUTE item is dropped after release_op and counted again
+// from swap_in_op, like a SWAP item, but makes no copy: it is not in the
+// copy queues nor in bytes_out, and its recompute_ns run on the compute
+// stream when swap_in_op is reached (before that op, as the simulator runs
+// them), which the op timeline below includes.
 //
 // Schedules (Advisor policies): everything above and below is evaluated in
 // schedule positions — the replay runs the ops in the policy's order, the
@@ -20,7 +35,9 @@
 // Release points are checked against a device->host copy stream that is one
 // FIFO: copies are enqueued in swap_out_op order (ties: item order), each
 // starts when its swap_out_op has ended and the stream is free, and takes
-// bytes / d2h bandwidth (Eq. 3) on the op timeline of trace/op_times.h.
+// bytes / d2h bandwidth (Eq. 3) on the op timeline of trace/op_times.h
+// (durations scaled by the device's compute_time_scale, recomputations
+// included).
 // The block may be reused after release_op, so the copy must be done by the
 // end of release_op:
 //
@@ -36,6 +53,10 @@
 //   op-out-of-range          an op index outside the iteration
 //   swap-in-before-swap-out  swap_in_op <= swap_out_op
 //   bad-op-order             otherwise not swap_out <= release < swap_in <= first_use
+//                            (or wraps / clean on a RECOMPUTE item)
+//   bad-action               an unknown action, recompute_ns negative or on a
+//                            SWAP item, release_waits_for_copy on a RECOMPUTE
+//                            item
 //   size-mismatch            size_bytes differs from the trace's
 //   not-resident             the tensor is not allocated from swap_out_op to
 //                            first_use_op
@@ -44,7 +65,7 @@
 //   duplicate-item           two items with the same tensor and ops
 //   overlapping-items        two windows [swap_out_op, first_use_op] of one
 //                            tensor overlap (touching at one op is fine)
-//   no-bandwidth             items but no d2h bandwidth to time them with
+//   no-bandwidth             SWAP items but no d2h bandwidth to time them with
 //   release-before-copy-done the copy out is still running after release_op
 //                            (not for items marked release_waits_for_copy:
 //                            those are planned waits, counted in the report)
@@ -65,30 +86,30 @@
 //   pool-no-class            a tensor size no class can hold
 //   pool-class-full          one per maximal run of ops where a class needs
 //                            more objects than it has, naming the worst op
-// Items with an unknown tensor, an op out of range, a bad op order, a
-// tensor not resident, or that duplicate or overlap an earlier item are
-// left out of the byte accounting and the copy queue (a size mismatch is
-// accounted with the trace's size). `swapplan check` reads policy files
+// Items with an unknown tensor, an op out of range, a bad op order or
+// action, a tensor not resident, or that duplicate or overlap an earlier
+// item are left out of the byte accounting and the copy queue (a size
+// mismatch is accounted with the trace's size). `swapplan check` reads policy files
 // with ReadPolicyForCheck, so structural problems are listed here too.
 //
 //   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport r, CheckPolicy(trace, policy));
 //   for (const Violation& v : r.violations) std::cout << v.message << "\n";
 //
 // Complexity: O(ops + tensors + items log items + uses of the items'
-// tensors) time, O(ops + tensors) memory (the curve and an id map); with a
-// schedule add the dataflow graph, O(uses log uses); with a pool
-// O(tensors log tensors).
+// tensors) time, O(ops + tensors) memory; with a schedule add the dataflow
+// graph, O(uses log uses); with a pool O(tensors log tensors).
 #ifndef SWAPPLAN_SIM_CHECKER_H_
 #define SWAPPLAN_SIM_CHECKER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "swapplan/curve/memory_curve.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
@@ -118,6 +139,7 @@ enum class ViolationKind : uint8_t {
   kPoolOverBudget,
   kPoolNoClass,
   kPoolClassFull,
+  kBadAction,
 };
 
 // The bracketed tag of each kind, e.g. "use-while-off-device".
@@ -137,13 +159,17 @@ struct Violation {
 };
 
 struct CheckOptions {
+  // The device to check against: budget (capacity - reserve), bandwidths,
+  // compute_time_scale. Default: the one the policy records.
+  std::optional<DeviceModel> device;
   // Op times for the copy queue: must match what the planner used (both
   // default to auto).
   OpTimeModel op_time_model = OpTimeModel::kAuto;
   // > 0: iteration time for Eq. (1) instead of the recorded wall time (ns).
   int64_t iteration_time_ns = 0;
 
-  // InvalidArgument when iteration_time_ns < 0.
+  // InvalidArgument when iteration_time_ns < 0 or the device is invalid
+  // (DeviceModel::ValidatePartial).
   absl::Status Validate() const;
 };
 
@@ -158,7 +184,8 @@ struct CheckReport {
   int64_t peak_unswapped_bytes = 0;
   int64_t peak_bytes = 0;
   int32_t peak_op = -1;
-  // Bytes copied each way by the accounted items.
+  // Bytes copied device->host by the accounted SWAP items (clean and
+  // RECOMPUTE items copy nothing).
   int64_t bytes_out = 0;
   // Informational, not violations: swap-ins whose copy (h2d FIFO in
   // swap_in_op order, on the stall-free timeline) ends after their
@@ -176,12 +203,18 @@ struct CheckReport {
 };
 
 // Checks `policy` against iteration policy.fingerprint.iteration of `trace`.
-// `curve` may be a precomputed ComputeMemoryCurve(trace). Returns the report
-// (violations are data, not errors); InvalidArgument for bad options or when
-// the op timeline cannot be built for a policy that has items.
+// The options a policy is checked with by default: the op-time model its
+// planner recorded in its parameters ("op_time_model": "recorded",
+// "estimated (Eq. 1)" with "iteration_time_ns", or "mixed (...)"; Chameleon
+// records them), so it is checked on the timeline it was planned on; the
+// defaults for a policy that records none. O(parameters).
+CheckOptions CheckOptionsFor(const Policy& policy);
+
+// Returns the report (violations are data, not errors); InvalidArgument for
+// bad options or when the op timeline cannot be built for a policy that
+// swaps.
 absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
-                                        const CheckOptions& options = {},
-                                        const MemoryCurve* curve = nullptr);
+                                        const CheckOptions& options = {});
 
 // CheckPolicy, after marking every item the checker finds released before
 // its copy out completes as a planned wait (release_waits_for_copy: the
@@ -190,8 +223,7 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
 // optimum, the Advisor's local search). Returns the report of the marked
 // policy; the other violations are left as they are.
 absl::StatusOr<CheckReport> CheckMarkingReleaseWaits(const Trace& trace, Policy* policy,
-                                                     const CheckOptions& options = {},
-                                                     const MemoryCurve* curve = nullptr);
+                                                     const CheckOptions& options = {});
 
 }  // namespace swapplan
 

@@ -42,11 +42,13 @@
 //   attributed to op k and to the copy that finished last.
 // Copies. A SWAP item's d2h copy is ready at end of swap_out_op; its h2d copy
 //   at max(reach of swap_in_op, end of its own d2h copy). A copy starts at
-//   max(ready, its stream free) and takes transfer_latency_ns +
-//   ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
+//   max(ready, its stream free) and takes the device model's TransferNs:
+//   copy_latency_ns + ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
 //   order: for each op k, the h2d copies triggered at k (policy item order),
-//   op k, then the d2h copies after k (item order). Half-duplex: one stream
-//   for both directions, in that same order.
+//   op k, then the d2h copies after k (item order). Half duplex
+//   (copy_engines 1): one stream for both directions, in that same order.
+// Durations: recorded (or Eq. 1) op durations times the device's
+//   compute_time_scale (trace/op_times.h).
 // Memory (op-indexed, as in the unswapped curve; swaps recorded in the
 //   trace are ignored — the policy replaces them). A tensor occupies the
 //   device from its allocation to its free, both inclusive (trace lifetimes;
@@ -130,6 +132,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -137,7 +140,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
 
@@ -148,7 +153,8 @@ struct Prepared;
 class OomHandler;
 }  // namespace internal_sim
 
-inline constexpr int64_t kUnlimitedBytes = std::numeric_limits<int64_t>::max();
+// Unlimited memory (the same value as kUnlimitedCapacityBytes).
+inline constexpr int64_t kUnlimitedBytes = kUnlimitedCapacityBytes;
 
 enum class RecordStreamMode : uint8_t {
   kCustom = 0,  // release at the policy's release_op, event wait on compute
@@ -162,15 +168,13 @@ enum class OomHandling : uint8_t {
 };
 
 struct SimulatorOptions {
-  // Device memory the run may use; kUnlimitedBytes for infinite memory.
-  int64_t device_capacity_bytes = kUnlimitedBytes;
-  // Fixed cost of every copy (launch and DMA setup), added to bytes/bandwidth.
-  int64_t transfer_latency_ns = 0;
-  // Copy bandwidths; 0 = the trace metadata's, else the policy's.
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
-  // Both directions share one link: copies run one at a time in issue order.
-  bool half_duplex = false;
+  // The device (device/device_model.h): the run may use device.BudgetBytes()
+  // = capacity - reserve (capacity 0, the default: unlimited memory); copies
+  // take its TransferNs (bandwidths — 0 = the trace metadata's, else the
+  // policy's —, copy_latency_ns); copy_engines 1: both directions share one
+  // link, copies run one at a time in issue order; recorded op durations are
+  // scaled by compute_time_scale.
+  DeviceModel device;
   RecordStreamMode record_stream = RecordStreamMode::kCustom;
   // Host time to dispatch one op (framework overhead + launch).
   int64_t host_dispatch_ns = 0;
@@ -190,16 +194,15 @@ struct SimulatorOptions {
   // false: bytes only.
   bool model_pool = true;
 
-  // InvalidArgument naming the field when a value is out of range
-  // (capacity <= 0, negative times or bandwidths, depth < 1, ...).
+  // The memory the run may use: device.BudgetBytes(), unlimited for a
+  // capacity of 0. Requires valid options.
+  int64_t memory_limit_bytes() const;
+
+  // InvalidArgument naming the field when a value is out of range (the
+  // device model: DeviceModel::ValidatePartial; negative times, depth < 1,
+  // ...).
   absl::Status Validate() const;
 };
-
-// Duration of one copy: latency_ns + ceil(bytes / (bandwidth / 1e9)), the
-// second term saturating at kMaxTransferNs (absurd bandwidths cannot
-// overflow the clock). Requires bandwidth > 0.
-inline constexpr int64_t kMaxTransferNs = 100'000'000'000'000'000;  // ~3 years
-int64_t TransferDurationNs(int64_t bytes, double bandwidth_bytes_per_s, int64_t latency_ns);
 
 enum class StallCause : uint8_t {
   kSwapIn = 0,   // waited for the h2d copy of an input
@@ -287,11 +290,11 @@ struct SimulationResult {
   int32_t num_ops = 0;
   DurationSource durations = DurationSource::kRecorded;
   RecordStreamMode record_stream = RecordStreamMode::kCustom;
-  bool half_duplex = false;
-  int64_t capacity_bytes = kUnlimitedBytes;
-  double h2d_bandwidth_bytes_per_s = 0;
-  double d2h_bandwidth_bytes_per_s = 0;
-  int64_t transfer_latency_ns = 0;
+  // The device model the run used, bandwidths resolved (options, else the
+  // trace metadata, else the policy; 0 = unknown: no copies were needed),
+  // and the memory the run could use (SimulatorOptions::memory_limit_bytes).
+  DeviceModel device;
+  int64_t memory_limit_bytes = kUnlimitedBytes;
 
   // End of the last op.
   int64_t iteration_time_ns = 0;
@@ -360,12 +363,12 @@ class Simulator {
   // the order ops run in (dependencies are the caller's business); when
   // empty and the policy has a schedule, the policy's.
   // FailedPrecondition when the policy's fingerprint does not match this
-  // iteration; InvalidArgument, naming the item, tensor and op, when an item
-  // does not fit the trace: unknown tensor, size differing from the trace,
-  // ops out of order under the schedule, the tensor not resident at
-  // swap_out_op or freed before first_use_op, used while off device, or
-  // overlapping another item of the same tensor; or when a copy is needed and
-  // no bandwidth is known.
+  // iteration; InvalidArgument, naming the item, tensor and op and ending in
+  // the rule tag (also attached: RuleOf), for the first issue the policy
+  // resolver finds (policy/resolver.h — the checker's structural rules:
+  // unknown tensor, op order under the schedule, action, size, residency,
+  // use while off device, duplicates and overlaps, clean items); or when a
+  // copy is needed and no bandwidth is known.
   absl::StatusOr<SimulationResult> Run(const Policy& policy,
                                        absl::Span<const int32_t> schedule = {}) const;
 
@@ -380,12 +383,8 @@ class Simulator {
  private:
   Simulator() = default;
   friend class internal_sim::OomHandler;
-  struct IterTensor {
-    TensorId id;
-    int32_t alloc;  // local op, -1 = resident before the first op
-    int32_t free;   // local op, n = never freed within the iteration
-  };
-  // Resolves and validates the policy against this iteration (see Run).
+  // Resolves and validates the policy against this iteration (see Run):
+  // the resolver's first issue is the error.
   absl::StatusOr<internal_sim::Prepared> Prepare(const Policy& policy,
                                                  absl::Span<const int32_t> schedule) const;
   // Fills pr->pool from the policy's pool (pool.cc). InvalidArgument when a
@@ -397,21 +396,9 @@ class Simulator {
   int32_t n_ = 0;
   SimulatorOptions options_;
   OpDurations durations_;
-  PolicyFingerprint fingerprint_;
-  // Tensors occupying the device during some op of the iteration.
-  std::vector<IterTensor> tensors_;
-  // Recorded order: bytes resident before op 0, allocated at the start of
-  // op k, freed after op k.
-  int64_t initial_bytes_ = 0;
-  std::vector<int64_t> alloc_at_;
-  std::vector<int64_t> free_after_;
-  // Policy items name tensors by trace file id. When every file id equals
-  // its dense id (the usual case) slot_of_tensor_ maps it straight to an
-  // index into tensors_ (-1: not in this iteration); otherwise by_trace_id_
-  // does.
-  bool dense_ids_ = true;
-  std::vector<int32_t> slot_of_tensor_;
-  absl::flat_hash_map<uint64_t, int32_t> by_trace_id_;
+  // The iteration's tensors, lifetimes and the legality rules
+  // (policy/resolver.h), shared with the checker.
+  std::optional<PolicyResolver> resolver_;
   int64_t ideal_time_ns_ = 0;
 };
 

@@ -63,12 +63,18 @@ struct OpDurations {
 
 // Returns the durations of iteration `iteration` under `model`.
 // `iteration_time_ns` > 0 replaces the recorded wall time in Eq. (1).
-// InvalidArgument for a bad iteration or a negative iteration time, or for
-// kRecorded when some op has no duration; FailedPrecondition when Eq. (1) is
-// needed and there is no iteration time. O(ops of the iteration).
+// `compute_time_scale` (DeviceModel::compute_time_scale: the device planned
+// for is that much slower than the one recorded) multiplies every recorded
+// time — op durations and the wall time Eq. (1) shares — rounded to the
+// nearest ns; an explicit iteration_time_ns is taken as given.
+// InvalidArgument for a bad iteration, a negative iteration time or a scale
+// not positive and finite, or for kRecorded when some op has no duration;
+// FailedPrecondition when Eq. (1) is needed and there is no iteration time.
+// O(ops of the iteration).
 absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t iteration,
                                                OpTimeModel model = OpTimeModel::kAuto,
-                                               int64_t iteration_time_ns = 0);
+                                               int64_t iteration_time_ns = 0,
+                                               double compute_time_scale = 1.0);
 
 // "auto", "eq1", "recorded".
 absl::string_view OpTimeModelName(OpTimeModel m);
@@ -88,7 +94,8 @@ class OpTimeline {
   // back to back. Its errors, plus InvalidArgument when the iteration's total
   // time is 0 (no time to overlap anything with).
   static absl::StatusOr<OpTimeline> Build(const Trace& trace, int32_t iteration,
-                                          OpTimeModel model, int64_t iteration_time_ns = 0);
+                                          OpTimeModel model, int64_t iteration_time_ns = 0,
+                                          double compute_time_scale = 1.0);
 
   int32_t num_ops() const { return static_cast<int32_t>(end_ns_.size()); }
   // Start and end of local op `i` (0 <= i < num_ops()).

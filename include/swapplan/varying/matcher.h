@@ -34,6 +34,10 @@
 // inputs then outputs); at that ordinal the tensor at that index is taken,
 // whatever it is.
 //
+//   // The runtime shim: the policy alone (its runtime section, schema v2);
+//   // tokens are indices into policy.runtime.op_names.
+//   SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(policy));
+//   // A trace-driven replay: tokens are the trace's NameIds.
 //   SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(trace_a, 0, policy));
 //   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<TensorMatcher> m,
 //                             CreateMatcher(MatcherKind::kFuzzy, mp, {}));
@@ -42,7 +46,9 @@
 //   table.Describe(slot, dtype, size, ShapeHash(shape)); // per new tensor
 //   m->OnOp(name, phase, slots_used, table, &matches);  // per op dispatch
 //
-// Complexity: MakeMatchablePolicy O(ops + tensors of A + items × uses);
+// Complexity: MakeMatchablePolicy O(items + names + ops) from the runtime
+// section, plus AttachPolicyRuntime's O(ops + tensors of A + items × uses)
+// from a trace;
 // Create O(items log items); BeginIteration O(items); OnOp O(uses of the op)
 // amortised — per use one key update, one hash and one probe of a flat hash
 // map (no allocation), plus cursor steps that total O(items) per iteration.
@@ -60,6 +66,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/policy_runtime.h"
 #include "swapplan/policy/runtime_key.h"
 #include "swapplan/trace/trace.h"
 
@@ -83,6 +90,11 @@ class RuntimeTensorTable {
  public:
   // Starts an iteration with `slots` tensors, all keys empty. O(slots).
   void Reset(int32_t slots) { tensors_.assign(slots, RuntimeTensor{}); }
+  // Grows the table to `slots` (the new ones empty), keeping the others; a
+  // runtime adding tensors during an iteration. O(new slots) amortised.
+  void Grow(int32_t slots) {
+    if (slots > size()) tensors_.resize(slots);
+  }
   // Static features of a slot (set when the tensor is created).
   void Describe(int32_t slot, DType dtype, int64_t size_bytes, uint64_t shape_hash) {
     RuntimeTensor& t = tensors_[slot];
@@ -107,8 +119,6 @@ class RuntimeTensorTable {
   std::vector<RuntimeTensor> tensors_;
 };
 
-// Order-sensitive hash of a shape (FNV-1a over the dimensions).
-uint64_t ShapeHash(absl::Span<const int64_t> shape);
 // The bucket hash of the matching features.
 uint64_t KeyHash(Phase phase, const TensorKeyState& key, DType dtype);
 
@@ -132,22 +142,39 @@ struct MatchableItem {
 };
 
 struct MatchablePolicy {
+  // The policy, with its runtime section (schema v2).
   Policy policy;
-  // The op-frequency ranking of iteration A, and its code per op name
-  // (NameId / token): the runtime's table.
-  OpFrequencyRanking ranking;
+  // The code of every op token the matcher's OnOp is given: by default the
+  // token is an index into policy.runtime.op_names (what the runtime shim
+  // interns names against); after BindOpNames, a NameId of the caller's
+  // name table. Tokens past the end code as "not ranked".
   std::vector<OpKeyCode> codes;
   std::vector<MatchableItem> items;  // one per policy item, same order
+  // Ops of the planned iteration.
   int32_t source_ops = 0;
 };
 
+// Prepares `policy` for matching from its runtime section alone (no trace):
+// the codes from op_ranks and mask_bits, each item's key, dtype and size from
+// its runtime_key, its anchors, use index and shape hash from the runtime
+// item. InvalidArgument (ErrorKind::kMalformedInput) when the policy has no
+// runtime section (a v1 policy: `swapplan policy upgrade` adds one) or the
+// section is invalid (ValidatePolicyRuntime). O(items + names + ops).
+absl::StatusOr<MatchablePolicy> MakeMatchablePolicy(Policy policy);
+
+// Re-indexes mp->codes by `names` (a trace's op-name table, NameId order), so
+// that a trace-driven replay can hand the matcher its own NameIds: names
+// the policy's table lacks code as "not ranked". Idempotent (the codes are
+// recomputed from the policy's runtime section). O(names + table).
+void BindOpNames(absl::Span<const std::string> names, MatchablePolicy* mp);
+
 // Prepares `policy`, made for iteration `iteration` of `trace` (its op
-// indices local to it), for matching. Keys are recomputed from the trace
-// with a ranking of `mask_bits` (32 or 64) — so policies of planners that
-// store no keys (baselines) can be matched too; for Chameleon's items they
-// equal the stored keys. InvalidArgument, naming the item and tensor, when an
-// item's tensor is not in the trace or not used at or before its
-// swap_out_op; as OpFrequencyRanking for a bad mask_bits.
+// indices local to it), for matching by that trace's NameIds: its runtime
+// section is rebuilt with `mask_bits` (32 or 64) bits (AttachPolicyRuntime,
+// policy/policy_runtime.h: so policies without one, or with other keys, can
+// be matched too) and its fingerprint set to that iteration's, then
+// MakeMatchablePolicy(policy) and BindOpNames(trace's names). Errors as
+// AttachPolicyRuntime.
 absl::StatusOr<MatchablePolicy> MakeMatchablePolicy(const Trace& trace, int32_t iteration,
                                                     Policy policy, int32_t mask_bits = 32);
 

@@ -19,7 +19,7 @@ AdvisorOptions AdvisorPlanner::CompareDefaults() {
   return o;
 }
 
-absl::StatusOr<Policy> AdvisorPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> AdvisorPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<AdvisorProblem> ap,

@@ -20,20 +20,20 @@ absl::StatusOr<std::unique_ptr<AdvisorProblem>> AdvisorProblem::Create(
   const IterationInfo& iter = trace.iteration(problem.iteration);
   const int32_t n = iter.num_ops();
   ap->n_ = n;
-  ap->budget_ = problem.device_budget_bytes;
-  ap->h2d_bw_ = problem.h2d_bandwidth_bytes_per_s;
-  ap->d2h_bw_ = problem.d2h_bandwidth_bytes_per_s;
+  ap->device_ = problem.device;
+  ap->budget_ = problem.budget_bytes();
   SWAPPLAN_ASSIGN_OR_RETURN(DataflowGraph graph,
                             DataflowGraph::Build(trace, problem.iteration, options.graph));
   ap->graph_.emplace(std::move(graph));
 
+  // The fitness simulator runs on the problem's device, limited to the
+  // budget (at least 1 byte: a zero capacity would mean "unlimited").
   SimulatorOptions so = sim_options;
-  so.device_capacity_bytes = std::max<int64_t>(problem.device_budget_bytes, 1);
-  if (so.h2d_bandwidth_bytes_per_s == 0) so.h2d_bandwidth_bytes_per_s = ap->h2d_bw_;
-  if (so.d2h_bandwidth_bytes_per_s == 0) so.d2h_bandwidth_bytes_per_s = ap->d2h_bw_;
-  ap->h2d_bw_ = so.h2d_bandwidth_bytes_per_s;
-  ap->d2h_bw_ = so.d2h_bandwidth_bytes_per_s;
-  ap->latency_ = so.transfer_latency_ns;
+  so.device = problem.device;
+  if (ap->budget_ < 1) {
+    so.device.capacity_bytes = 1;
+    so.device.reserve_bytes = 0;
+  }
   so.model_pool = true;
   so.record_timeline = false;
   so.top_stall_ops = 0;
@@ -149,9 +149,7 @@ absl::StatusOr<std::unique_ptr<AdvisorProblem>> AdvisorProblem::Create(
 
   Policy& base = ap->base_policy_;
   base.fingerprint = ComputeFingerprint(trace, problem.iteration);
-  base.device_budget_bytes = problem.device_budget_bytes;
-  base.h2d_bandwidth_bytes_per_s = ap->h2d_bw_;
-  base.d2h_bandwidth_bytes_per_s = ap->d2h_bw_;
+  base.device = problem.device;
   base.planner = "advisor";
   base.parameters = options.Parameters();
   return ap;

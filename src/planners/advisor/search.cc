@@ -148,9 +148,7 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
   auto adopt = [&](Policy p) {
     const Policy& base = problem_.base_policy();
     p.fingerprint = base.fingerprint;
-    p.device_budget_bytes = base.device_budget_bytes;
-    p.h2d_bandwidth_bytes_per_s = base.h2d_bandwidth_bytes_per_s;
-    p.d2h_bandwidth_bytes_per_s = base.d2h_bandwidth_bytes_per_s;
+    p.device = base.device;
     p.planner = base.planner;
     p.parameters = base.parameters;
     p.runtime = PolicyRuntime();

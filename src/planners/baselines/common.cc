@@ -137,9 +137,7 @@ Policy BaselinePolicy(const PlanningProblem& problem, absl::string_view name,
                       std::vector<std::pair<std::string, std::string>> parameters) {
   Policy p;
   p.fingerprint = ComputeFingerprint(*problem.trace, problem.iteration);
-  p.device_budget_bytes = problem.device_budget_bytes;
-  p.h2d_bandwidth_bytes_per_s = problem.h2d_bandwidth_bytes_per_s;
-  p.d2h_bandwidth_bytes_per_s = problem.d2h_bandwidth_bytes_per_s;
+  p.device = problem.device;
   p.planner = std::string(name);
   p.parameters = std::move(parameters);
   return p;
@@ -182,13 +180,14 @@ absl::Status CheckPolicyFits(const PlanningProblem& problem, const std::vector<i
                              absl::string_view what, Policy* policy) {
   PolicyPeakInfo peak = PolicyPeak(unswapped, *policy);
   policy->expected_peak_bytes = peak.bytes;
-  if (peak.bytes <= problem.device_budget_bytes) return absl::OkStatus();
+  const int64_t budget = problem.budget_bytes();
+  if (peak.bytes <= budget) return absl::OkStatus();
   const Trace& trace = *problem.trace;
   const OpIndex g = trace.iteration(problem.iteration).op_begin + peak.op;
   return absl::ResourceExhaustedError(absl::StrCat(
       policy->planner, ": ", what, " peaks at ", FormatBytes(peak.bytes), " at op ", peak.op, " (",
-      trace.op_name_at(g), "), ", BytesExact(peak.bytes - problem.device_budget_bytes),
-      " over the budget of ", FormatBytes(problem.device_budget_bytes)));
+      trace.op_name_at(g), "), ", BytesExact(peak.bytes - budget), " over the budget of ",
+      FormatBytes(budget)));
 }
 
 }  // namespace swapplan

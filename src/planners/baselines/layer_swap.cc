@@ -1,5 +1,6 @@
 // vdnn and bucket: layer-aligned swap-all heuristics (see baselines.h).
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
@@ -28,7 +29,7 @@ LayerSwapOptions BucketOptions() {
   return {.min_bytes = 20LL << 20, .release_lag_layers = 1, .prefetch_lead_layers = 1};
 }
 
-absl::StatusOr<Policy> LayerSwapPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> LayerSwapPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
   const Trace& trace = *problem.trace;
@@ -61,7 +62,11 @@ absl::StatusOr<Policy> LayerSwapPlanner::Plan(const PlanningProblem& problem) {
       seg = prev;
     }
     const int32_t swap_in = std::max(layers.segments[seg].first_op, release + 1);
-    p.items.push_back(MakePolicyItem(trace, it, w.tensor, u, release, swap_in, v));
+    PolicyItem item = MakePolicyItem(trace, it, w.tensor, u, release, swap_in, v);
+    // The layer boundary synchronises with the copy: the op after the
+    // release point waits for it when it outlasts the layer (policy.h).
+    item.release_waits_for_copy = true;
+    p.items.push_back(std::move(item));
   }
   SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(
       problem, unswapped, absl::StrCat("swapping ", p.items.size(), " activations"), &p));

@@ -9,6 +9,7 @@
 //                      previous swap-in nor before its own release.
 #include <algorithm>
 #include <queue>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -82,13 +83,13 @@ struct Eviction {
 
 }  // namespace
 
-absl::StatusOr<Policy> LruPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> LruPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
   const IterationInfo& iter = trace.iteration(it);
   const int32_t n = iter.num_ops();
-  const int64_t budget = problem.device_budget_bytes;
+  const int64_t budget = problem.budget_bytes();
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
 
   // --- pass 1: on-demand eviction in LRU order ------------------------------
@@ -183,7 +184,11 @@ absl::StatusOr<Policy> LruPlanner::Plan(const PlanningProblem& problem) {
       if (trigger < e.back) tree.Add(trigger, e.back - 1, size);
     }
     last_trigger = trigger;
-    p.items.push_back(MakePolicyItem(trace, it, e.tensor, e.at - 1, e.at - 1, trigger, e.back));
+    PolicyItem item = MakePolicyItem(trace, it, e.tensor, e.at - 1, e.at - 1, trigger, e.back);
+    // On demand: the block is released when the copy is issued and op e.at
+    // waits for the copy (a planned stall, policy.h).
+    item.release_waits_for_copy = true;
+    p.items.push_back(std::move(item));
   }
   SWAPPLAN_RETURN_IF_ERROR(
       CheckPolicyFits(problem, unswapped, absl::StrCat("evicting ", p.items.size(), " times"), &p));

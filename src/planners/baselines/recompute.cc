@@ -18,13 +18,15 @@ absl::Status RecomputeOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Policy> RecomputePlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
   const IterationInfo& iter = trace.iteration(it);
-  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations durations, ComputeOpDurations(trace, it));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      OpDurations durations,
+      ComputeOpDurations(trace, it, OpTimeModel::kAuto, 0, problem.device.compute_time_scale));
   SWAPPLAN_ASSIGN_OR_RETURN(LayerSegments layers,
                             SegmentLayers(trace, it, options_.logical_layers));
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));

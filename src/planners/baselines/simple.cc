@@ -5,7 +5,7 @@
 
 namespace swapplan {
 
-absl::StatusOr<Policy> IdealPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> IdealPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
   Policy p = BaselinePolicy(problem, name(), {{"memory", "unlimited"}});
@@ -13,7 +13,7 @@ absl::StatusOr<Policy> IdealPlanner::Plan(const PlanningProblem& problem) {
   return p;
 }
 
-absl::StatusOr<Policy> NoSwapPlanner::Plan(const PlanningProblem& problem) {
+absl::StatusOr<Policy> NoSwapPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
   Policy p = BaselinePolicy(problem, name(), {});

@@ -79,7 +79,7 @@ absl::Status PlannerRun::Prepare() {
   const IterationInfo& iter = trace_.iteration(problem_.iteration);
   begin_ = iter.op_begin;
   n_ = iter.num_ops();
-  budget_ = problem_.device_budget_bytes;
+  budget_ = problem_.budget_bytes();
   const MemoryCurve* curve = problem_.curve;
   std::optional<MemoryCurve> own;
   if (curve == nullptr) {
@@ -90,7 +90,8 @@ absl::Status PlannerRun::Prepare() {
                curve->unswapped_bytes().begin() + begin_ + n_);
   SWAPPLAN_ASSIGN_OR_RETURN(timeline_, OpTimeline::Build(trace_, problem_.iteration,
                                                          options_.op_time_model,
-                                                         options_.iteration_time_ns));
+                                                         options_.iteration_time_ns,
+                                                         problem_.device.compute_time_scale));
   layers_per_segment_ =
       ResolveLayerCount(trace_, problem_.iteration, options_.layers, &layers_source_);
   layers_ = BuildLogicalLayers(trace_, problem_.iteration, *timeline_, layers_per_segment_,
@@ -418,9 +419,6 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
                                const std::vector<int64_t>& bytes, double overhead_ns) {
   Policy p;
   p.fingerprint = ComputeFingerprint(trace_, problem_.iteration);
-  p.device_budget_bytes = budget_;
-  p.h2d_bandwidth_bytes_per_s = problem_.h2d_bandwidth_bytes_per_s;
-  p.d2h_bandwidth_bytes_per_s = problem_.d2h_bandwidth_bytes_per_s;
   p.planner = "chameleon";
   for (auto& [name, value] : options_.ToParameters()) {
     if (name == "layers") {
@@ -466,8 +464,8 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
   }
   if (mrl_.empty()) return BuildPolicy({}, base_, 0);
   windows_ = FindSwapWindows(trace_, problem_.iteration, layers_, *timeline_,
-                             problem_.h2d_bandwidth_bytes_per_s,
-                             problem_.d2h_bandwidth_bytes_per_s, options_.min_tensor_bytes,
+                             problem_.device.h2d_bandwidth_bytes_per_s,
+                             problem_.device.d2h_bandwidth_bytes_per_s, options_.min_tensor_bytes,
                              options_.idle_window_start);
   state_.assign(windows_.size(), WindowState::kAvailable);
   {
@@ -550,10 +548,14 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
 
 absl::StatusOr<Policy> ChameleonPlanner::PlanExplained(const PlanningProblem& problem,
                                                        ChameleonExplanation* explanation) {
-  if (problem.trace == nullptr) {
-    return absl::InvalidArgumentError("planning problem: no trace");
-  }
-  chameleon_internal::PlannerRun run(options_, problem, explanation);
+  explanation_ = explanation;
+  absl::StatusOr<Policy> policy = Plan(problem);
+  explanation_ = nullptr;
+  return policy;
+}
+
+absl::StatusOr<Policy> ChameleonPlanner::PlanPolicy(const PlanningProblem& problem) {
+  chameleon_internal::PlannerRun run(options_, problem, explanation_);
   return run.Execute();
 }
 

@@ -49,9 +49,6 @@ class AdvisorPlanner : public Planner {
   static AdvisorOptions CompareDefaults();
 
   std::string name() const override { return "advisor"; }
-  // Searches and returns the best policy. ResourceExhausted when no
-  // chromosome fits the budget.
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override;
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
   // Seeds (search.h): the given policies, plus a policy from every planner
   // of options().seed_planners not among them; `judge` becomes the fitness
@@ -70,8 +67,14 @@ class AdvisorPlanner : public Planner {
     island_options_ = options;
   }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
-  // The last Plan's search (empty before the first successful one).
+  // The last Plan's search (empty before the first successful one). Its
+  // plan's policy is the search's, before Plan finished it.
   const std::optional<SearchResult>& last_result() const { return last_; }
+
+ protected:
+  // Searches and returns the best policy. ResourceExhausted when no
+  // chromosome fits the budget.
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
 
  private:
   AdvisorOptions options_;

@@ -57,8 +57,8 @@ struct AdvisorTensor {
 class AdvisorProblem {
  public:
   // Prepares `problem`'s iteration. `sim_options` configures the fitness
-  // simulator (its capacity is set to the budget, the pool modelled; the
-  // bandwidths default to the problem's). InvalidArgument for a bad problem
+  // simulator's behaviour (record stream, host model); it runs on the
+  // problem's device model, limited to its budget, the pool modelled. InvalidArgument for a bad problem
   // or options, FailedPrecondition when op durations are unavailable.
   static absl::StatusOr<std::unique_ptr<AdvisorProblem>> Create(
       const PlanningProblem& problem, const AdvisorOptions& options,
@@ -110,12 +110,11 @@ class AdvisorProblem {
 
   // Op durations (local index), the simulator's.
   const std::vector<int64_t>& durations() const { return simulator_->durations().duration_ns; }
+  // The device planned for (the problem's) and its budget.
+  const DeviceModel& device() const { return device_; }
   int64_t budget_bytes() const { return budget_; }
-  double h2d_bandwidth_bytes_per_s() const { return h2d_bw_; }
-  double d2h_bandwidth_bytes_per_s() const { return d2h_bw_; }
-  int64_t transfer_latency_ns() const { return latency_; }
-  // Copy time of `bytes` one way (the simulator's TransferDurationNs).
-  int64_t D2hNs(int64_t bytes) const { return TransferDurationNs(bytes, d2h_bw_, latency_); }
+  // Copy time of `bytes` device->host (the device model's, as the simulator).
+  int64_t D2hNs(int64_t bytes) const { return device_.CopyNs(Direction::kDeviceToHost, bytes); }
 
   // The fitness simulator.
   const Simulator& simulator() const { return *simulator_; }
@@ -139,9 +138,8 @@ class AdvisorProblem {
   std::vector<int64_t> sizes_;
   std::vector<int32_t> recorded_peak_count_;
   std::vector<PinEvent> pin_events_;
+  DeviceModel device_;
   int64_t budget_ = 0;
-  double h2d_bw_ = 0, d2h_bw_ = 0;
-  int64_t latency_ = 0;
   std::optional<Simulator> simulator_;
   Policy base_policy_;
 };

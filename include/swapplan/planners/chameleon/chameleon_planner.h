@@ -173,21 +173,22 @@ class ChameleonPlanner : public Planner {
   std::string name() const override { return "chameleon"; }
   const ChameleonOptions& options() const { return options_; }
 
-  // See Planner::Plan.
-  absl::StatusOr<Policy> Plan(const PlanningProblem& problem) override {
-    return PlanExplained(problem, nullptr);
-  }
   // See Planner::SetOption: any ChameleonOptions field by its policy
   // parameter name (ChameleonOptions::Set), validated before it is kept.
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
-  // The same, also filling `explanation` (when not null) with the layers,
-  // MRL, every candidate list and every decision — also when the result is
-  // ResourceExhausted.
+  // Planner::Plan, also filling `explanation` (when not null) with the
+  // layers, MRL, every candidate list and every decision — also when the
+  // result is ResourceExhausted.
   absl::StatusOr<Policy> PlanExplained(const PlanningProblem& problem,
                                        ChameleonExplanation* explanation);
 
+ protected:
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
+
  private:
   ChameleonOptions options_;
+  // Where PlanPolicy explains itself (PlanExplained's argument), or null.
+  ChameleonExplanation* explanation_ = nullptr;
 };
 
 }  // namespace swapplan

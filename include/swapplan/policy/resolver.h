@@ -1,0 +1,254 @@
+// Policy resolver: the one place where a policy is held against a trace
+// iteration. It turns (trace, policy, device model) into a resolved schedule
+// — every item's swap-out, release, swap-in / recompute and first use in
+// schedule positions, the copy each one makes and how long it takes on the
+// device, and the bytes the trace's tensors allocate and free at every
+// position — or names precisely why it cannot: the item, its tensor, the op
+// and a rule tag. The checker (sim/checker.h: every issue, plus budget and
+// timing) and the evaluation simulator (sim/simulator.h: the first issue is
+// its error) both consume it, so the legality rules live only here.
+//
+//   SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver r, PolicyResolver::Create(trace, iteration));
+//   // The simulator: the first issue is the error (rule tag: RuleOf(status)).
+//   SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, r.Resolve(policy, device));
+//   // The checker: every issue, items with structural problems left out.
+//   SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy all,
+//       r.Resolve(policy, device, {.all_issues = true, .check_dependencies = true}));
+//   for (const ResolveIssue& i : all.issues) ... i.message ... ;
+//
+// The rules, each with its tag (the checker's, sim/checker.h; a message ends
+// in " [tag]"):
+//   fingerprint-mismatch     the policy's op sequence is not the iteration's;
+//                            nothing else is resolved
+//   bad-schedule             the schedule is not a permutation of the ops;
+//                            nothing else is resolved
+//   schedule-breaks-dependency  (check_dependencies) the schedule runs an op
+//                            before one it depends on (trace/dataflow.h)
+//   unknown-tensor           the item's tensor id is not in the trace
+//   op-out-of-range          an op index outside the iteration
+//   bad-op-order             not swap_out <= release < swap_in <= first_use
+//                            (wrapping items: swap_in <= first_use <=
+//                            swap_out <= release), in schedule positions;
+//                            wraps or clean on a RECOMPUTE item
+//   swap-in-before-swap-out  swap_in_op at or before swap_out_op
+//   bad-action               an unknown action, recompute_ns negative or set
+//                            on a SWAP item, release_waits_for_copy on a
+//                            RECOMPUTE item
+//   size-mismatch            size_bytes differs from the trace's (the item is
+//                            resolved with the trace's size)
+//   not-resident             the tensor is not on the device from swap_out_op
+//                            through first_use_op
+//   wrap-not-persistent      a wrapping item's tensor is not resident before
+//                            and after the iteration
+//   use-while-off-device     a use while the tensor is off the device (one
+//                            issue per use)
+//   duplicate-item           two items with the same tensor and ops
+//   overlapping-items        two windows of one tensor overlap (touching at
+//                            one op is fine)
+//   clean-not-on-host        a clean item's tensor never came back from the
+//                            host before its swap-out
+//   clean-but-written        a clean item's tensor was written after it came
+//                            back from the host
+// Items with an unknown tensor, an op out of range, a bad op order or
+// action, a tensor not resident or not persistent, or that duplicate or
+// overlap an earlier item are left out of `items` (not accounted).
+//
+// Memory: a tensor occupies the device from its allocation to its free,
+// both inclusive (trace lifetimes clamped to the iteration; under a
+// schedule from the earliest to the latest position of its ALLOC op, FREE
+// op and uses: trace/dataflow.h ScheduleLifetime). Items do not change
+// these arrays; what an item does to them is its consumers' rule:
+//
+//   position    out     release  release+1 ...  in-1    in     use
+//   SWAP        copy out after `out`; block counted through `release`, off
+//               from release+1, back (allocated) from `in`; `use` waits for
+//               the copy in
+//   RECOMPUTE   no copies; dropped after `release`; recompute_ns of compute
+//               at `in` before the op runs; back from `in`
+//   wrapping    off before `in` and after `release`; copy out after `out`
+//
+// Complexity: Create O(ops + tensors of the trace); Resolve O(ops + items +
+// uses of the items' tensors) in the recorded order, plus O(uses of the
+// iteration) under a schedule and the dataflow graph with
+// check_dependencies. Resolve is const and thread-safe.
+#ifndef SWAPPLAN_POLICY_RESOLVER_H_
+#define SWAPPLAN_POLICY_RESOLVER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "swapplan/device/device_model.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/trace/trace.h"
+
+namespace swapplan {
+
+enum class ResolveRule : uint8_t {
+  kFingerprintMismatch,
+  kBadSchedule,
+  kScheduleBreaksDependency,
+  kUnknownTensor,
+  kOpOutOfRange,
+  kBadOpOrder,
+  kSwapInBeforeSwapOut,
+  kBadAction,
+  kSizeMismatch,
+  kNotResident,
+  kWrapNotPersistent,
+  kUseWhileOffDevice,
+  kDuplicateItem,
+  kOverlappingItems,
+  kCleanNotOnHost,
+  kCleanWritten,
+};
+
+// The tag of each rule, e.g. "use-while-off-device".
+absl::string_view ResolveRuleTag(ResolveRule rule);
+
+struct ResolveIssue {
+  ResolveRule rule = ResolveRule::kBadOpOrder;
+  // Index of the item in Policy::items; -1 for policy-wide issues.
+  int32_t item = -1;
+  // Local op concerned (the use while off device, the writing op); -1 when
+  // none.
+  int32_t op = -1;
+  // Full message, ending in " [tag]".
+  std::string message;
+};
+
+// A tensor occupying the device during the iteration, by position: alloc -1
+// = resident before the first position, free == num_ops = not freed within
+// the iteration.
+struct ResolvedTensor {
+  TensorId id = kNoTensor;
+  int32_t alloc = -1;
+  int32_t free = 0;
+};
+
+struct ResolvedItem {
+  // Index in Policy::items.
+  int32_t item = 0;
+  // Index into ResolvedPolicy::tensors and the trace's tensor.
+  int32_t slot = 0;
+  TensorId tensor = kNoTensor;
+  // The trace's size.
+  int64_t size_bytes = 0;
+  ItemAction action = ItemAction::kSwap;
+  int64_t recompute_ns = 0;
+  bool wraps = false;
+  bool clean = false;
+  bool release_waits_for_copy = false;
+  // Schedule positions.
+  int32_t out = 0, release = 0, in = 0, use = 0;
+  // Copy durations on the device (DeviceModel::CopyNs): out_ns for a SWAP
+  // item that is not clean, in_ns for every SWAP item; 0 otherwise, and 0
+  // when the device's bandwidth for the direction is unknown (0).
+  int64_t out_ns = 0, in_ns = 0;
+
+  bool swap() const { return action == ItemAction::kSwap; }
+  // Whether the swap-out makes a device->host copy.
+  bool copies_out() const { return action == ItemAction::kSwap && !clean; }
+};
+
+// Move-only: the spans point into the resolver (recorded order) or into the
+// own_* vectors below (under a schedule); it must not outlive the resolver.
+struct ResolvedPolicy {
+  ResolvedPolicy() = default;
+  ResolvedPolicy(ResolvedPolicy&&) = default;
+  ResolvedPolicy& operator=(ResolvedPolicy&&) = default;
+  ResolvedPolicy(const ResolvedPolicy&) = delete;
+  ResolvedPolicy& operator=(const ResolvedPolicy&) = delete;
+
+  int32_t iteration = 0;
+  int32_t num_ops = 0;
+  // Under a schedule: position of each local op (pos) and op at each
+  // position (order); both empty in the recorded order.
+  std::vector<int32_t> pos, order;
+  // Tensors occupying the device, with their positions under the schedule
+  // (the resolver's own list in the recorded order).
+  absl::Span<const ResolvedTensor> tensors;
+  // Bytes resident before the first position, allocated at the start of and
+  // freed after each position (trace tensors only).
+  int64_t initial_bytes = 0;
+  absl::Span<const int64_t> alloc_at, free_after;
+  // Accounted items, in policy order; accounted[k] is the index of policy
+  // item k in `items`, or -1.
+  std::vector<ResolvedItem> items;
+  std::vector<int32_t> accounted;
+  // Every issue found (all_issues), else at most the first.
+  std::vector<ResolveIssue> issues;
+  // True when the fingerprint or the schedule stopped the resolution.
+  bool stopped = false;
+
+  bool scheduled() const { return !pos.empty(); }
+  int32_t Pos(int32_t local_op) const { return pos.empty() ? local_op : pos[local_op]; }
+  int32_t OpAt(int32_t position) const { return order.empty() ? position : order[position]; }
+  // Bytes of the trace's tensors on the device during each position.
+  std::vector<int64_t> UnswappedBytes() const;
+
+  // Storage behind tensors / alloc_at / free_after under a schedule.
+  std::vector<ResolvedTensor> own_tensors;
+  std::vector<int64_t> own_alloc_at, own_free_after;
+};
+
+struct ResolveOptions {
+  // Execution order (a permutation of the iteration's local ops); empty =
+  // the policy's schedule, or the recorded order when it has none. Must
+  // outlive the call.
+  absl::Span<const int32_t> schedule;
+  // Collect every issue (the checker) instead of stopping at the first.
+  bool all_issues = false;
+  // Check the schedule against the iteration's dataflow graph.
+  bool check_dependencies = false;
+};
+
+class PolicyResolver {
+ public:
+  // Prepares iteration `iteration` of `trace` (which must outlive the
+  // resolver). InvalidArgument when the iteration does not exist.
+  static absl::StatusOr<PolicyResolver> Create(const Trace& trace, int32_t iteration);
+
+  // Resolves `policy` (its op indices local to this iteration) on `device`
+  // (bandwidths of 0 leave copy durations at 0). With all_issues: the
+  // resolution with every issue. Otherwise: the first issue as the error —
+  // FailedPrecondition (ErrorKind::kFingerprintMismatch) for a fingerprint
+  // mismatch, InvalidArgument (kMalformedInput) for anything else, the
+  // issue's message, the rule tag attached (util/error.h WithRule).
+  absl::StatusOr<ResolvedPolicy> Resolve(const Policy& policy, const DeviceModel& device,
+                                         const ResolveOptions& options = {}) const;
+
+  const Trace& trace() const { return *trace_; }
+  int32_t iteration() const { return iteration_; }
+  int32_t num_ops() const { return n_; }
+  const PolicyFingerprint& fingerprint() const { return fingerprint_; }
+  // Tensors occupying the device during the iteration, recorded order.
+  const std::vector<ResolvedTensor>& tensors() const { return tensors_; }
+  // The slot of the tensor with trace file id `id` among tensors(), or -1.
+  int32_t SlotOf(uint64_t id) const;
+
+ private:
+  PolicyResolver() = default;
+  friend class ResolveRun;
+
+  const Trace* trace_ = nullptr;
+  int32_t iteration_ = 0;
+  int32_t n_ = 0;
+  PolicyFingerprint fingerprint_;
+  std::vector<ResolvedTensor> tensors_;
+  int64_t initial_bytes_ = 0;
+  std::vector<int64_t> alloc_at_, free_after_;
+  // Trace file id -> dense id (empty when they are equal) and dense id ->
+  // slot (-1: does not occupy the device during the iteration).
+  absl::flat_hash_map<uint64_t, TensorId> dense_of_id_;
+  std::vector<int32_t> slot_of_tensor_;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_POLICY_RESOLVER_H_

@@ -1,0 +1,386 @@
+// EtCapture -> Trace (the rules are in docs/importers.md, "PyTorch execution
+// traces"). Passes, each linear in nodes (plus a sort by id):
+//   1. index nodes by id; parents (only to a smaller id, so no cycle)
+//   2. in id order: inherited structure (phase hint, autograd, gradient
+//      scopes, ProfilerStep / Optimizer.step ancestors, nearest op ancestor)
+//   3. in reverse id order: leaves, last descendant id, and the storages
+//      each op's descendants touch (an op that touches one they do not
+//      does work of its own and is kept next to its children)
+//   4. iterations, order, tensor lifetimes by storage id, durations
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "import/assembler.h"
+#include "import/et_capture.h"
+#include "import/names.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan::import_internal {
+namespace {
+
+enum class NodeClass : uint8_t { kOp, kAnnotation, kAutograd, kGpu };
+
+double Numel(absl::Span<const int64_t> shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+// FLOPs of an op from its tensor arguments' shapes (0 when not a matmul or
+// convolution, or when the shapes do not fit).
+double EstimateFlops(RooflineClass cls, const EtCapture& cap, const EtNode& n) {
+  auto in_shape = [&](int k) { return cap.Shape(cap.refs[n.refs_begin + k].shape); };
+  auto out_shape = [&](int k) {
+    return cap.Shape(cap.refs[n.refs_begin + n.num_inputs + k].shape);
+  };
+  switch (cls) {
+    case RooflineClass::kMatmul: {
+      // The last two inputs of rank >= 2: A [..., M, K] x B [..., K, N].
+      int b = -1, a = -1;
+      for (int k = n.num_inputs - 1; k >= 0; --k) {
+        if (in_shape(k).size() >= 2) {
+          if (b < 0) b = k;
+          else if (a < 0) a = k;
+        }
+      }
+      if (a < 0) return 0;
+      return 2.0 * Numel(in_shape(a)) * static_cast<double>(in_shape(b).back());
+    }
+    case RooflineClass::kLinear: {
+      // input [..., K] x weight [N, K].
+      if (n.num_inputs < 2 || in_shape(1).size() != 2) return 0;
+      return 2.0 * Numel(in_shape(0)) * static_cast<double>(in_shape(1)[0]);
+    }
+    case RooflineClass::kConv: {
+      // 2 x output elements x (weight elements / output channels).
+      if (n.num_inputs < 2 || n.num_outputs < 1 || in_shape(1).empty() || in_shape(1)[0] <= 0) {
+        return 0;
+      }
+      return 2.0 * Numel(out_shape(0)) * Numel(in_shape(1)) / static_cast<double>(in_shape(1)[0]);
+    }
+    case RooflineClass::kConvBackward: {
+      // grad_output, input, weight: gradients for input and weight.
+      if (n.num_inputs < 3 || in_shape(2).empty() || in_shape(2)[0] <= 0) return 0;
+      return 4.0 * Numel(in_shape(0)) * Numel(in_shape(2)) / static_cast<double>(in_shape(2)[0]);
+    }
+    default:
+      return 0;
+  }
+}
+
+int64_t RooflineNs(double flops, double bytes, const DeviceModel& d) {
+  double s = std::max(flops / d.peak_flops_per_s, bytes / d.memory_bandwidth_bytes_per_s);
+  double ns = std::ceil(s * 1e9);
+  return ns >= 9.0e18 ? int64_t{9'000'000'000'000'000'000} : static_cast<int64_t>(ns);
+}
+
+struct Lifetime {
+  uint64_t tensor = 0;
+  int64_t start_id = -1;  // node id of the allocating op; -1 resident before the trace
+};
+
+}  // namespace
+
+absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
+                                absl::string_view format, const ImportOptions& options,
+                                const EtPairing* pairing) {
+  const size_t n = cap.nodes.size();
+  const std::vector<EtNode>& nodes = cap.nodes;
+  std::vector<NameTraits> traits(cap.names.size());
+  for (size_t i = 0; i < cap.names.size(); ++i) traits[i] = ClassifyName(cap.names[i]);
+
+  // 1. Index, order, parents.
+  absl::flat_hash_map<int64_t, uint32_t> index;
+  index.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    auto [it, inserted] = index.try_emplace(nodes[i].id, i);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": node id ", nodes[i].id,
+                                                     " appears twice [et-schema]"));
+    }
+  }
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return nodes[a].id < nodes[b].id; });
+  std::vector<int32_t> parent(n, -1);
+  std::vector<NodeClass> cls(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const EtNode& nd = nodes[i];
+    if (nd.parent >= 0 && nd.parent < nd.id) {
+      auto it = index.find(nd.parent);
+      if (it != index.end()) parent[i] = static_cast<int32_t>(it->second);
+    }
+    const NameTraits& t = traits[nd.name];
+    cls[i] = nd.gpu                            ? NodeClass::kGpu
+             : t.annotation || nd.scope == 7   ? NodeClass::kAnnotation
+             : t.autograd || nd.scope == 1     ? NodeClass::kAutograd
+                                               : NodeClass::kOp;
+  }
+
+  // Threads that run backward work: autograd nodes, or operators named
+  // *_backward (older traces keep only the operators).
+  absl::flat_hash_set<int32_t> autograd_threads;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cls[i] == NodeClass::kAutograd || nodes[i].fw_tid ||
+        (cls[i] == NodeClass::kOp && absl::StrContains(cap.names[nodes[i].name], "_backward"))) {
+      autograd_threads.insert(nodes[i].tid);
+    }
+  }
+
+  // 2. Inherited structure, parents first.
+  std::vector<PhaseHint> hint(n, PhaseHint::kNone);
+  std::vector<uint8_t> autograd(n, 0), grad_scope(n, 0);
+  std::vector<int32_t> step_anc(n, -1), op_anc(n, -1);
+  std::vector<uint32_t> steps, opt_steps;  // in id order
+  for (uint32_t i : order) {
+    const EtNode& nd = nodes[i];
+    const NameTraits& t = traits[nd.name];
+    const int32_t p = parent[i];
+    hint[i] = (cls[i] == NodeClass::kAnnotation && t.hint != PhaseHint::kNone) ? t.hint
+              : p >= 0 ? hint[p] : PhaseHint::kNone;
+    autograd[i] = (p >= 0 && autograd[p]) || cls[i] == NodeClass::kAutograd || nd.fw_tid ||
+                  autograd_threads.contains(nd.tid);
+    grad_scope[i] = (p >= 0 && grad_scope[p]) || t.accumulate_grad || t.zero_grad;
+    step_anc[i] = t.profiler_step ? static_cast<int32_t>(i) : p >= 0 ? step_anc[p] : -1;
+    op_anc[i] = p < 0 ? -1 : cls[p] == NodeClass::kOp ? p : op_anc[p];
+    if (t.profiler_step) steps.push_back(i);
+    if (t.optimizer_step && cls[i] == NodeClass::kAnnotation) opt_steps.push_back(i);
+  }
+
+  // The device whose tensors the trace models: the accelerator holding the
+  // most bytes (the CPU only when nothing else appears).
+  std::vector<double> device_bytes(cap.devices.size(), 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cls[i] != NodeClass::kOp) continue;
+    for (uint32_t r = 0; r < nodes[i].num_inputs + nodes[i].num_outputs; ++r) {
+      const EtTensorRef& ref = cap.refs[nodes[i].refs_begin + r];
+      device_bytes[ref.device] += static_cast<double>(ref.view_bytes);
+    }
+  }
+  int main_device = -1;
+  for (size_t d = 0; d < cap.devices.size(); ++d) {
+    const bool cpu = absl::StartsWith(cap.devices[d], "cpu");
+    if (main_device < 0) {
+      main_device = static_cast<int>(d);
+      continue;
+    }
+    const bool main_cpu = absl::StartsWith(cap.devices[main_device], "cpu");
+    if ((main_cpu && !cpu) || (main_cpu == cpu && device_bytes[d] > device_bytes[main_device])) {
+      main_device = static_cast<int>(d);
+    }
+  }
+  auto on_main = [&](const EtTensorRef& r) { return static_cast<int>(r.device) == main_device; };
+
+  // 3. Leaves, last descendants, storages touched below each op.
+  std::vector<uint8_t> has_op_desc(n, 0), residual(n, 0);
+  std::vector<int64_t> max_desc(n);
+  std::vector<int64_t> gpu_ns(n, 0);
+  bool any_gpu = false;
+  for (uint32_t i = 0; i < n; ++i) max_desc[i] = nodes[i].id;
+  absl::flat_hash_map<uint32_t, absl::flat_hash_set<int64_t>> covered;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const uint32_t i = *it;
+    const int32_t p = parent[i];
+    if (p >= 0) {
+      max_desc[p] = std::max(max_desc[p], max_desc[i]);
+      if (cls[i] == NodeClass::kOp || has_op_desc[i]) has_op_desc[p] = 1;
+      if (cls[i] == NodeClass::kGpu && nodes[i].duration_ns > 0) {
+        gpu_ns[p] = SatAdd(gpu_ns[p], nodes[i].duration_ns);
+      }
+    }
+    if (cls[i] == NodeClass::kGpu) any_gpu = true;
+    if (cls[i] != NodeClass::kOp) continue;
+    absl::flat_hash_set<int64_t> mine;
+    auto found = covered.find(i);
+    if (found != covered.end()) mine = std::move(found->second), covered.erase(found);
+    const EtNode& nd = nodes[i];
+    bool own_work = false;
+    for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+      const EtTensorRef& ref = cap.refs[nd.refs_begin + r];
+      if (!on_main(ref)) continue;
+      if (has_op_desc[i] && !mine.contains(ref.storage_id)) own_work = true;
+    }
+    residual[i] = has_op_desc[i] && own_work;
+    if (op_anc[i] >= 0) {
+      absl::flat_hash_set<int64_t>& up = covered[static_cast<uint32_t>(op_anc[i])];
+      for (int64_t s : mine) up.insert(s);
+      for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+        const EtTensorRef& ref = cap.refs[nd.refs_begin + r];
+        if (on_main(ref)) up.insert(ref.storage_id);
+      }
+    }
+  }
+
+  // 4a. Iterations.
+  TraceAssembler a(source);
+  struct Emit {
+    int32_t iteration;
+    int64_t key;
+    uint8_t after;
+    uint32_t node;
+  };
+  std::vector<Emit> emit;
+  int64_t outside = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cls[i] != NodeClass::kOp || (has_op_desc[i] && !residual[i])) continue;
+    const int64_t id = nodes[i].id;
+    int32_t it = 0;
+    if (!steps.empty()) {
+      int32_t s = -1;
+      if (step_anc[i] >= 0) {
+        s = static_cast<int32_t>(std::find(steps.begin(), steps.end(),
+                                           static_cast<uint32_t>(step_anc[i])) - steps.begin());
+      } else {
+        auto up = std::upper_bound(steps.begin(), steps.end(), id,
+                                   [&](int64_t v, uint32_t st) { return v < nodes[st].id; });
+        if (up != steps.begin() && id <= max_desc[*(up - 1)]) {
+          s = static_cast<int32_t>(up - steps.begin()) - 1;
+        }
+      }
+      if (s < 0) {
+        ++outside;
+        continue;
+      }
+      it = s;
+    } else if (!opt_steps.empty()) {
+      auto up = std::lower_bound(opt_steps.begin(), opt_steps.end(), id,
+                                 [&](uint32_t st, int64_t v) { return max_desc[st] < v; });
+      if (up == opt_steps.end()) {
+        ++outside;
+        continue;
+      }
+      it = static_cast<int32_t>(up - opt_steps.begin());
+    }
+    const bool after = has_op_desc[i] != 0;
+    emit.push_back({it, after ? max_desc[i] : id, static_cast<uint8_t>(after), i});
+  }
+  std::sort(emit.begin(), emit.end(), [](const Emit& x, const Emit& y) {
+    if (x.iteration != y.iteration) return x.iteration < y.iteration;
+    if (x.key != y.key) return x.key < y.key;
+    return x.after < y.after;
+  });
+  if (outside > 0) {
+    a.Note(steps.empty() ? "ops_after_last_optimizer_step" : "ops_outside_profiler_steps",
+           outside);
+  }
+
+  // 4b. Ops, tensors, durations.
+  const DeviceModel& dev = options.roofline_device;
+  absl::flat_hash_map<int64_t, Lifetime> live;
+  std::vector<int64_t> extent;  // per tensor
+  std::vector<int64_t> in_storages;
+  int64_t paired = 0, unpaired = 0;
+  for (const Emit& e : emit) {
+    const uint32_t i = e.node;
+    const EtNode& nd = nodes[i];
+    const NameTraits& t = traits[nd.name];
+    PhaseHint h = hint[i] != PhaseHint::kNone ? hint[i]
+                  : autograd[i]               ? PhaseHint::kAutograd
+                                              : PhaseHint::kNone;
+    const int32_t op = a.AddOp(e.iteration, a.Name(cap.names[nd.name]), h);
+    in_storages.clear();
+    bool from_other_device = false;
+    double bytes = 0;
+    for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+      const EtTensorRef& ref = cap.refs[nd.refs_begin + r];
+      const bool output = r >= nd.num_inputs;
+      if (!on_main(ref)) {
+        if (!output) from_other_device = true;
+        continue;
+      }
+      bytes += static_cast<double>(ref.view_bytes);
+      auto lt = live.find(ref.storage_id);
+      bool reuse = lt != live.end();
+      if (output && reuse) {
+        const bool was_input = std::find(in_storages.begin(), in_storages.end(),
+                                         ref.storage_id) != in_storages.end();
+        const bool from_child = lt->second.start_id > nd.id && lt->second.start_id <= max_desc[i];
+        reuse = was_input || from_child;
+      }
+      uint64_t tensor;
+      if (reuse) {
+        tensor = lt->second.tensor;
+        extent[tensor] = std::max(extent[tensor], ref.extent_bytes);
+      } else {
+        tensor = a.AddTensor(ref.extent_bytes, ref.dtype, cap.Shape(ref.shape), "");
+        extent.push_back(ref.extent_bytes);
+        if (!output) a.SetPersistent(tensor, true);
+        live[ref.storage_id] = Lifetime{tensor, output ? nd.id : -1};
+        if (output && t.copy && from_other_device) a.SetKind(tensor, TensorKind::kInput);
+      }
+      if (!output) in_storages.push_back(ref.storage_id);
+      if (grad_scope[i]) a.SetKind(tensor, TensorKind::kGradient);
+      a.AddUse(op, tensor, output);
+    }
+    if (pairing != nullptr) {
+      if (i < pairing->paired.size() && pairing->paired[i]) {
+        const PairedTiming& pt = pairing->by_node[i];
+        ++paired;
+        a.SetDuration(op, std::max<int64_t>(pt.duration_ns, 0));
+        if (pt.allocator_bytes >= 0) a.SetAllocatorBytes(op, pt.allocator_bytes);
+      } else {
+        ++unpaired;
+        a.SetDuration(op, 0);
+      }
+    } else if (any_gpu) {
+      a.SetDuration(op, gpu_ns[i]);
+    } else if (nd.duration_ns >= 0) {
+      a.SetDuration(op, nd.duration_ns);
+    } else {
+      const double flops = EstimateFlops(t.roofline, cap, nd);
+      a.SetDuration(op, t.roofline == RooflineClass::kView ? 0 : RooflineNs(flops, bytes, dev));
+    }
+  }
+  for (size_t k = 0; k < extent.size(); ++k) a.SetSize(k, extent[k]);
+
+  // Metadata.
+  TraceMetadata& m = a.metadata();
+  m.framework = "PyTorch";
+  m.recorder = format == kFormatChakraEt ? "chakra execution trace" : "execution trace";
+  m.recorder_version = cap.schema;
+  a.SetAttribute("import.format", format);
+  a.SetAttribute("import.schema", cap.schema);
+  if (main_device >= 0) a.SetAttribute("import.device", cap.devices[main_device]);
+  if (!steps.empty()) {
+    a.SetAttribute("import.iterations", absl::StrCat("ProfilerStep#", traits[nodes[steps.front()].name].step_number, " .. #",
+                                                     traits[nodes[steps.back()].name].step_number));
+    if (pairing != nullptr) {
+      for (size_t s = 0; s < steps.size(); ++s) {
+        auto w = pairing->step_wall_ns.find(traits[nodes[steps[s]].name].step_number);
+        if (w != pairing->step_wall_ns.end()) a.SetWallTime(static_cast<int32_t>(s), w->second);
+      }
+    }
+  } else {
+    a.SetAttribute("import.iterations", opt_steps.empty() ? "whole trace (no ProfilerStep#)"
+                                                          : "one per Optimizer.step#");
+  }
+  if (pairing != nullptr) {
+    m.device_name = pairing->device.device_name;
+    m.device_memory_bytes = pairing->device.device_memory_bytes;
+    a.SetAttribute("import.durations",
+                   absl::StrCat("recorded by Kineto (", pairing->path, "): ",
+                                pairing->timing_source, "; paired by ", pairing->method));
+    a.SetAttribute("import.kineto_paired_ops", absl::StrCat(paired, " of ", paired + unpaired));
+    if (pairing->allocator_peak_bytes >= 0) {
+      a.SetAttribute("import.allocator_peak_bytes", absl::StrCat(pairing->allocator_peak_bytes));
+    }
+  } else if (any_gpu) {
+    a.SetAttribute("import.durations", "recorded (sum of the device nodes under each op)");
+  } else if (format == kFormatChakraEt) {
+    a.SetAttribute("import.durations", "recorded (duration_micros, host time)");
+  } else {
+    a.SetAttribute("import.durations",
+                   absl::StrFormat("estimated: roofline at %g FLOP/s and %g B/s; no Kineto trace "
+                                   "was given (--kineto)",
+                                   dev.peak_flops_per_s, dev.memory_bandwidth_bytes_per_s));
+  }
+  return std::move(a).Finish();
+}
+
+}  // namespace swapplan::import_internal
