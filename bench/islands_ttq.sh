@@ -14,10 +14,10 @@ r="${4:-3}"
 tmp="${TMPDIR:-/tmp}/swapplan-islands"
 mkdir -p "$tmp"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-./build/swapplan search "$trace" --oversubscription "$r" --threads 1 --time-limit "$limit" \
+./build/swapplan search "$trace" --oversubscription "$r" --threads 1 --time-limit-ns "$limit" \
   --seed 1 --quiet --history "$tmp/single.csv" --json > "$tmp/single.json"
 mpirun --oversubscribe -np "$ranks" ./build/swapplan search "$trace" --oversubscription "$r" \
-  --threads 1 --time-limit "$limit" --seed 1 --quiet --islands --history "$tmp/islands.csv" \
+  --threads 1 --time-limit-ns "$limit" --seed 1 --quiet --islands --history "$tmp/islands.csv" \
   --json > "$tmp/islands.json"
 python3 - "$tmp" "$ranks" <<'PY'
 import csv, json, sys

@@ -23,7 +23,7 @@ run() {  # name, compare args...
   local name="$1"; shift
   local out
   out=$("$bin" compare "$@" --planners noswap,chameleon,recompute,vdnn,lru,bucket,advisor \
-        --planner-option advisor.time-limit="$search" --planner-option advisor.generations=0 \
+        --planner-option advisor.time-limit-ns="$search" --planner-option advisor.max-generations=0 \
         --optimum --optimum-no-recompute --optimum-time-limit "$milp" --json 2>/dev/null) || true
   local hybrid
   hybrid=$("$bin" optimum "$@" --time-limit "$milp" --json --quiet 2>/dev/null \
@@ -46,10 +46,10 @@ print("%-30s %4d  swap-only bound %12d %-24s incumbent %12s proven %-5s best %s 
     best, ("%+.2f%%" % (100 * gaps[best])) if gaps else "-", per, hybrid))
 PY
 }
-run "two_layers 400B 250MB/s" tests/data/traces/two_layers.json --device-memory 400 --bandwidth 250MB/s \
+run "two_layers 400B 250MB/s" tests/data/traces/two_layers.json --device-memory 400B --h2d-bandwidth 250MB/s --d2h-bandwidth 250MB/s \
     --planner-option chameleon.min-tensor-bytes=0
 run "loss_scale_validation r=1.1" traces/loss_scale_validation.json.gz --iteration 1 --oversubscription 1.1 \
-    --bandwidth 16GB/s --planner-option chameleon.min-tensor-bytes=0
+    --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s --planner-option chameleon.min-tensor-bytes=0
 for r in 1.25 1.5; do
   for m in llama-1l llama-2l gpt2-1l gpt2-2l; do
     run "$m r=$r" "$tmp/$m.trace.gz" --oversubscription $r --planner-option chameleon.min-tensor-bytes=0

@@ -17,7 +17,7 @@ run() {  # name, compare args...
   local name="$1"; shift
   local out
   out=$("$bin" compare "$@" --planners chameleon,advisor --json \
-        --planner-option advisor.time-limit="$limit" --planner-option advisor.generations=0 \
+        --planner-option advisor.time-limit-ns="$limit" --planner-option advisor.max-generations=0 \
         --planner-option advisor.threads="$threads" 2>/dev/null)
   python3 - "$name" <<PY "$out"
 import json, sys
@@ -40,9 +40,9 @@ run "llama2-7b 32L DP8 40GiB-2GiB" "$L32" --device-memory 40GiB --reserve 2GiB
 run "llama2-7b PP4 stage0 r=1.5" "$PP" --oversubscription 1.5
 run "llama2-7b PP4 stage0 r=3" "$PP" --oversubscription 3
 M0="--planner-option chameleon.min-tensor-bytes=0"
-run "gpt2_small r=1.25" traces/gpt2_small.json.gz --iteration 1 --oversubscription 1.25 --bandwidth 16GB/s $M0
-run "llama_small r=1.25" traces/llama_small.json.gz --iteration 1 --oversubscription 1.25 --bandwidth 16GB/s $M0
-run "resnet18 r=1.02" traces/resnet18.json.gz --iteration 1 --oversubscription 1.02 --bandwidth 16GB/s
-run "resnet18 135MiB 10GB/s" traces/resnet18.json.gz --iteration 1 --device-memory 135MiB --bandwidth 10GB/s
-run "bilstm r=1.1" traces/bilstm.json.gz --iteration 1 --oversubscription 1.1 --bandwidth 16GB/s $M0
-run "loss_scale_validation r=1.1" traces/loss_scale_validation.json.gz --iteration 1 --oversubscription 1.1 --bandwidth 16GB/s $M0
+run "gpt2_small r=1.25" traces/gpt2_small.json.gz --iteration 1 --oversubscription 1.25 --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s $M0
+run "llama_small r=1.25" traces/llama_small.json.gz --iteration 1 --oversubscription 1.25 --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s $M0
+run "resnet18 r=1.02" traces/resnet18.json.gz --iteration 1 --oversubscription 1.02 --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s
+run "resnet18 135MiB 10GB/s" traces/resnet18.json.gz --iteration 1 --device-memory 135MiB --h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s
+run "bilstm r=1.1" traces/bilstm.json.gz --iteration 1 --oversubscription 1.1 --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s $M0
+run "loss_scale_validation r=1.1" traces/loss_scale_validation.json.gz --iteration 1 --oversubscription 1.1 --h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s $M0

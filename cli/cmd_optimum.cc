@@ -1,6 +1,6 @@
-// swapplan optimum TRACE [--device-memory X [--reserve X] | --oversubscription R]
-//   [--iteration N] [--time-limit 60s] [--no-recompute] [--threads N]
-//   [--latency T] [--bandwidth B] [-o policy] [--json]
+// swapplan optimum TRACE [--device NAME] [--device-memory X [--reserve X] |
+//   --oversubscription 2x] [--iteration N] [--time-limit 60s] [--no-recompute]
+//   [--threads N] [--copy-latency T] [--h2d-bandwidth B] [-o policy] [--json]
 //
 // The exact bound of a small swap problem (optimum/optimum.h, derivation in
 // docs/optimum.md): runs the default planners (their policies warm-start
@@ -13,6 +13,7 @@
 // represent.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,8 +21,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
-#include "sim_flags.h"
-#include "trace_input.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
+#include "swapplan/planners/registry.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/optimum/optimum.h"
 #include "swapplan/policy/policy_io.h"
@@ -34,54 +37,23 @@ namespace swapplan::cli {
 namespace {
 
 struct OptimumArgs {
+  FlagSet flags;
   std::string trace;
-  std::string device_memory;
-  std::string reserve;
-  double oversubscription = 0;
-  int iteration = 0;
-  std::string time_limit = "60s";
+  DeviceFlags device;
+  std::optional<double> oversubscription;
+  std::optional<int64_t> iteration;
+  std::optional<int64_t> time_limit_ns;
   bool no_recompute = false;
-  int threads = 1;
-  int max_ops = OptimumOptions().max_ops;
-  SimFlags sim;
+  std::optional<int64_t> threads;
+  std::optional<int64_t> max_ops;
   // PLANNER.NAME=VALUE for the warm-start planners (as compare).
-  std::vector<std::string> planner_options;
-  std::string policy;
+  std::vector<CompareOptions::PlannerOption> planner_options;
+  std::optional<std::string> policy;
   bool json = false;
   bool quiet = false;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
-
-// The budget flags (as compare reads them).
-absl::Status ReadBudget(const OptimumArgs& a, const Trace& trace, BudgetSpec* spec) {
-  if (a.oversubscription != 0) {
-    if (!a.device_memory.empty() || !a.reserve.empty()) {
-      return absl::InvalidArgumentError(
-          "--oversubscription replaces --device-memory and --reserve: give one or the other");
-    }
-    if (!(a.oversubscription >= 1.0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--oversubscription ", a.oversubscription, " must be >= 1 (1 = the peak fits)"));
-    }
-    spec->oversubscription = a.oversubscription;
-    return absl::OkStatus();
-  }
-  if (!a.device_memory.empty()) {
-    absl::StatusOr<int64_t> b = ParseBytes(a.device_memory);
-    if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
-    spec->device_memory_bytes = *b;
-  } else if (trace.metadata().device_memory_bytes <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--device-memory is required: ", trace.source(), " does not record the device memory"));
-  }
-  if (!a.reserve.empty()) {
-    absl::StatusOr<int64_t> b = ParseBytes(a.reserve);
-    if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--reserve: ", b.status().message()));
-    spec->reserve_bytes = *b;
-  }
-  return absl::OkStatus();
-}
 
 std::string ModelText(const OptimumResult& r, bool recompute) {
   const SwapModelStats& m = r.model;
@@ -113,34 +85,36 @@ std::string GapText(const OptimumResult& r) {
   return absl::StrCat(absl::StrFormat("%.2f%%", 100.0 * r.gap), " (", why, ")");
 }
 
-absl::Status Run(const OptimumArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
-  if (a.iteration >= trace.num_iterations()) {
-    return absl::InvalidArgumentError(absl::StrCat("--iteration ", a.iteration,
-                                                   " is out of range: ", trace.source(), " has ",
-                                                   trace.num_iterations(), " iterations"));
-  }
+absl::Status Run(OptimumArgs& a) {
+  a.flags.Parse();
   CompareOptions co;
-  co.iteration = a.iteration;
   co.keep_policies = true;
-  SWAPPLAN_RETURN_IF_ERROR(ReadBudget(a, trace, &co.budget));
-  SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(a.sim, &co.simulator));
-  for (const std::string& opt : a.planner_options) {
-    absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(opt);
-    if (!o.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--planner-option ", o.status().message()));
+  co.planner_options = a.planner_options;
+  if (a.oversubscription) {
+    if (a.device.device_memory_bytes || a.device.reserve_bytes) {
+      a.flags.Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
     }
-    co.planner_options.push_back(*std::move(o));
+    if (!(*a.oversubscription >= 1.0)) {
+      a.flags.Add(absl::StrCat("--oversubscription: ", *a.oversubscription,
+                               "x must be >= 1x (1x = the peak fits)"));
+    }
+    co.budget.oversubscription = *a.oversubscription;
   }
   OptimumOptions oo;
-  {
-    absl::StatusOr<int64_t> tl = ParseDurationNs(a.time_limit);
-    if (!tl.ok()) return absl::InvalidArgumentError(absl::StrCat("--time-limit: ", tl.status().message()));
-    oo.time_limit_ns = *tl;
-  }
+  if (a.time_limit_ns) oo.time_limit_ns = *a.time_limit_ns;
   oo.recompute = !a.no_recompute;
-  oo.threads = a.threads;
-  oo.max_ops = a.max_ops;
+  if (a.threads) oo.threads = static_cast<int32_t>(*a.threads);
+  if (a.max_ops) oo.max_ops = static_cast<int32_t>(*a.max_ops);
+  if (absl::Status st = oo.Validate(); !st.ok()) a.flags.Add(std::string(st.message()));
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTraceArg(a.trace, &a.flags));
+  co.iteration = ResolveIteration(a.iteration, trace, &a.flags);
+  const ResolvedDevice device =
+      ResolveDevice(a.device, TraceDeviceDefaults(trace),
+                    {.capacity = !a.oversubscription.has_value()}, &a.flags);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  PrintWarnings(device.warnings);
+  co.simulator.device = device.model;
+  if (!a.oversubscription) co.budget = BudgetFor(device.model);
   co.optimum = oo;
   if (!a.quiet) {
     std::cerr << "swapplan optimum: planning with the default planners, then the MILP (time limit "
@@ -155,13 +129,16 @@ absl::Status Run(const OptimumArgs& a) {
     return st;
   }
   const OptimumResult& r = *c.optimum;
-  if (!a.policy.empty() && r.policy) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*r.policy, a.policy));
+  const std::string policy_file = a.policy.value_or("");
+  if (!policy_file.empty() && r.policy) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*r.policy, policy_file));
   std::string out;
   if (a.json) {
     nlohmann::json j;
     j["trace"] = trace.source();
     j["iteration"] = c.iteration;
     j["ops"] = c.num_ops;
+    j["device"] = DeviceJson(device);
+    j["warnings"] = WarningsJson(device.warnings);
     j["budget_bytes"] = c.budget.budget_bytes;
     j["ideal_ns"] = r.ideal_ns;
     j["status"] = std::string(MilpStatusName(r.status));
@@ -204,6 +181,7 @@ absl::Status Run(const OptimumArgs& a) {
                                         DurationSourceName(c.durations), ")")});
     t.AddRow({"budget", BytesExact(c.budget.budget_bytes)});
     t.AddRow({"link", LinkText(c.simulator.device)});
+    t.AddRow({"compute", ComputeScaleText(device)});
     t.AddRow({"model", ModelText(r, oo.recompute)});
     t.AddRow({"solve", absl::StrCat(MilpStatusName(r.status), " after ",
                                     FormatDurationNs(r.solve_time_ns), " (time limit ",
@@ -233,7 +211,7 @@ absl::Status Run(const OptimumArgs& a) {
       }
       t.AddRow({row.planner, v});
     }
-    if (!a.policy.empty() && r.policy) t.AddRow({"policy", a.policy});
+    if (!policy_file.empty() && r.policy) t.AddRow({"policy", policy_file});
     out = t.Render(2);
   }
   return WriteOutput("", out);
@@ -248,34 +226,43 @@ void SetupOptimum(CLI::App& root, Action* action) {
       "Exact bound for small traces: the swap (+ recompute) MILP of one iteration solved with "
       "CBC; reports a lower bound on every policy of the model's class, the incumbent's "
       "simulated time, the gap, and each default planner's gap to the bound (docs/optimum.md).");
-  sub->add_option("trace", a->trace, "Trace file")->required();
-  sub->add_option("--device-memory", a->device_memory,
-                  "Device memory, e.g. 64GiB (default: the trace's)");
-  sub->add_option("--reserve", a->reserve, "Memory kept back; budget = device memory - reserve");
-  sub->add_option("--oversubscription", a->oversubscription,
-                  "Budget as a ratio r >= 1 instead of --device-memory (as compare)");
-  sub->add_option("--iteration", a->iteration, "Iteration to bound")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--time-limit", a->time_limit,
-                  "Branch-and-bound wall-clock limit (0 = prove optimality); a stopped solve "
-                  "reports its bound and incumbent")
-      ->capture_default_str();
+  a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
+  AddDeviceFlags(sub, &a->flags, &a->device, {});
+  a->flags.Ratio(sub, "--oversubscription", &a->oversubscription,
+                 "Budget as a ratio r >= 1x instead of --device-memory (as compare), e.g. 2x");
+  AddIterationFlag(sub, &a->flags, &a->iteration);
+  a->flags.Duration(sub, "--time-limit", &a->time_limit_ns,
+                    absl::StrCat("Branch-and-bound wall-clock limit, e.g. 60s (0s = prove "
+                                 "optimality); a stopped solve reports its bound and incumbent "
+                                 "[default ",
+                                 FormatDurationNs(OptimumOptions().time_limit_ns), "]"));
   sub->add_flag("--no-recompute", a->no_recompute,
                 "Swap only (the bound of the swap-only planners); default: swap + recompute");
-  sub->add_option("--threads", a->threads, "CBC threads (1: the same result on every run)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--max-ops", a->max_ops, "Refuse iterations with more ops than this")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  AddSimFlags(sub, &a->sim);
-  sub->add_option("--planner-option", a->planner_options,
-                  "PLANNER.NAME=VALUE, repeatable, for the planners that warm-start the MILP "
-                  "(as compare --planner-option)");
-  sub->add_option("-o,--output", a->policy, "Write the incumbent's policy (.json: JSON)");
+  a->flags.Int(sub, "--threads", &a->threads,
+               "CBC threads (1: the same result on every run) [default 1]", 1, 256);
+  a->flags.Int(sub, "--max-ops", &a->max_ops,
+               absl::StrCat("Refuse iterations with more ops than this [default ",
+                            OptimumOptions().max_ops, "]"),
+               1, int64_t{1} << 30);
+  a->flags.Repeated(
+      sub, "--planner-option",
+      [a](const std::string& text) -> std::string {
+        absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(text);
+        if (!o.ok()) return std::string(o.status().message());
+        absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(o->planner);
+        if (!p.ok()) return std::string(p.status().message());
+        if (absl::Status s = (*p)->SetOption(o->name, o->value); !s.ok()) {
+          return std::string(s.message());
+        }
+        a->planner_options.push_back(*std::move(o));
+        return "";
+      },
+      "PLANNER.NAME=VALUE, repeatable, for the planners that warm-start the MILP (as compare "
+      "--planner-option)",
+      "PLANNER.NAME=VALUE");
+  a->flags.Text(sub, "-o,--output", &a->policy, "Write the incumbent's policy (.json: JSON)");
   sub->add_flag("--json", a->json, "Machine-readable summary on stdout");
-  sub->add_flag("--quiet", a->quiet, "No progress on stderr");
+  sub->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }
 

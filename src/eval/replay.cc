@@ -8,6 +8,7 @@
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/varying/tensor_roles.h"
 
@@ -220,7 +221,7 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
         row.generated_policy = rec->id;
         pending = std::move(rec);
         ++sum.policies_generated;
-      } else if (policy.status().code() == absl::StatusCode::kResourceExhausted) {
+      } else if (KindOf(policy.status()) == ErrorKind::kInfeasible) {
         row.plan_error = std::string(policy.status().message());
         pending.reset();
         ++sum.plan_failures;

@@ -23,7 +23,9 @@ using swapplan::testing::Swapplan;
 
 // 400 bytes at 250 MB/s: copies of the 100-byte tensors take 400 ns
 // against 100 ns ops, so the optimum is well above the ideal 1.2 us.
-const char* kOptimum = "optimum traces/two_layers.json --device-memory 400 --bandwidth 250MB/s --quiet";
+const char* kOptimum =
+    "optimum traces/two_layers.json --device-memory 400B --h2d-bandwidth 250MB/s "
+    "--d2h-bandwidth 250MB/s --quiet";
 
 TEST_CASE("optimum: summary golden, policy, JSON", "[cli][optimum]") {
   CliRun r = Swapplan(kOptimum);
@@ -41,7 +43,7 @@ TEST_CASE("optimum: summary golden, policy, JSON", "[cli][optimum]") {
   // The incumbent passes the checker and simulates to the reported time.
   CHECK(Swapplan("check traces/two_layers.json " + policy).exit_code == 0);
   CliRun sim = Swapplan("simulate traces/two_layers.json " + policy +
-                        " --device-memory 400 --bandwidth 250MB/s --json");
+                        " --device-memory 400B --h2d-bandwidth 250MB/s --d2h-bandwidth 250MB/s --json");
   REQUIRE(sim.exit_code == 0);
   CHECK(nlohmann::json::parse(sim.out)["iteration_time_ns"] == s["incumbent_ns"]);
   // Swap only: a higher bound (no recomputation to fall back on).
@@ -54,33 +56,35 @@ TEST_CASE("optimum: summary golden, policy, JSON", "[cli][optimum]") {
 }
 
 TEST_CASE("optimum: infeasible exits 3; too large or unsupported exits 2", "[cli][optimum]") {
-  CliRun tiny = Swapplan("optimum traces/two_layers.json --device-memory 150 --quiet");
+  CliRun tiny = Swapplan("optimum traces/two_layers.json --device-memory 150B --quiet");
   CHECK(tiny.exit_code == 3);
   CHECK(tiny.err.find("over the budget of 150 B") != std::string::npos);
-  CliRun big = Swapplan("optimum traces/two_layers.json --device-memory 400 --max-ops 5 --quiet");
+  CliRun big = Swapplan("optimum traces/two_layers.json --device-memory 400B --max-ops 5 --quiet");
   CHECK(big.exit_code == 2);
   CHECK(big.err.find("has 12 ops") != std::string::npos);
-  CliRun half = Swapplan("optimum traces/two_layers.json --device-memory 400 --half-duplex --quiet");
+  CliRun half = Swapplan("optimum traces/two_layers.json --device-memory 400B --half-duplex --quiet");
   CHECK(half.exit_code == 2);
   CHECK(half.err.find("half-duplex") != std::string::npos);
 }
 
 TEST_CASE("compare --optimum: the bound and every row's gap", "[cli][optimum]") {
   CliRun r = Swapplan(
-      "compare traces/two_layers.json --device-memory 400 --bandwidth 250MB/s --optimum "
+      "compare traces/two_layers.json --device-memory 400B --h2d-bandwidth 250MB/s "
+      "--d2h-bandwidth 250MB/s --optimum "
       "--planners noswap,lru,recompute");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CheckGolden("compare_two_layers_optimum.txt",
               MaskDurations(MaskPlanTimes(r.out), "(MILP optimal in ", ";", "(MILP optimal in <time>;"));
   CliRun j = Swapplan(
-      "compare traces/two_layers.json --device-memory 400 --bandwidth 250MB/s --optimum --json "
+      "compare traces/two_layers.json --device-memory 400B --h2d-bandwidth 250MB/s "
+      "--d2h-bandwidth 250MB/s --optimum --json "
       "--planners lru");
   REQUIRE(j.exit_code == 0);
   nlohmann::json c = nlohmann::json::parse(j.out);
   const int64_t bound = c["optimum"]["lower_bound_ns"];
   const int64_t lru = c["rows"][0]["iteration_time_ns"];
-  CHECK(c["rows"][0]["gap_to_bound"].get<double>() ==
+  CHECK(c["rows"][0]["gap_to_bound_fraction"].get<double>() ==
         Approx(static_cast<double>(lru - bound) / bound));
 }
 
@@ -107,7 +111,8 @@ TEST_CASE("search --islands under mpirun -np 2: deterministic, rank 0 reports", 
     FAIL("mpirun not found: install openmpi-bin (scripts/quickstart.sh)");
   }
   const std::string args =
-      "search traces/two_layers.json --device-memory 500 --generations 6 --population 8 "
+      "search traces/two_layers.json --device-memory 500B --h2d-bandwidth 250MB/s "
+      "--d2h-bandwidth 250MB/s --max-generations 6 --population 8 "
       "--threads 1 --seed 5 --islands --migration-interval 2 --json --quiet";
   CliRun a = MpiSearch(args);
   CliRun b = MpiSearch(args);
@@ -116,9 +121,9 @@ TEST_CASE("search --islands under mpirun -np 2: deterministic, rank 0 reports", 
   REQUIRE(b.exit_code == 0);
   // One summary (rank 0's), the same both times (search time aside).
   nlohmann::json ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
-  CHECK(ja["islands"] == 2);
-  CHECK(ja["migrations"] == 3);
-  CHECK(ja["generations"] == 6);
+  CHECK(ja["num_islands"] == 2);
+  CHECK(ja["num_migrations"] == 3);
+  CHECK(ja["num_generations"] == 6);
   ja.erase("search_time_ns");
   jb.erase("search_time_ns");
   CHECK(ja == jb);

@@ -70,7 +70,7 @@ IslandRun RunIslands(const Trace& t, int64_t budget, int32_t n, uint64_t seed) {
   for (int32_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       AdvisorPlanner planner;
-      for (auto [k, v] : {std::pair<const char*, std::string>{"generations", "8"},
+      for (auto [k, v] : {std::pair<const char*, std::string>{"max-generations", "8"},
                           {"population", "8"},
                           {"threads", "1"},
                           {"seed", std::to_string(seed)}}) {
@@ -128,7 +128,7 @@ TEST_CASE("islands in threads: deterministic, one answer for all islands", "[adv
   // One island is the plain search with the same seed.
   const IslandRun one = RunIslands(t, budget, 1, 11);
   AdvisorPlanner plain;
-  REQUIRE(plain.SetOption("generations", "8").ok());
+  REQUIRE(plain.SetOption("max-generations", "8").ok());
   REQUIRE(plain.SetOption("population", "8").ok());
   REQUIRE(plain.SetOption("threads", "1").ok());
   REQUIRE(plain.SetOption("seed", "11").ok());

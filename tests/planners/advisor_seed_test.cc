@@ -163,7 +163,7 @@ TEST_CASE("seeded search is never slower than the best seed (random graphs)",
       if (best_seed < 0 || r->iteration_time_ns < best_seed) best_seed = r->iteration_time_ns;
     }
     AdvisorPlanner advisor;
-    REQUIRE(advisor.SetOption("generations", "3").ok());
+    REQUIRE(advisor.SetOption("max-generations", "3").ok());
     REQUIRE(advisor.SetOption("population", "8").ok());
     REQUIRE(advisor.SetOption("threads", "1").ok());
     REQUIRE(advisor.SetOption("seed", std::to_string(seed)).ok());
@@ -202,18 +202,18 @@ TEST_CASE("seeded search is never slower than the best seed (random graphs)",
   CHECK(strictly_better >= 1);
 }
 
-TEST_CASE("seed options: seeds, seed-mutants, local-search", "[advisor][seed]") {
+TEST_CASE("seed options: seed-planners, seed-mutants, local-search-moves", "[advisor][seed]") {
   AdvisorPlanner planner;
-  REQUIRE(planner.SetOption("seeds", "chameleon,lru").ok());
+  REQUIRE(planner.SetOption("seed-planners", "chameleon,lru").ok());
   CHECK(planner.options().seed_planners == std::vector<std::string>{"chameleon", "lru"});
-  REQUIRE(planner.SetOption("seeds", "none").ok());
+  REQUIRE(planner.SetOption("seed-planners", "none").ok());
   CHECK(planner.options().seed_planners.empty());
-  CHECK_THAT(std::string(planner.SetOption("seeds", "chameleon,magic").message()),
-             Catch::Contains("'chameleon,magic' is not a list of planners"));
-  CHECK_THAT(std::string(planner.SetOption("seeds", "advisor").message()),
+  CHECK_THAT(std::string(planner.SetOption("seed-planners", "chameleon,magic").message()),
+             Catch::Contains("advisor option seed-planners: unknown planner 'magic'"));
+  CHECK_THAT(std::string(planner.SetOption("seed-planners", "advisor").message()),
              Catch::Contains("seed planner 'advisor' cannot seed the search"));
   REQUIRE(planner.SetOption("seed-mutants", "0").ok());
-  REQUIRE(planner.SetOption("local-search", "17").ok());
+  REQUIRE(planner.SetOption("local-search-moves", "17").ok());
   CHECK(planner.options().search.seed_mutants == 0);
   CHECK(planner.options().search.local_search_moves == 17);
 }

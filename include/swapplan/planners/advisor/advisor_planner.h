@@ -12,12 +12,10 @@
 //
 // Registered as "advisor" (planners/registry.h) with CompareDefaults(): a
 // short search that is reproducible on small traces (a generation limit)
-// and bounded on large ones (a time limit). SetOption understands the
-// spellings of `swapplan search`: time-limit (e.g. 30s), generations,
-// population, mutation, threads, seed, convergence, temperature, elites,
-// initial (recorded|random), param-residency (double-pass|start-on-host),
-// threshold (e.g. 10us; -1 = per class), seeds (planner names separated by
-// commas, or none), seed-mutants, local-search (moves per generation).
+// and bounded on large ones (a time limit). SetOption takes every option of
+// AdvisorOptionTable() (advisor/options.h), by the names policies record and
+// `swapplan search`'s flags use (time-limit-ns=30s, max-generations=5,
+// seed-planners=chameleon,lru, local-search-moves=2000, ...).
 //
 // Seeds (issue 20): before searching, Plan runs every planner of
 // options().seed_planners on the problem (Chameleon and the baselines by
@@ -58,6 +56,7 @@ class AdvisorPlanner : public Planner {
     seed_policies_ = std::move(policies);
     sim_options_ = judge;
   }
+  std::vector<OptionInfo> DescribeOptions() const override;
 
   const AdvisorOptions& options() const { return options_; }
   // Plans as one island of an island model (islands.h; null = none). The
