@@ -29,7 +29,7 @@ def rows(name):
 s = rows("single.csv")
 first_single = next((int(x["elapsed_ns"]) for x in s if 0 <= int(x["elite_ns"]) <= target), None)
 print("single process: %d ns after %.1f s (%d generations); first reached at %.1f s" % (
-    target, single["search_time_ns"] / 1e9, single["generations"], first_single / 1e9))
+    target, single["search_time_ns"] / 1e9, single["num_generations"], first_single / 1e9))
 isl = rows("islands.csv")
 hit = next((x for x in isl if 0 <= int(x["islands_best_ns"]) <= target), None)
 final = json.load(open(tmp + "/islands.json"))

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 milp="${1:-120s}"
 search="${2:-30s}"
-bin=./build/swapplan
+bin="${SWAPPLAN_BIN:-./build/swapplan}"
 tmp="${TMPDIR:-/tmp}/swapplan-optimum-gaps"
 mkdir -p "$tmp"
 for l in 1 2; do
@@ -37,12 +37,12 @@ if not text.strip():
 j = json.loads(text)
 o = j.get("optimum", {})
 if "error" in o:
-    print("%-34s %4d  no bound: %s" % (name, j["ops"], o["error"][:80])); sys.exit()
-gaps = {r["planner"]: r.get("gap_to_bound") for r in j["rows"] if r.get("gap_to_bound") is not None}
+    print("%-34s %4d  no bound: %s" % (name, j["num_ops"], o["error"][:80])); sys.exit()
+gaps = {r["planner"]: r.get("gap_to_bound_fraction") for r in j["rows"] if r.get("gap_to_bound_fraction") is not None}
 best = min(gaps, key=gaps.get) if gaps else "-"
 per = " ".join("%s %+.2f%%" % (p, 100 * g) for p, g in sorted(gaps.items(), key=lambda x: x[1]))
 print("%-30s %4d  swap-only bound %12d %-24s incumbent %12s proven %-5s best %s %s  [%s]  hybrid: %s" % (
-    name, j["ops"], o["lower_bound_ns"], o["status"], o["incumbent_ns"], o["proven_optimal"],
+    name, j["num_ops"], o["lower_bound_ns"], o["status"], o["incumbent_ns"], o["proven_optimal"],
     best, ("%+.2f%%" % (100 * gaps[best])) if gaps else "-", per, hybrid))
 PY
 }
