@@ -91,13 +91,15 @@ TEST_CASE("compare --optimum: the bound and every row's gap", "[cli][optimum]") 
 // mpirun from the tests' working directory, as root if need be (CI). Under
 // the sanitizer build, LeakSanitizer would report Open MPI's own
 // allocations at MPI_Init as leaks of the ranks: leak checking is off for
-// them (their exit status then says what the search did).
+// them (their exit status then says what the search did). Shared-memory
+// copies without CMA (vader single copy off): containers often forbid it.
 CliRun MpiSearch(const std::string& args) {
   static int counter = 0;
   const std::string base = swapplan::testing::TempDir() + "/mpi." + std::to_string(counter++);
   const std::string cmd = std::string("cd '") + SWAPPLAN_TEST_DATA_DIR +
                           "' && ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
                           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                          "OMPI_MCA_btl_vader_single_copy_mechanism=none "
                           "OMPI_MCA_rmaps_base_oversubscribe=1 timeout 120 mpirun --oversubscribe "
                           "-np 2 '" SWAPPLAN_BINARY "' " +
                           args + " > '" + base + ".out' 2> '" + base + ".err'";
