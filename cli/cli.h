@@ -33,6 +33,7 @@ void SetupWhatIf(CLI::App& root, Action* action);
 void SetupRegress(CLI::App& root, Action* action);
 void SetupReplay(CLI::App& root, Action* action);
 void SetupSearch(CLI::App& root, Action* action);
+void SetupOptimum(CLI::App& root, Action* action);
 void SetupPolicy(CLI::App& root, Action* action);
 void SetupImport(CLI::App& root, Action* action);
 void SetupDevices(CLI::App& root, Action* action);

@@ -1,6 +1,7 @@
 // swapplan compare TRACE [--device NAME] [--device-memory X [--reserve X] |
 //                  --oversubscription 2x] [--h2d-bandwidth ...] [--copy-latency ...]
 //                  [--iteration N] [--planners a,b,...] [--planner-option P.NAME=V]
+//                  [--optimum [--optimum-time-limit D] [--optimum-no-recompute]]
 //                  [--save-policies DIR] [--json] [--html FILE] [-o FILE]
 //
 // Runs every planner (registry.h) on one iteration with the same budget and
@@ -54,6 +55,10 @@ struct CompareArgs {
   std::optional<std::string> html;
   bool json = false;
   std::optional<std::string> output;
+  // --optimum: the MILP bound (optimum/optimum.h) and every row's gap to it.
+  bool optimum = false;
+  std::optional<int64_t> optimum_time_limit_ns;
+  bool optimum_no_recompute = false;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -78,20 +83,38 @@ std::string RenderText(const Trace& t, const Comparison& c, const ResolvedDevice
                   " at ", OpText(t, c.iteration, c.peak.local_op), "\n");
   absl::StrAppend(&out, "link      ", LinkText(d.model), "\n");
   absl::StrAppend(&out, "compute   ", ComputeScaleText(d), "\n");
-  absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n\n");
-  TextTable table(
-      {"planner", "feasible", "peak", "iteration", "overhead", "stall", "d2h", "h2d", "plan time"});
+  absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n");
+  const bool bound = c.optimum.has_value();
+  if (bound) {
+    const OptimumResult& o = *c.optimum;
+    absl::StrAppend(&out, "bound     ", FormatDurationNs(o.lower_bound_ns),
+                    c.optimum_recompute ? " lower bound, swap + recompute" : " lower bound, swap only",
+                    " (MILP ", MilpStatusName(o.status), " in ",
+                    FormatDurationNs(o.solve_time_ns), "; its incumbent ",
+                    o.incumbent_ns >= 0 ? FormatDurationNs(o.incumbent_ns) : std::string("-"),
+                    o.proven_optimal ? ", proven optimal" : "", ")\n");
+  } else if (!c.optimum_status.ok()) {
+    absl::StrAppend(&out, "bound     none: ", c.optimum_status.message(), "\n");
+  }
+  absl::StrAppend(&out, "\n");
+  std::vector<std::string> header = {"planner", "feasible", "peak", "iteration", "overhead",
+                                     "stall", "d2h", "h2d"};
+  if (bound) header.push_back("gap to bound");
+  header.push_back("plan time");
+  TextTable table(header);
   for (const PlannerOutcome& r : c.rows) {
+    std::vector<std::string> row;
     if (!r.sim) {
-      table.AddRow({r.planner, r.planned && !r.valid ? "invalid" : "no", "-", "-", "-", "-", "-",
-                    "-", FormatDurationNs(r.plan_time_ns)});
-      continue;
+      row = {r.planner, r.planned && !r.valid ? "invalid" : "no", "-", "-", "-", "-", "-", "-"};
+    } else {
+      const SimulationResult& s = *r.sim;
+      row = {r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
+             FormatDurationNs(s.iteration_time_ns), Percent(s.overhead_vs_ideal),
+             FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d)};
     }
-    const SimulationResult& s = *r.sim;
-    table.AddRow({r.planner, r.feasible ? "yes" : "no", FormatBytes(s.peak_bytes),
-                  FormatDurationNs(s.iteration_time_ns), Percent(s.overhead_vs_ideal),
-                  FormatDurationNs(s.stall_ns), FormatBytes(s.bytes_d2h), FormatBytes(s.bytes_h2d),
-                  FormatDurationNs(r.plan_time_ns)});
+    if (bound) row.push_back(r.gap_to_bound ? Percent(*r.gap_to_bound) : "-");
+    row.push_back(FormatDurationNs(r.plan_time_ns));
+    table.AddRow(std::move(row));
   }
   absl::StrAppend(&out, table.Render(/*left_columns=*/2), "\n");
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -142,10 +165,25 @@ std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice
     }
     row["num_items"] = r.items;
     row["plan_time_ns"] = r.plan_time_ns;
+    if (c.optimum) {
+      row["gap_to_bound_fraction"] = r.gap_to_bound ? json(*r.gap_to_bound) : json();
+    }
     row["note"] = notes[i];
     out_rows.push_back(row);
   }
   j["rows"] = out_rows;
+  if (c.optimum) {
+    const OptimumResult& o = *c.optimum;
+    j["optimum"] = {{"lower_bound_ns", o.lower_bound_ns},
+                    {"recompute", c.optimum_recompute},
+                    {"status", std::string(MilpStatusName(o.status))},
+                    {"incumbent_ns", o.incumbent_ns},
+                    {"proven_optimal", o.proven_optimal},
+                    {"gap_fraction", o.gap},
+                    {"solve_time_ns", o.solve_time_ns}};
+  } else if (!c.optimum_status.ok()) {
+    j["optimum"] = {{"error", std::string(c.optimum_status.message())}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -172,6 +210,15 @@ absl::Status Run(CompareArgs& args) {
                                   "x must be >= 1x (1x = the peak fits)"));
     }
     options.budget.oversubscription = *args.oversubscription;
+  }
+  if (args.optimum) {
+    OptimumOptions oo;
+    if (args.optimum_time_limit_ns) oo.time_limit_ns = *args.optimum_time_limit_ns;
+    oo.recompute = !args.optimum_no_recompute;
+    if (absl::Status st = oo.Validate(); !st.ok()) args.flags.Add(std::string(st.message()));
+    options.optimum = oo;
+  } else if (args.optimum_time_limit_ns || args.optimum_no_recompute) {
+    args.flags.Add("--optimum-time-limit and --optimum-no-recompute need --optimum");
   }
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
   options.iteration = ResolveIteration(args.iteration, recorded, &args.flags);
@@ -264,6 +311,15 @@ void SetupCompare(CLI::App& root, Action* action) {
       "PLANNER.NAME=VALUE");
   args->flags.Text(sub, "--save-policies", &args->save_policies,
                    "Write each planner's policy to DIR/<planner>.json");
+  sub->add_flag("--optimum", args->optimum,
+                "Also solve the MILP bound (small traces; optimum/, docs/optimum.md) and show "
+                "every planner's gap to it");
+  args->flags.Duration(sub, "--optimum-time-limit", &args->optimum_time_limit_ns,
+                       absl::StrCat("Time limit of the MILP solve for --optimum [default ",
+                                    FormatDurationNs(OptimumOptions().time_limit_ns), "]"));
+  sub->add_flag("--optimum-no-recompute", args->optimum_no_recompute,
+                "--optimum bounds swap-only policies (the class of the swap planners); default: "
+                "swap + recompute");
   sub->add_flag("--json", args->json, "Machine-readable JSON report (docs/json/compare.schema.json)");
   args->flags.Text(sub, "--html", &args->html,
                    "Also write the HTML report page of the comparison (docs/report.md)");

@@ -99,6 +99,9 @@ std::string RenderText(const QualityBaseline& b, const RegressReport& r, double 
         case Verdict::kTraceChanged:
           why = "the trace is not the one the baseline was recorded on: run with --update";
           break;
+        case Verdict::kOrderBroken:
+          why = absl::StrCat(ResultText(row.current), " against ", ResultText(row.baseline));
+          break;
         default:
           break;
       }

@@ -1,12 +1,17 @@
-// swapplan search TRACE [--device NAME] [--device-memory X] [--reserve X] [--iteration N]
+// swapplan search TRACE [--device NAME] [--device-memory X [--reserve X] |
+//   --oversubscription 2x] [--iteration N]
 //   [--time-limit-ns 60s] [--max-generations N] [--population 144]
 //   [--mutation-probability 0.1] [--threads N] [--seed S] [--convergence-generations K]
+//   [--seed-planners a,b|none] [--seed-mutants N] [--local-search-moves N]
 //   [every other Advisor option] [--copy-latency T] [--h2d-bandwidth B] [--half-duplex]
+//   [--islands [--migration-interval N] [--migrants N]] [--history CSV]
 //   [-o policy] [--json] [--quiet]
 //
 // Runs the Advisor planner (planners/advisor/advisor_planner.h): a genetic
 // search over operator schedules and size-class memory pools with a Belady
-// swap planner and the evaluation simulator as fitness. Progress goes to
+// swap planner and the evaluation simulator as fitness, seeded with the
+// other planners' policies and with local search on its elite (never slower
+// than the best seed: planners/advisor/search.h). Progress goes to
 // stderr, one line per generation (best / mean / worst simulated iteration
 // time of the survivors, evaluations per second). The best policy is
 // verified with the checker (a rejected policy is an internal error, exit
@@ -22,11 +27,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cli.h"
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "mpi_islands.h"
 #include "planner_flags.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/eval/compare.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -41,40 +50,84 @@ struct SearchArgs {
   FlagSet flags;
   std::string trace;
   DeviceFlags device;
+  // Budget as a ratio instead of --device-memory (as compare).
+  std::optional<double> oversubscription;
   std::optional<int64_t> iteration;
   AdvisorOptions options;
+  // Island model over MPI.
+  bool islands = false;
+  std::optional<int64_t> migration_interval;
+  std::optional<int64_t> migrants;
   std::optional<std::string> output;
+  // Per-generation CSV (elapsed, best chromosome, elite, best of all islands).
+  std::optional<std::string> history;
   bool json = false;
   bool quiet = false;
 };
 
 std::string Ns(int64_t ns) { return ns < 0 ? std::string("-") : FormatDurationNs(ns); }
 
-std::string ProgressLine(const GenerationStats& g) {
-  return absl::StrFormat(
+std::string ProgressLine(const GenerationStats& g, bool islands) {
+  std::string line = absl::StrFormat(
       "swapplan search: gen %4d  best %10s  mean %10s  worst %10s  feasible %3d/%-3d  %7.1f "
-      "eval/s  %s\n",
+      "eval/s  elite %10s",
       g.generation, Ns(g.best_ns), Ns(g.mean_ns), Ns(g.worst_ns), g.feasible, g.population,
-      g.evaluations_per_s, FormatDurationNs(g.elapsed_ns));
+      g.evaluations_per_s, Ns(g.elite_ns));
+  if (islands) absl::StrAppend(&line, "  islands ", Ns(g.islands_best_ns));
+  absl::StrAppend(&line, "  ", FormatDurationNs(g.elapsed_ns), "\n");
+  return line;
 }
 
 absl::Status Run(SearchArgs& a) {
   a.flags.Parse();
   if (absl::Status st = a.options.Validate(); !st.ok()) a.flags.Add(std::string(st.message()));
+  IslandOptions io;
+  if (a.migration_interval) io.migration_interval = static_cast<int32_t>(*a.migration_interval);
+  if (a.migrants) io.migrants = static_cast<int32_t>(*a.migrants);
+  if (absl::Status st = io.Validate(); !st.ok()) a.flags.Add(std::string(st.message()));
+  if (a.oversubscription) {
+    if (a.device.device_memory_bytes || a.device.reserve_bytes) {
+      a.flags.Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
+    }
+    if (!(*a.oversubscription >= 1.0)) {
+      a.flags.Add(absl::StrCat("--oversubscription: ", *a.oversubscription,
+                               "x must be >= 1x (1x = the peak fits)"));
+    }
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(a.trace, &a.flags));
   const int32_t it = ResolveIteration(a.iteration, recorded, &a.flags);
-  const ResolvedDevice device = ResolveDevice(a.device, TraceDeviceDefaults(recorded), {}, &a.flags);
+  ResolvedDevice device =
+      ResolveDevice(a.device, TraceDeviceDefaults(recorded),
+                    {.capacity = !a.oversubscription.has_value()}, &a.flags);
   SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
   PrintWarnings(device.warnings);
   // The planner and the simulator scale recorded durations by the device
   // model's compute_time_scale themselves.
   const Trace& trace = recorded;
+  if (a.oversubscription) {
+    // As compare: persistent bytes + (unswapped peak - persistent) / r.
+    SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+    BudgetSpec spec;
+    spec.oversubscription = *a.oversubscription;
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedBudget rb, ResolveBudget(trace, curve.iterations()[it], spec));
+    device.model.capacity_bytes = rb.budget_bytes;
+    device.model.reserve_bytes = 0;
+  }
   SimulatorOptions so;
   so.device = device.model;
   const AdvisorOptions& o = a.options;
   AdvisorPlanner planner(o, so);
-  if (!a.quiet) {
-    planner.set_progress([](const GenerationStats& g) { std::cerr << ProgressLine(g); });
+  // Islands: one population per MPI rank; rank 0 reports and writes.
+  std::unique_ptr<MpiIslands> mpi;
+  if (a.islands) {
+    SWAPPLAN_ASSIGN_OR_RETURN(mpi, MpiIslands::Start());
+    planner.set_islands(mpi.get(), io);
+  }
+  const bool lead = mpi == nullptr || mpi->rank() == 0;
+  if (!a.quiet && lead) {
+    const bool islands = a.islands;
+    planner.set_progress(
+        [islands](const GenerationStats& g) { std::cerr << ProgressLine(g, islands); });
   }
   PlanningProblem problem{.trace = &trace, .iteration = it, .device = device.model};
   const int64_t budget = problem.budget_bytes();
@@ -86,8 +139,17 @@ absl::Status Run(SearchArgs& a) {
     return absl::InternalError(absl::StrCat("the advisor's policy fails the checker: ",
                                             check.violations.front().message));
   }
+  if (!lead) return absl::OkStatus();
   const std::string output = a.output.value_or("");
   if (!output.empty()) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(policy, output));
+  if (a.history) {
+    std::string csv = "generation,elapsed_ns,best_chromosome_ns,elite_ns,islands_best_ns,evaluations\n";
+    for (const GenerationStats& g : r.history) {
+      absl::StrAppend(&csv, g.generation, ",", g.elapsed_ns, ",", g.best_ever_ns, ",", g.elite_ns,
+                      ",", g.islands_best_ns, ",", g.evaluations, "\n");
+    }
+    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*a.history, csv));
+  }
 
   const SimulationResult& s = r.simulation;
   int32_t wrapping = 0, clean = 0;
@@ -121,7 +183,21 @@ absl::Status Run(SearchArgs& a) {
                         {"num_infeasible_evaluations", r.infeasible_evaluations},
                         {"search_time_ns", r.elapsed_ns},
                         {"stop_reason", r.stop_reason},
-                        {"seed", o.search.seed}};
+                        {"seed", o.search.seed},
+                        {"result_source", r.source},
+                        {"num_local_moves_tried", r.local_moves_tried},
+                        {"num_local_moves_kept", r.local_moves_kept},
+                        {"num_islands", r.islands},
+                        {"num_migrations", r.migrations}};
+    nlohmann::json seeds = nlohmann::json::array();
+    for (const SeedOutcome& sd : r.seeds) {
+      seeds.push_back({{"planner", sd.name},
+                       {"iteration_time_ns", sd.time_ns >= 0 ? nlohmann::json(sd.time_ns)
+                                                             : nlohmann::json()},
+                       {"chromosome", sd.chromosome},
+                       {"note", sd.note}});
+    }
+    j["seeds"] = seeds;
     if (!output.empty()) j["policy_file"] = output;
     out = j.dump(2) + "\n";
   } else {
@@ -138,9 +214,10 @@ absl::Status Run(SearchArgs& a) {
                                              absl::StrFormat("%+.2f%%", 100 * s.overhead_vs_ideal),
                                              "), stall ", FormatDurationNs(s.stall_ns))});
     const size_t classes = policy.pool.classes.size();
-    t.AddRow({"peak", absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ", classes,
-                                   classes == 1 ? " size class, " : " size classes, ",
-                                   BytesExact(s.pool_bytes))});
+    t.AddRow({"peak", classes == 0 ? absl::StrCat(BytesExact(s.peak_bytes), ", byte-granular (no pool)")
+                                   : absl::StrCat(BytesExact(s.peak_bytes), " in a pool of ", classes,
+                                                  classes == 1 ? " size class, " : " size classes, ",
+                                                  BytesExact(s.pool_bytes))});
     t.AddRow({"swaps", absl::StrCat(policy.items.size(), " items (", wrapping,
                                     " across the iteration boundary, ", clean,
                                     " without a copy out), ", FormatBytes(s.bytes_d2h), " out, ",
@@ -148,6 +225,20 @@ absl::Status Run(SearchArgs& a) {
     t.AddRow({"search", absl::StrCat(r.generations, " generations, ", r.evaluations,
                                      " evaluations (", r.infeasible_evaluations, " infeasible) in ",
                                      FormatDurationNs(r.elapsed_ns), "; stopped: ", r.stop_reason)});
+    std::string best_seed = "none fits";
+    int64_t best_seed_ns = -1;
+    for (const SeedOutcome& sd : r.seeds) {
+      if (sd.time_ns >= 0 && (best_seed_ns < 0 || sd.time_ns < best_seed_ns)) {
+        best_seed_ns = sd.time_ns;
+        best_seed = absl::StrCat(sd.name, " ", FormatDurationNs(sd.time_ns));
+      }
+    }
+    t.AddRow({"result", absl::StrCat("from ", r.source, "; best seed: ", best_seed, " (",
+                                     r.seeds.size(), " seeds); local search kept ",
+                                     r.local_moves_kept, " of ", r.local_moves_tried, " moves")});
+    if (r.islands > 1) {
+      t.AddRow({"islands", absl::StrCat(r.islands, " (", r.migrations, " migrations each)")});
+    }
     t.AddRow({"checker", absl::StrCat("clean (", check.release_waits, " planned release waits)")});
     if (!output.empty()) t.AddRow({"policy", output});
     out = t.Render(2);
@@ -166,12 +257,29 @@ void SetupSearch(CLI::App& root, Action* action) {
       "generation on stderr. Exit 3 when nothing fits the budget.");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
+  a->flags.Ratio(sub, "--oversubscription", &a->oversubscription,
+                 "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
+                 "(unswapped peak - persistent bytes) / r, e.g. 2x (as compare)");
   AddIterationFlag(sub, &a->flags, &a->iteration);
   AddPlannerOptionFlags(sub, &a->flags, AdvisorOptionTable().Describe(AdvisorOptions()),
                         [a](const std::string& name, const std::string& value) {
                           return AdvisorOptionTable().SetValue(&a->options, name, value);
                         });
+  sub->add_flag("--islands", a->islands,
+                "Island model over MPI: run under mpirun -np N, one population per rank, "
+                "migration in a ring; rank 0 reports");
+  a->flags.Int(sub, "--migration-interval", &a->migration_interval,
+               absl::StrCat("Islands: generations between migrations [default ",
+                            IslandOptions().migration_interval, "]"),
+               1, 1 << 20);
+  a->flags.Int(sub, "--migrants", &a->migrants,
+               absl::StrCat("Islands: best chromosomes sent per migration [default ",
+                            IslandOptions().migrants, "]"),
+               0, 1 << 20);
   a->flags.Text(sub, "-o,--output", &a->output, "Write the policy (.json: JSON, else binary)");
+  a->flags.Text(sub, "--history", &a->history,
+                "Write one CSV row per generation: elapsed_ns, best chromosome, elite, best of "
+                "all islands (-1: none yet)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/search.schema.json)");
   sub->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });

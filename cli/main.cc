@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cli::SetupRegress(app, &action);
   cli::SetupReplay(app, &action);
   cli::SetupSearch(app, &action);
+  cli::SetupOptimum(app, &action);
   cli::SetupPolicy(app, &action);
   cli::SetupImport(app, &action);
   cli::SetupDevices(app, &action);

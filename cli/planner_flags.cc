@@ -18,6 +18,7 @@ std::string OptionTypeFlagName(OptionType t) {
     case OptionType::kDurationNs: return "DURATION";
     case OptionType::kBool: return "BOOL";
     case OptionType::kChoice: return "CHOICE";
+    case OptionType::kList: return "LIST";
   }
   return "VALUE";
 }

@@ -21,6 +21,7 @@ AREAS = {
     'import': 'import',
     'sim': 'sim',
     'planners': 'planners',
+    'optimum': 'optimum',
     'eval': 'eval',
     'report': 'report',
     'runtime': 'runtime',
@@ -36,10 +37,12 @@ ALLOWED = {
     'runtime': {'core'},
     'sim': {'core', 'analysis'},
     'planners': {'core', 'analysis', 'sim'},
-    'eval': {'core', 'analysis', 'sim', 'planners', 'import'},
-    'report': {'core', 'analysis', 'sim', 'planners', 'eval', 'import'},
-    'service': {'core', 'analysis', 'sim', 'planners', 'eval', 'import'},
-    'cli': {'core', 'analysis', 'sim', 'planners', 'eval', 'import', 'report', 'service'},
+    'optimum': {'core', 'analysis', 'sim', 'planners'},
+    'eval': {'core', 'analysis', 'sim', 'planners', 'optimum', 'import'},
+    'report': {'core', 'analysis', 'sim', 'planners', 'optimum', 'eval', 'import'},
+    'service': {'core', 'analysis', 'sim', 'planners', 'optimum', 'eval', 'import'},
+    'cli': {'core', 'analysis', 'sim', 'planners', 'optimum', 'eval', 'import', 'report',
+            'service'},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

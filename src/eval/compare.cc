@@ -74,6 +74,7 @@ absl::Status CompareOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is negative"));
   }
   SWAPPLAN_RETURN_IF_ERROR(budget.Validate());
+  if (optimum) SWAPPLAN_RETURN_IF_ERROR(optimum->Validate());
   for (const std::string& name : planners) {
     if (FindPlanner(name) == nullptr) {
       return absl::InvalidArgumentError(
@@ -170,11 +171,23 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   c.durations = sim.durations().source;
   PlanningProblem problem{.trace = &trace, .iteration = options.iteration, .device = d,
                           .curve = curve};
-  for (const PlannerInfo* info : planners) {
+  // Planners that search from the others' policies (the Advisor) run last
+  // and get every policy that fit; rows keep the requested order.
+  std::vector<std::unique_ptr<Planner>> instances;
+  std::vector<size_t> order, later;
+  for (size_t i = 0; i < planners.size(); ++i) {
+    instances.push_back(planners[i]->create());
+    (instances.back()->UsesSeedPolicies() ? later : order).push_back(i);
+  }
+  order.insert(order.end(), later.begin(), later.end());
+  std::vector<std::optional<PlannerOutcome>> rows(planners.size());
+  std::vector<Policy> fitting;
+  for (size_t index : order) {
+    const PlannerInfo* info = planners[index];
+    Planner* planner = instances[index].get();
     PlannerOutcome row;
     row.planner = info->name;
     row.unlimited_memory = info->unlimited_memory;
-    std::unique_ptr<Planner> planner = info->create();
     for (const CompareOptions::PlannerOption& opt : options.planner_options) {
       if (opt.planner != info->name) continue;
       if (absl::Status st = planner->SetOption(opt.name, opt.value); !st.ok()) {
@@ -183,6 +196,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                                                        st.message()));
       }
     }
+    if (planner->UsesSeedPolicies()) planner->SetSeedPolicies(fitting, o);
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<Policy> policy = planner->Plan(problem);
     row.plan_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -199,12 +213,36 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
         row.infeasible_reason = row.infeasible_reason.substr(prefix.size());
       }
     } else {
+      // A copy for the planners that search from the others' (and the
+      // bound's warm start), kept when it fits.
+      const bool want = !info->unlimited_memory && (!later.empty() || options.optimum);
+      Policy copy;
+      if (want) copy = *policy;
       SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
                                            c.budget.budget_bytes, *std::move(policy),
                                            options.keep_policies, &row));
+      if (want && row.feasible) {
+        copy.planner = info->name;
+        fitting.push_back(std::move(copy));
+      }
     }
     if (progress) progress(row);
-    c.rows.push_back(std::move(row));
+    rows[index] = std::move(row);
+  }
+  for (std::optional<PlannerOutcome>& row : rows) c.rows.push_back(*std::move(row));
+  if (options.optimum) {
+    c.optimum_recompute = options.optimum->recompute;
+    absl::StatusOr<OptimumResult> bound = ComputeOptimum(problem, *options.optimum, o, fitting);
+    if (!bound.ok()) {
+      c.optimum_status = bound.status();
+    } else {
+      for (PlannerOutcome& row : c.rows) {
+        if (!row.feasible || row.unlimited_memory || !row.sim || bound->lower_bound_ns <= 0) continue;
+        row.gap_to_bound = static_cast<double>(row.sim->iteration_time_ns - bound->lower_bound_ns) /
+                           static_cast<double>(bound->lower_bound_ns);
+      }
+      c.optimum = *std::move(bound);
+    }
   }
   return c;
 }

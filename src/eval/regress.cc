@@ -32,13 +32,15 @@ absl::string_view VerdictName(Verdict v) {
       return "no-baseline";
     case Verdict::kTraceChanged:
       return "trace-changed";
+    case Verdict::kOrderBroken:
+      return "order-broken";
   }
   return "unknown";
 }
 
 bool IsFailure(Verdict v) {
   return v == Verdict::kSlower || v == Verdict::kLostFeasibility || v == Verdict::kNoBaseline ||
-         v == Verdict::kTraceChanged;
+         v == Verdict::kTraceChanged || v == Verdict::kOrderBroken;
 }
 
 absl::Status RegressOptions::Validate() const {
@@ -163,6 +165,27 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
       }
       report.failures += IsFailure(row.verdict);
       updated.results[out.planner] = row.current;
+      report.rows.push_back(std::move(row));
+    }
+    // Relations between planners of this run.
+    for (const std::string& rel : e.at_most) {
+      const size_t le = rel.find("<=");
+      const std::string a = rel.substr(0, le), b = rel.substr(le + 2);
+      RegressRow row;
+      row.entry = i;
+      row.planner = rel;
+      row.current = updated.results[a];
+      row.baseline = updated.results[b];
+      const bool broken = row.baseline->feasible &&
+                          (!row.current.feasible ||
+                           row.current.iteration_time_ns > row.baseline->iteration_time_ns);
+      if (row.baseline->feasible && row.current.feasible) {
+        row.change = static_cast<double>(row.current.iteration_time_ns) /
+                         static_cast<double>(row.baseline->iteration_time_ns) -
+                     1;
+      }
+      row.verdict = broken ? Verdict::kOrderBroken : Verdict::kOk;
+      report.failures += IsFailure(row.verdict);
       report.rows.push_back(std::move(row));
     }
     if (progress) {

@@ -1,5 +1,6 @@
 // The quality baseline file of eval/regress.h: parsing with path-naming
 // errors, and the canonical JSON form.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/eval/regress.h"
+
+#include <algorithm>
 #include "swapplan/planners/registry.h"
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
@@ -167,6 +170,21 @@ class Parser {
           }
           e.planner_options.push_back(text);
         }
+      } else if (key == "at_most") {
+        if (!v.is_array()) return Fail(p, "expected an array of \"A<=B\" strings");
+        for (size_t i = 0; i < v.size(); ++i) {
+          const std::string pi = absl::StrCat(p, "[", i, "]");
+          SWAPPLAN_ASSIGN_OR_RETURN(std::string text, String(v[i], pi));
+          const size_t le = text.find("<=");
+          if (le == std::string::npos) return Fail(pi, "expected \"A<=B\" (planner names)");
+          for (const std::string& name : {text.substr(0, le), text.substr(le + 2)}) {
+            if (FindPlanner(name) == nullptr) {
+              return Fail(pi, absl::StrCat("unknown planner '", name, "' (known: ",
+                                           PlannerNames(), ")"));
+            }
+          }
+          e.at_most.push_back(text);
+        }
       } else if (key == "trace_identity") {
         SWAPPLAN_ASSIGN_OR_RETURN(e.identity, Identity(v, p));
       } else if (key == "budget_bytes") {
@@ -191,6 +209,22 @@ class Parser {
     if (!e.reserve.empty() && e.oversubscription > 0) {
       return Fail(path + ".reserve", "a reserve applies to device_memory, not to an "
                                      "oversubscription");
+    }
+    // Both planners of a relation must run for the entry.
+    for (size_t i = 0; i < e.at_most.size(); ++i) {
+      const std::string& rel = e.at_most[i];
+      const size_t le = rel.find("<=");
+      for (const std::string& name : {rel.substr(0, le), rel.substr(le + 2)}) {
+        const bool runs = e.planners.empty()
+                              ? e.results.count(name) > 0
+                              : std::find(e.planners.begin(), e.planners.end(), name) !=
+                                    e.planners.end();
+        if (!runs) {
+          return Fail(absl::StrCat(path, ".at_most[", i, "]"),
+                      absl::StrCat("planner '", name, "' does not run for this entry (add it to "
+                                   "\"planners\")"));
+        }
+      }
     }
     return e;
   }
@@ -277,6 +311,7 @@ std::string QualityBaselineToJson(const QualityBaseline& b) {
     if (e.half_duplex) j["half_duplex"] = true;
     if (!e.planners.empty()) j["planners"] = e.planners;
     if (!e.planner_options.empty()) j["planner_options"] = e.planner_options;
+    if (!e.at_most.empty()) j["at_most"] = e.at_most;
     if (e.identity) {
       j["trace_identity"] = {{"op_sequence_hash", Hex(e.identity->op_sequence_hash)},
                              {"iteration_ops", e.identity->iteration_ops},

@@ -21,6 +21,7 @@ absl::string_view OptionTypeName(OptionType t) {
     case OptionType::kDurationNs: return "duration";
     case OptionType::kBool: return "true|false";
     case OptionType::kChoice: return "choice";
+    case OptionType::kList: return "comma-separated list";
   }
   return "integer";
 }

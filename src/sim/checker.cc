@@ -482,3 +482,20 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
 }
 
 }  // namespace swapplan
+
+namespace swapplan {
+
+absl::StatusOr<CheckReport> CheckMarkingReleaseWaits(const Trace& trace, Policy* policy,
+                                                     const CheckOptions& options) {
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport r, CheckPolicy(trace, *policy, options));
+  bool marked = false;
+  for (const Violation& v : r.violations) {
+    if (v.kind != ViolationKind::kReleaseBeforeCopyDone || v.item < 0) continue;
+    policy->items[v.item].release_waits_for_copy = true;
+    marked = true;
+  }
+  if (!marked) return r;
+  return CheckPolicy(trace, *policy, options);
+}
+
+}  // namespace swapplan

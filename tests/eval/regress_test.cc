@@ -190,3 +190,40 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
 
 }  // namespace
 }  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+TEST_CASE("regress: relations between planners of one run", "[eval]") {
+  using V = Verdict;
+  // lru fits (1550 ns), noswap and recompute do not.
+  // "recompute<=lru": recompute does not fit while lru does -> order-broken.
+  // "lru<=noswap": noswap does not fit -> nothing to compare, ok.
+  // "lru<=lru": equal times -> ok.
+  const QualityBaseline b = Parse(ToyEntry(
+      kRecorded, R"(, "at_most": ["recompute<=lru", "lru<=noswap", "lru<=lru"])"));
+  absl::StatusOr<RegressReport> r = RunRegression(b, {.tolerance = 0.01});
+  REQUIRE(r.ok());
+  REQUIRE(r->rows.size() == 6);
+  CHECK(r->rows[3].planner == "recompute<=lru");
+  CHECK(r->rows[3].verdict == V::kOrderBroken);
+  CHECK(r->rows[4].verdict == V::kOk);
+  CHECK(r->rows[5].verdict == V::kOk);
+  REQUIRE(r->rows[5].change.has_value());
+  CHECK(*r->rows[5].change == 0.0);
+  CHECK(r->failures == 1);
+  CHECK(VerdictName(V::kOrderBroken) == "order-broken");
+  // The relation is a setting: --update keeps it.
+  CHECK(QualityBaselineToJson(r->updated).find(R"("at_most")") != std::string::npos);
+  // Errors: not "A<=B", an unknown planner, a planner that does not run.
+  auto error = [](const std::string& extra) {
+    return std::string(ParseQualityBaseline(ToyEntry(kRecorded, extra), "q.json").status().message());
+  };
+  CHECK_THAT(error(R"(, "at_most": ["lru"])"), Catch::Contains("expected \"A<=B\""));
+  CHECK_THAT(error(R"(, "at_most": ["lru<=magic"])"), Catch::Contains("unknown planner 'magic'"));
+  CHECK_THAT(error(R"(, "at_most": ["lru<=chameleon"])"),
+             Catch::Contains("$.entries[0].at_most[0]: planner 'chameleon' does not run"));
+}
+
+}  // namespace
+}  // namespace swapplan

@@ -337,6 +337,7 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
         continue;
       }
       ++feasible[k++];
+      INFO(p->Validate().ToString());
       CHECK(p->Validate().ok());
       SimulatorOptions so;
       so.device.capacity_bytes = info.unlimited_memory ? kUnlimitedBytes : budget;

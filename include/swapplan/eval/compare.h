@@ -20,7 +20,7 @@
 // Complexity: the memory curve O(ops + tensors + events) unless given; two
 // simulators O(ops + uses + tensors); then per planner its own planning
 // cost plus one check and one simulation O(ops + items + uses of the items'
-// tensors).
+// tensors); with `optimum`, one MILP solve bounded by its time limit.
 #ifndef SWAPPLAN_EVAL_COMPARE_H_
 #define SWAPPLAN_EVAL_COMPARE_H_
 
@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/optimum/optimum.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
@@ -92,6 +93,10 @@ struct CompareOptions {
     std::string value;
   };
   std::vector<PlannerOption> planner_options;
+  // Also compute the exact bound (optimum/optimum.h) with these options,
+  // warm-started from every policy that fits; each row then carries its
+  // gap to the bound. Empty = no bound.
+  std::optional<OptimumOptions> optimum;
 
   // InvalidArgument naming the field (iteration < 0, bad budget, unknown
   // planner listing the known ones, bad simulator options; a planner option
@@ -127,6 +132,10 @@ struct PlannerOutcome {
   // The planner's ResourceExhausted message (without a "<planner>: "
   // prefix); empty when planned.
   std::string infeasible_reason;
+  // With a bound: (iteration time - lower bound) / lower bound for a row
+  // that fits. Negative when the policy lies outside the bound's class (a
+  // reordered schedule, an on-demand copy out: optimum.h).
+  std::optional<double> gap_to_bound;
 };
 
 struct Comparison {
@@ -142,6 +151,13 @@ struct Comparison {
   // budget; its BudgetBytes() is the budget).
   SimulatorOptions simulator;
   std::vector<PlannerOutcome> rows;
+  // With CompareOptions::optimum: the bound and the MILP's incumbent, or
+  // why there is none (too many ops, a simulator setting the model does not
+  // represent, no policy of its class fits).
+  std::optional<OptimumResult> optimum;
+  absl::Status optimum_status;
+  // The bound's class includes recomputation (OptimumOptions::recompute).
+  bool optimum_recompute = false;
 
   // True when some planner other than ideal reaches the budget.
   bool AnyFeasible() const;

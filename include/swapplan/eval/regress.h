@@ -20,6 +20,8 @@
 //                                             // recorded ones, else compare's
 //       "planner_options": ["chameleon.min-tensor-bytes=0"],  // optional,
 //                                             // as compare --planner-option
+//       "at_most": ["advisor<=chameleon"],    // optional: in this run, A's
+//                                             // time must not exceed B's
 //       // recorded by --update:
 //       "trace_identity": {"op_sequence_hash": "0x…", "iteration_ops": 3172,
 //                          "unswapped_peak_bytes": …, "persistent_bytes": …},
@@ -35,6 +37,10 @@
 //   lost-feasibility feasible in the baseline, not now      -> regression
 //   no-baseline      nothing recorded for the planner       -> failure
 //   trace-changed    the trace is not the one recorded      -> failure
+// and per relation "A<=B" of the entry (a row named "A<=B", current = A's
+// result, baseline = B's of the same run):
+//   ok               A fits and is no slower than B, or B does not fit
+//   order-broken     B fits and A does not, or A is slower   -> regression
 // (infeasible in both: ok.) Update rewrites the recorded fields from the
 // run, keeping every setting.
 //
@@ -94,6 +100,9 @@ struct QualityEntry {
   std::vector<std::string> planners;
   // Planner options as "PLANNER.NAME=VALUE" (compare --planner-option).
   std::vector<std::string> planner_options;
+  // Relations "A<=B": planner A no slower than planner B in the same run
+  // (both run for the entry).
+  std::vector<std::string> at_most;
   // Recorded.
   std::optional<TraceIdentity> identity;
   int64_t budget_bytes = 0;
@@ -132,9 +141,10 @@ enum class Verdict : uint8_t {
   kLostFeasibility,
   kNoBaseline,
   kTraceChanged,
+  kOrderBroken,
 };
 // "ok", "faster", "newly-feasible", "slower", "lost-feasibility",
-// "no-baseline", "trace-changed".
+// "no-baseline", "trace-changed", "order-broken".
 absl::string_view VerdictName(Verdict v);
 // True for the verdicts that fail the check.
 bool IsFailure(Verdict v);

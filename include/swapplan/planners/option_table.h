@@ -38,8 +38,9 @@
 
 namespace swapplan {
 
-enum class OptionType : uint8_t { kInt, kUint, kDecimal, kBytes, kDurationNs, kBool, kChoice };
-// "integer", "unsigned integer", "number", "size", "duration", "true|false", "choice".
+enum class OptionType : uint8_t { kInt, kUint, kDecimal, kBytes, kDurationNs, kBool, kChoice, kList };
+// "integer", "unsigned integer", "number", "size", "duration", "true|false", "choice",
+// "comma-separated list".
 absl::string_view OptionTypeName(OptionType t);
 
 // A planner option as the CLI and the docs see it.

@@ -32,6 +32,7 @@
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/option_table.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -84,6 +85,15 @@ class Planner {
   // (planners/option_table.h): the names the planner records in
   // Policy::parameters. The default: none.
   virtual std::vector<OptionInfo> DescribeOptions() const { return {}; }
+
+  // Planners that search from other planners' policies (the Advisor, issue
+  // 20) say so here; `compare` then plans them after the others and hands
+  // them every policy that fit, with the simulator settings it judges by.
+  virtual bool UsesSeedPolicies() const { return false; }
+  // Other planners' policies for the next Plan's problem (same iteration),
+  // and the settings of the simulator that will judge the result. The
+  // default ignores both.
+  virtual void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) {}
 
  protected:
   // The planner itself: the policy's fingerprint, items, schedule, pool,

@@ -216,6 +216,15 @@ CheckOptions CheckOptionsFor(const Policy& policy);
 absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
                                         const CheckOptions& options = {});
 
+// CheckPolicy, after marking every item the checker finds released before
+// its copy out completes as a planned wait (release_waits_for_copy: the
+// simulator charges the wait either way). For planners whose releases come
+// from the simulator rather than the checker's stall-free timeline (the
+// optimum, the Advisor's local search). Returns the report of the marked
+// policy; the other violations are left as they are.
+absl::StatusOr<CheckReport> CheckMarkingReleaseWaits(const Trace& trace, Policy* policy,
+                                                     const CheckOptions& options = {});
+
 }  // namespace swapplan
 
 #endif  // SWAPPLAN_SIM_CHECKER_H_

@@ -3,6 +3,10 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "swapplan/planners/registry.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -97,12 +101,23 @@ absl::Status SearchOptions::Validate() const {
         "convergence window)");
   }
   if (threads < 0) return Bad("search", "threads", threads, "must be >= 0 (0 = all cores)");
+  if (seed_mutants < 0) return Bad("search", "seed_mutants", seed_mutants, "must be >= 0");
+  if (local_search_moves < 0) {
+    return Bad("search", "local_search_moves", local_search_moves, "must be >= 0");
+  }
   return absl::OkStatus();
 }
 
 absl::Status AdvisorOptions::Validate() const {
   SWAPPLAN_RETURN_IF_ERROR(planner.Validate());
   SWAPPLAN_RETURN_IF_ERROR(search.Validate());
+  for (const std::string& name : seed_planners) {
+    if (name == "advisor" || name == "ideal") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "advisor options: seed planner '", name,
+          "' cannot seed the search (the advisor itself, or a policy judged without a budget)"));
+    }
+  }
   return graph.Validate();
 }
 
@@ -163,6 +178,36 @@ const OptionTable<AdvisorOptions>& AdvisorOptionTable() {
       {"seed", T::kUint, "Random seed (same seed, same result)", "",
        [](const O& o) { return absl::StrCat(o.search.seed); },
        [](O& o, absl::string_view v) { return ParseOptionUint(v, &o.search.seed); }},
+      {"seed_mutants", T::kInt,
+       "Mutants of each seed chromosome in the first generation, besides the seed itself", "",
+       [](const O& o) { return absl::StrCat(o.search.seed_mutants); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.seed_mutants); }},
+      {"local_search_moves", T::kInt,
+       "Local-search moves on the elite policy per generation (0 = none)", "",
+       [](const O& o) { return absl::StrCat(o.search.local_search_moves); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.local_search_moves); }},
+      {"seed_planners", T::kList,
+       "Planners whose policies seed the search, separated by commas (none = the paper's "
+       "unseeded search)",
+       "",
+       [](const O& o) {
+         return o.seed_planners.empty() ? std::string("none") : absl::StrJoin(o.seed_planners, ",");
+       },
+       [](O& o, absl::string_view v) -> absl::Status {
+         std::vector<std::string> names;
+         if (v != "none") {
+           for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+             if (FindPlanner(part) == nullptr) {
+               return Error(ErrorKind::kUsage, absl::StrCat("unknown planner '", part,
+                                                            "' (known: ", PlannerNames(),
+                                                            "; or none)"));
+             }
+             names.emplace_back(part);
+           }
+         }
+         o.seed_planners = std::move(names);
+         return absl::OkStatus();
+       }},
       {"eviction_threshold_ns", T::kDurationNs,
        "Belady candidates last used at least this long ago, e.g. 10us (-1 or auto: the time to "
        "copy one object of the class out)",

@@ -224,6 +224,7 @@ absl::Status SwapPlanner::Walk(const Chromosome& c) {
     return true;
   };
 
+  const std::vector<uint8_t>* hints = c.hints.get();
   for (int32_t p = 0; p < n; ++p) {
     const int32_t op = c.schedule[p];
     absl::Span<const int32_t> slots = problem_.op_tensors(op);
@@ -246,13 +247,17 @@ absl::Status SwapPlanner::Walk(const Chromosome& c) {
                            problem_.trace().iteration(problem_.iteration()).op_begin + op),
                        ", position ", p, ")"));
     }
+    const int32_t use_id = problem_.op_use_offset(op);
     for (size_t k = 0; k < slots.size(); ++k) {
       const int32_t s = slots[k];
       if (writes[k]) from_host_[s] = 0;
       last_use_[s] = p;
       ++next_idx_[s];
       ++stamp_[s];
-      const int64_t key = KeyAfterUse(s);
+      int64_t key = KeyAfterUse(s);
+      // A hinted eviction candidate ranks above every unhinted one (keys
+      // are below 2n), Belady among the hinted.
+      if (key >= 0 && hints != nullptr && (*hints)[use_id + k]) key += 4 * static_cast<int64_t>(n_);
       if (key >= 0) {
         std::vector<HeapEntry>& h = heap_[slot_class_[s]];
         // Lazy deletion leaves stale entries behind; drop them once they

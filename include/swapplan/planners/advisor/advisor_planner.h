@@ -14,12 +14,19 @@
 // short search that is reproducible on small traces (a generation limit)
 // and bounded on large ones (a time limit). SetOption takes every option of
 // AdvisorOptionTable() (advisor/options.h), by the names policies record and
-// `swapplan search`'s flags use (time-limit-ns=30s, max-generations=5, ...).
+// `swapplan search`'s flags use (time-limit-ns=30s, max-generations=5,
+// seed-planners=chameleon,lru, local-search-moves=2000, ...).
+//
+// Seeds (issue 20): before searching, Plan runs every planner of
+// options().seed_planners on the problem (Chameleon and the baselines by
+// default) and hands their policies to the search, which returns nothing
+// slower than the fastest of them (search.h).
 #ifndef SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 #define SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,9 +48,23 @@ class AdvisorPlanner : public Planner {
 
   std::string name() const override { return "advisor"; }
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  // Seeds (search.h): the given policies, plus a policy from every planner
+  // of options().seed_planners not among them; `judge` becomes the fitness
+  // simulator's settings.
+  bool UsesSeedPolicies() const override { return true; }
+  void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) override {
+    seed_policies_ = std::move(policies);
+    sim_options_ = judge;
+  }
   std::vector<OptionInfo> DescribeOptions() const override;
 
   const AdvisorOptions& options() const { return options_; }
+  // Plans as one island of an island model (islands.h; null = none). The
+  // transport must outlive Plan.
+  void set_islands(IslandTransport* transport, IslandOptions options = {}) {
+    islands_ = transport;
+    island_options_ = options;
+  }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
   // The last Plan's search (empty before the first successful one). Its
   // plan's policy is the search's, before Plan finished it.
@@ -59,6 +80,9 @@ class AdvisorPlanner : public Planner {
   SimulatorOptions sim_options_;
   ProgressCallback progress_;
   std::optional<SearchResult> last_;
+  std::vector<Policy> seed_policies_;
+  IslandTransport* islands_ = nullptr;
+  IslandOptions island_options_;
 };
 
 }  // namespace swapplan

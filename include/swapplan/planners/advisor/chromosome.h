@@ -43,6 +43,7 @@
 #define SWAPPLAN_PLANNERS_ADVISOR_CHROMOSOME_H_
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,11 @@ struct Allocation {
 struct Chromosome {
   std::vector<int32_t> schedule;  // local op indices in execution order
   Allocation alloc;
+  // Swap hints (seeds.h): per use id (AdvisorProblem::op_use_offset), 1
+  // when another planner's policy took the tensor off the device after that
+  // use. The swap planner's Belady choice prefers hinted tensors. Shared
+  // by a seed's chromosome, its mutants and their offspring; null = none.
+  std::shared_ptr<const std::vector<uint8_t>> hints;
 };
 
 // --- schedules -----------------------------------------------------------------

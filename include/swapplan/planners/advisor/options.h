@@ -103,6 +103,12 @@ struct SearchOptions {
   // then the number of generations depends on the speed.
   int32_t threads = 0;
   uint64_t seed = 1;
+  // Seeds (issue 20, seeds.h): mutants of each seed chromosome in the first
+  // generation, besides the seed itself (ours).
+  int32_t seed_mutants = 3;
+  // Local-search moves (local_search.h) on the elite policy per generation
+  // (and after the first); 0 = none (ours).
+  int32_t local_search_moves = 2000;
 
   absl::Status Validate() const;
 };
@@ -111,6 +117,12 @@ struct AdvisorOptions {
   SwapPlannerOptions planner;
   SearchOptions search;
   DataflowOptions graph;
+  // Planners (registry names) whose policies seed the search (seeds.h):
+  // AdvisorPlanner runs each on the problem; those that reach the budget
+  // become chromosomes and candidates for the elite. Empty = none (the
+  // paper's unseeded search).
+  std::vector<std::string> seed_planners = {"chameleon", "noswap", "recompute",
+                                            "vdnn",      "lru",    "bucket"};
 
   absl::Status Validate() const;
   // (name, value) pairs for Policy::parameters, in AdvisorOptionTable()

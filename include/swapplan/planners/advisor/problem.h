@@ -80,6 +80,10 @@ class AdvisorProblem {
   absl::Span<const uint8_t> op_writes(int32_t op) const {
     return absl::MakeConstSpan(op_writes_).subspan(op_begin_[op], op_begin_[op + 1] - op_begin_[op]);
   }
+  // Use ids: the k-th tensor of op_tensors(op) is use op_use_offset(op) + k,
+  // 0 <= id < total_uses() — a name for (op, tensor) independent of the
+  // schedule (Chromosome::hints).
+  int32_t op_use_offset(int32_t op) const { return op_begin_[op]; }
   // Per op: (size index, tensors of that size it uses), for the minimum
   // object counts a pool needs.
   absl::Span<const std::pair<int32_t, int32_t>> op_size_counts(int32_t op) const {

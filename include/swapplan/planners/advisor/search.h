@@ -25,6 +25,19 @@
 //             t_norm = (T_best - t) / T_best, T_best the best time seen so
 //             far (Eq. 1; Efraimidis–Spirakis keys)
 //
+// Seeds and the elite (issue 20). Policies of other planners (AddSeed;
+// AdvisorPlanner passes Chameleon's and every baseline's) enter twice: as
+// chromosomes in the first generation, each with `seed_mutants` mutants
+// (seeds.h: their schedule, the pool their allocations imply, their swaps
+// as hints to the swap planner), and as they are, simulated, as candidates
+// for the elite — the best policy seen so far. After the first generation
+// and after each one the elite is replaced by the plan of the best
+// chromosome when that is faster, then improved by `local_search_moves`
+// moves of local search (local_search.h), each kept only when it makes the
+// policy faster. The result is the elite: never slower than the best seed,
+// never slower than the best chromosome, and never slower than it was the
+// generation before.
+//
 // Parallelism and determinism: children (and the first generation) are
 // made and evaluated on a thread pool, each from its own seed drawn in
 // order from the master generator, so the result for a seed does not depend
@@ -46,6 +59,7 @@
 
 #include "absl/status/statusor.h"
 #include "swapplan/planners/advisor/chromosome.h"
+#include "swapplan/planners/advisor/islands.h"
 #include "swapplan/planners/advisor/options.h"
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/planners/advisor/swap_planner.h"
@@ -63,8 +77,14 @@ struct GenerationStats {
   int64_t best_ns = -1;
   int64_t mean_ns = -1;
   int64_t worst_ns = -1;
-  // Best ever (-1 when none feasible yet).
+  // Best chromosome ever (-1 when none feasible yet).
   int64_t best_ever_ns = -1;
+  // The elite policy after this generation's local search (-1: none yet):
+  // what the search would return now.
+  int64_t elite_ns = -1;
+  // Islands (SetIslands): the fastest elite over all islands (-1: none yet
+  // or no islands).
+  int64_t islands_best_ns = -1;
   int32_t feasible = 0;
   int32_t population = 0;
   // Evaluations so far, and per second in this generation.
@@ -74,14 +94,37 @@ struct GenerationStats {
 
 using ProgressCallback = std::function<void(const GenerationStats&)>;
 
+// A seed policy as the search saw it.
+struct SeedOutcome {
+  std::string name;
+  // Simulated with the search's fitness simulator; -1 when it does not fit
+  // (or the simulator rejects it).
+  int64_t time_ns = -1;
+  // Whether it became a chromosome (seeds.h), and why not.
+  bool chromosome = false;
+  std::string note;
+};
+
 struct SearchResult {
+  // The best chromosome.
   Chromosome best;
-  // The best chromosome's plan (with runtime keys; the policy's
-  // simulated_iteration_time_ns, expected peak and overhead set) and its
-  // simulation.
+  // The returned policy: the elite (with runtime keys where the swap planner
+  // made its items; simulated_iteration_time_ns, expected peak and
+  // overhead set; release waits marked for the checker) and its simulation.
   SwapPlan plan;
   SimulationResult simulation;
   int64_t best_ns = kInfeasibleNs;
+  // Where the returned policy comes from: "genetic" (the best chromosome's
+  // plan) or "seed <planner>", followed by " + local search" when moves
+  // improved it.
+  std::string source;
+  std::vector<SeedOutcome> seeds;
+  int64_t local_moves_tried = 0;
+  int64_t local_moves_kept = 0;
+  // Islands (islands.h): how many, this one's rank, migrations received.
+  int32_t islands = 1;
+  int32_t island_rank = 0;
+  int64_t migrations = 0;
   int32_t generations = 0;
   int64_t evaluations = 0;
   int64_t infeasible_evaluations = 0;
@@ -108,6 +151,19 @@ class GeneticSearch {
   // Searches pools only: every chromosome runs the recorded order (the
   // "memory allocation only" search of Fig. 10).
   void FixRecordedSchedule() { fixed_schedule_ = true; }
+  // Adds another planner's policy for the problem's iteration as a seed
+  // (above). Seeds that the simulator rejects or that do not fit are
+  // reported in SearchResult::seeds and otherwise ignored.
+  void AddSeed(std::string name, Policy policy) {
+    seeds_.push_back({std::move(name), std::move(policy)});
+  }
+  // Runs as one island of an island model (islands.h): every island calls
+  // Run with the same problem and options, each with its transport, which
+  // must outlive Run. Null = a single population.
+  void SetIslands(IslandTransport* transport, IslandOptions options = {}) {
+    islands_ = transport;
+    island_options_ = options;
+  }
 
   // Runs the search. ResourceExhausted when no chromosome of any
   // generation was feasible (the message gives the last reason);
@@ -118,8 +174,15 @@ class GeneticSearch {
  private:
   const AdvisorProblem& problem_;
   AdvisorOptions options_;
+  struct Seed {
+    std::string name;
+    Policy policy;
+  };
   std::optional<Allocation> fixed_alloc_;
   bool fixed_schedule_ = false;
+  std::vector<Seed> seeds_;
+  IslandTransport* islands_ = nullptr;
+  IslandOptions island_options_;
 };
 
 }  // namespace swapplan

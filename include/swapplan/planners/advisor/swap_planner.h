@@ -15,7 +15,9 @@
 //    the resident tensor of that class whose next use is furthest (Belady),
 //    among those not used by op p and last used at least the threshold ago
 //    (eviction_threshold_ns; when none is that old, the furthest of all if
-//    threshold_fallback). Evictable: a tensor used earlier in the iteration
+//    threshold_fallback). With swap hints (Chromosome::hints: another
+//    planner's policy took the tensor off after this use) hinted tensors
+//    come first, Belady among them. Evictable: a tensor used earlier in the iteration
 //    and used again later in it, or a persistent tensor (next use: its
 //    first use of the next iteration, n + first), or an initial-resident
 //    persistent tensor not yet used (evicting it = it starts on the host).

@@ -1,0 +1,225 @@
+// The exact bound (optimum/): CBC on a toy MILP, the swap model on tiny
+// traces with hand-worked optima, and a cross-check against brute force
+// over every policy of the model's class on random traces of at most 8
+// tensors.
+#include "swapplan/optimum/optimum.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "support/test_traces.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/sim/checker.h"
+
+namespace swapplan {
+namespace {
+
+// Six ops, A (tensor 1, 100 bytes) made by op 0 and read by op 5, B (tensor
+// 2, 100 bytes) a temporary of op 2; op 0 takes 200 ns, the others 100 ns.
+// `bw` bytes/ns both ways.
+Trace SixOps(double bw_bytes_per_ns) {
+  return testing::TraceFromJson(
+      R"({"format": "swapplan-trace", "metadata": {"device_name": "toy",
+          "h2d_bandwidth_bytes_per_s": )" +
+      std::to_string(bw_bytes_per_ns * 1e9) + R"(, "d2h_bandwidth_bytes_per_s": )" +
+      std::to_string(bw_bytes_per_ns * 1e9) + R"(},
+          "tensors": [{"id": 1, "size_bytes": 100, "kind": "ACTIVATION"},
+                      {"id": 2, "size_bytes": 100, "kind": "TEMPORARY"}],
+          "iterations": [{"wall_time_ns": 0, "ops": [
+            {"name": "f0", "phase": "FORWARD", "outputs": [1], "duration_ns": 200},
+            {"name": "f1", "phase": "FORWARD", "duration_ns": 100},
+            {"name": "f2", "phase": "FORWARD", "outputs": [2], "duration_ns": 100},
+            {"name": "b0", "phase": "BACKWARD", "duration_ns": 100},
+            {"name": "b1", "phase": "BACKWARD", "duration_ns": 100},
+            {"name": "b2", "phase": "BACKWARD", "inputs": [1], "duration_ns": 100}]}]})");
+}
+
+PlanningProblem Problem(const Trace& t, int64_t budget) {
+  return {.trace = &t,
+          .iteration = 0,
+          .device = {.capacity_bytes = budget,
+                     .h2d_bandwidth_bytes_per_s = t.metadata().h2d_bandwidth_bytes_per_s,
+                     .d2h_bandwidth_bytes_per_s = t.metadata().d2h_bandwidth_bytes_per_s}};
+}
+
+OptimumResult Solve(const Trace& t, int64_t budget, bool recompute = true,
+                    std::vector<Policy> warm = {}) {
+  OptimumOptions o;
+  o.recompute = recompute;
+  o.time_limit_ns = 60'000'000'000;
+  absl::StatusOr<OptimumResult> r = ComputeOptimum(Problem(t, budget), o, {}, warm);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("CBC solves a small knapsack", "[optimum]") {
+  // max 3a + 4b + 5c  s.t. 2a + 3b + 4c <= 5, binary: a + b (weight 5,
+  // value 7) beats c alone (5) and a + c (weight 6 > 5).
+  MilpProblem p;
+  const int32_t a = p.AddColumn(0, 1, -3, true);
+  const int32_t b = p.AddColumn(0, 1, -4, true);
+  const int32_t c = p.AddColumn(0, 1, -5, true);
+  p.AddRow({{a, 2}, {b, 3}, {c, 4}}, -kMilpInfinity, 5);
+  absl::StatusOr<MilpSolution> s = SolveMilp(p, {});
+  REQUIRE(s.ok());
+  CHECK(s->status == MilpStatus::kOptimal);
+  CHECK(s->objective == Approx(-7));
+  CHECK(s->best_bound == Approx(-7));
+  CHECK(s->values[a] == Approx(1));
+  CHECK(s->values[b] == Approx(1));
+  CHECK(s->values[c] == Approx(0));
+  CHECK(p.MaxViolation(s->values) < 1e-6);
+
+  // x >= 2 with x binary: infeasible.
+  MilpProblem q;
+  const int32_t x = q.AddColumn(0, 1, 1, true);
+  q.AddRow({{x, 1}}, 2, kMilpInfinity);
+  s = SolveMilp(q, {});
+  REQUIRE(s.ok());
+  CHECK(s->status == MilpStatus::kInfeasible);
+
+  MilpOptions bad;
+  bad.start = {{7, 1.0}};
+  CHECK(SolveMilp(q, bad).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a swap the link hides reaches the ideal time", "[optimum]") {
+  // 1 byte/ns: copies take 100 ns. Budget 100: op 2 holds A and B (200).
+  //   t       0     200   300   400   500   600   700
+  //   compute |op0  |op1  |op2  |op3  |op4  |op5  |
+  //   d2h           |A->  |                         release after op 1: done at 300
+  //   h2d                       |<-A  |             trigger op 3 (reach 400), done 500
+  // Ideal = 200 + 5 * 100 = 700; no stall, so the optimum is 700.
+  Trace t = SixOps(1.0);
+  OptimumResult r = Solve(t, 100);
+  CHECK(r.ideal_ns == 700);
+  CHECK(r.lower_bound_ns == 700);
+  CHECK(r.incumbent_ns == 700);
+  CHECK(r.proven_optimal);
+  CHECK(r.gap == 0.0);
+  CHECK(r.model.over_budget_ops == 1);
+  // A: one SWAP and one RECOMPUTE window (B has no gap).
+  CHECK(r.model.windows[static_cast<int>(WindowKind::kSwap)] == 1);
+  CHECK(r.model.windows[static_cast<int>(WindowKind::kRecompute)] == 1);
+  REQUIRE(r.policy.has_value());
+  REQUIRE(r.policy->items.size() == 1);
+  const PolicyItem& it = r.policy->items[0];
+  CHECK(it.action == ItemAction::kSwap);
+  CHECK(it.swap_out_op == 0);
+  CHECK(it.release_op == 1);
+  CHECK(it.first_use_op == 5);
+  absl::StatusOr<CheckReport> check = CheckPolicy(t, *r.policy);
+  REQUIRE(check.ok());
+  CHECK(check->clean());
+}
+
+TEST_CASE("a slow link: the release waits and the optimum says how long", "[optimum]") {
+  // 0.5 byte/ns: copies take 200 ns. Release is after op 1 (the only op
+  // before the over-budget op 2), so op 2 waits for the copy out:
+  //   t       0     200   300   400   500   600   700   800
+  //   compute |op0  |op1  |wait |op2  |op3  |op4  |op5  |
+  //   d2h           |A->        |                         done at 400: op 2 starts at 400
+  //   h2d                             |<-A        |       trigger op 3 (reach 500), done 700
+  // op 5 starts at max(700, 700) = 700: T = 800. A later trigger is worse
+  // (op 4: reach 600, done 800, T = 900). Recomputing A costs op 0 again
+  // (200 ns) in front of a later op: 700 + 200 = 900. Optimum 800.
+  Trace t = SixOps(0.5);
+  OptimumResult r = Solve(t, 100);
+  CHECK(r.ideal_ns == 700);
+  CHECK(r.lower_bound_ns == 800);
+  CHECK(r.incumbent_ns == 800);
+  CHECK(r.proven_optimal);
+  CHECK(r.exact);
+  REQUIRE(r.policy->items.size() == 1);
+  CHECK(r.policy->items[0].action == ItemAction::kSwap);
+  CHECK(r.policy->items[0].swap_in_op == 3);
+  // The checker sees the release before the copy ends: a planned wait.
+  CHECK(r.policy->items[0].release_waits_for_copy);
+}
+
+TEST_CASE("recomputation wins when the link is slow enough", "[optimum]") {
+  // 0.25 byte/ns: copies take 400 ns.
+  // Swap: copy out [200, 600], op 2 waits until 600 (stall 300); op 3 runs
+  //   [700, 800] -> copy in from 700 (trigger op 3) to 1100; op 5 waits
+  //   until 1100: T = 1200.
+  // Recompute: A dropped after op 1, re-made by op 0's 200 ns before a
+  //   backward op: 700 + 200 = 900.
+  Trace t = SixOps(0.25);
+  OptimumResult with = Solve(t, 100, /*recompute=*/true);
+  CHECK(with.lower_bound_ns == 900);
+  CHECK(with.incumbent_ns == 900);
+  CHECK(with.proven_optimal);
+  REQUIRE(with.policy->items.size() == 1);
+  CHECK(with.policy->items[0].action == ItemAction::kRecompute);
+  CHECK(with.policy->items[0].recompute_ns == 200);
+
+  OptimumResult without = Solve(t, 100, /*recompute=*/false);
+  CHECK(without.lower_bound_ns == 1200);
+  CHECK(without.incumbent_ns == 1200);
+  CHECK(without.proven_optimal);
+  CHECK(without.model.windows[static_cast<int>(WindowKind::kRecompute)] == 0);
+  REQUIRE(without.policy->items.size() == 1);
+  CHECK(without.policy->items[0].action == ItemAction::kSwap);
+}
+
+TEST_CASE("nothing over the budget: no policy, ideal time", "[optimum]") {
+  Trace t = SixOps(1.0);
+  OptimumResult r = Solve(t, 200);  // the unswapped peak is 200
+  CHECK(r.model.over_budget_ops == 0);
+  CHECK(r.lower_bound_ns == 700);
+  CHECK(r.incumbent_ns == 700);
+  CHECK(r.proven_optimal);
+  REQUIRE(r.policy.has_value());
+  CHECK(r.policy->items.empty());
+}
+
+TEST_CASE("a budget no policy can reach is infeasible, naming the op", "[optimum]") {
+  // Op 0 makes A (100 bytes): nothing can be off the device while it runs.
+  Trace t = SixOps(1.0);
+  absl::StatusOr<OptimumResult> r = ComputeOptimum(Problem(t, 99), OptimumOptions());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("op 0 (f0)"));
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("it needs 100 B"));
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("over the budget of 99 B"));
+}
+
+TEST_CASE("unsupported simulator settings and limits are refused", "[optimum]") {
+  Trace t = SixOps(1.0);
+  PlanningProblem half = Problem(t, 100);
+  half.device.copy_engines = 1;
+  absl::StatusOr<OptimumResult> r = ComputeOptimum(half, OptimumOptions());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("half-duplex"));
+  OptimumOptions small;
+  small.max_ops = 5;
+  r = ComputeOptimum(Problem(t, 100), small);
+  CHECK(r.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("has 6 ops"));
+}
+
+TEST_CASE("a warm start maps into the model", "[optimum]") {
+  // The hand-made policy of the first case, with its release one op early
+  // (after op 0): the mapping moves it to op 1 (the first op over the budget
+  // minus one) and keeps the trigger.
+  Trace t = SixOps(1.0);
+  Policy w;
+  w.fingerprint = ComputeFingerprint(t, 0);
+  PolicyItem it;
+  it.tensor_id = 1;
+  it.size_bytes = 100;
+  it.swap_out_op = 0;
+  it.release_op = 0;
+  it.swap_in_op = 3;
+  it.first_use_op = 5;
+  w.items.push_back(it);
+  OptimumResult r = Solve(t, 100, true, {w});
+  CHECK(r.warm_start_items == 1);
+  CHECK(r.warm_start_skipped == 0);
+  CHECK(r.incumbent_ns == 700);
+}
+
+}  // namespace
+}  // namespace swapplan
