@@ -6,6 +6,7 @@
 // one row per runtime iteration, then a summary. Long runs: `--rows changes`
 // prints only rows that differ from the previous one (in anything but the
 // iteration number), and progress goes to stderr every two seconds.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -46,7 +47,13 @@ struct ReplayArgs {
   int explain = -1;
   std::string min_tensor_bytes;
   int layers = 0;
-  std::string oom_handling = "warmup";
+  std::string oom_handling = "all";
+  std::string policies = "input";
+  std::string plan_on = "envelope";
+  double spread_margin = 1.0;
+  int max_policy_misses = 2;
+  int remember = 4;
+  bool oracle = false;
   SimFlags sim;
   bool json = false;
   bool quiet = false;
@@ -139,6 +146,20 @@ std::string Summary(const ReplaySummary& s, const ReplayArgs& a) {
                       ? absl::StrCat(", first in iteration ", s.first_oom_after_warmup_iteration)
                       : std::string(),
                   "), ", s.passive_swaps, " passive swap-outs\n");
+  absl::StrAppend(&out, "stable      ", s.policy_swaps_by_stage[2], " policy swaps, ",
+                  s.passive_swaps_by_stage[2], " passive swaps, ", s.ooms_by_stage[2],
+                  " allocation failures; resized ", s.resized_larger, " larger ",
+                  s.resized_smaller, " smaller; ", s.input_signatures, " inputs, ",
+                  s.policy_of_other_input, " ran another input's policy; ", s.policy_miss_returns,
+                  " returns to GenPolicy, ", s.known_sequence_returns, " to Stable on a known sequence\n");
+  if (s.oracle_time_ns > 0) {
+    absl::StrAppend(&out, "oracle      ", FormatDurationNs(s.oracle_time_ns), " (",
+                    s.oracle_plan_failures, " failures), replay/oracle ",
+                    static_cast<double>(s.time_ns) / s.oracle_time_ns, "; stable ",
+                    static_cast<double>(s.time_ns_by_stage[2]) /
+                        std::max<int64_t>(1, s.oracle_time_ns_by_stage[2]),
+                    "\n");
+  }
   absl::StrAppend(&out, "time        ", FormatDurationNs(s.time_ns), " simulated",
                   s.iterations > 0
                       ? absl::StrCat(", ", FormatDurationNs(s.time_ns / s.iterations),
@@ -260,6 +281,18 @@ absl::Status Run(const ReplayArgs& args) {
         absl::StrCat("--oom-handling: '", args.oom_handling, "' is not one of warmup, all"));
   }
   o.oom_handling_in_all_stages = args.oom_handling == "all";
+  if (!ParsePolicyKeying(args.policies, &o.keying)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--policies: '", args.policies, "' is not one of single, input"));
+  }
+  if (!ParsePlanningInput(args.plan_on, &o.plan_on)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--plan-on: '", args.plan_on, "' is not one of iteration, envelope"));
+  }
+  o.envelope.spread_margin = args.spread_margin;
+  o.tracker.max_policy_misses = args.max_policy_misses;
+  o.oracle = args.oracle;
+  o.remembered_sequences = args.remember;
   SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o.simulator));
 
   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
@@ -450,6 +483,17 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_option("--rows", args->rows,
                   "Rows printed: all (default), changes (only where something changes), none");
   AddSimFlags(sub, &args->sim);
+  sub->add_option("--policies", args->policies,
+                  "single (one policy at a time) or input (one per input signature)");
+  sub->add_option("--plan-on", args->plan_on,
+                  "iteration (the one just observed) or envelope (all observed with its key)");
+  sub->add_option("--spread-margin", args->spread_margin,
+                  "Envelope: extrapolate by this multiple of the observed spread");
+  sub->add_option("--max-policy-misses", args->max_policy_misses,
+                  "Stable iterations whose policy missed before GenPolicy again (0: never)");
+  sub->add_option("--remember", args->remember,
+                  "Policy sets of left sequences kept for their return (0: none, the paper)");
+  sub->add_flag("--oracle", args->oracle, "Also plan every iteration on itself (the oracle)");
   sub->add_flag("--json", args->json, "JSON: per-iteration rows and totals");
   sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
   sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");

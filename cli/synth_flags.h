@@ -30,6 +30,7 @@ struct SynthFlags {
   bool fp32_grads = false;
   // Iterations and sequence changes (AddSynthRunFlags).
   int32_t iterations = 1, skip_every = 0, validation_every = 0, validation_micro_batches = 1;
+  std::optional<std::string> seq_lengths;  // --seq-lengths (synth only)
   uint64_t seed = 1;
   double moe_imbalance = 0.3;
   double flops_efficiency = 1.0, hbm_efficiency = 1.0;
@@ -43,7 +44,7 @@ struct SynthFlags {
 void AddSynthConfigFlags(CLI::App* sub, SynthFlags* flags);
 
 // Declares --iterations, --loss-scale-skip-every, --validation-every,
-// --validation-micro-batches.
+// --validation-micro-batches, --seq-lengths.
 void AddSynthRunFlags(CLI::App* sub, SynthFlags* flags);
 
 // The synthesizer options the flags describe (presets, then overrides),

@@ -43,8 +43,13 @@ const std::string& SmallTrace() {
   return path;
 }
 
+// The paper's runtime (one policy at a time, planned on one iteration,
+// Algorithm 3 in WarmUp only, nothing remembered across WarmUp).
+const std::string kPaperFlags =
+    " --policies single --plan-on iteration --oom-handling warmup --remember 0";
 const std::string kSmallFlags =
-    " --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 --genpolicy-iterations 2";
+    " --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 --genpolicy-iterations 2" +
+    kPaperFlags;
 
 TEST_CASE("replay: fuzzy matcher through a validation pass in Stable", "[cli][replay]") {
   // Rows 0-1 WarmUp (passive swaps), 2-4 GenPolicy (policies 0, 1, 2, each
@@ -96,7 +101,7 @@ TEST_CASE("replay: compact rows", "[cli][replay]") {
   // at 7. --rows none prints only the summary.
   CliRun r = Swapplan("replay '" + SmallTrace() +
                       "' --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 20 "
-                      "--rows changes -q");
+                      "--rows changes -q" + kPaperFlags);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CheckGolden("replay_small_changes.txt", r.out);
@@ -111,7 +116,8 @@ TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]")
   // made at once.
   CliRun r = Swapplan(
       "replay ../../traces/loss_scale_validation.json.gz --device-memory 2.6MB "
-      "--bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 --genpolicy-iterations 0 -q");
+      "--bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 --genpolicy-iterations 0 -q" +
+      kPaperFlags);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CheckGolden("replay_loss_scale_validation.txt", r.out);
