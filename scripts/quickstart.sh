@@ -18,6 +18,8 @@ pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-
       libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
+  # .ci/run's ThreadSanitizer build of the runtime tests.
+  pkgs+=(clang-14 libclang-rt-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

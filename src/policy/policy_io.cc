@@ -26,22 +26,8 @@ using internal_policy::Hex;
 
 }  // namespace
 
-PolicyFingerprint ComputeFingerprint(const Trace& trace, int32_t iteration) {
-  const IterationInfo& iter = trace.iteration(iteration);
-  // FingerprintState (policy.h); names are hashed once each.
-  std::vector<uint64_t> name_hash(trace.num_op_names());
-  for (NameId n = 0; n < trace.num_op_names(); ++n) name_hash[n] = NameHash(trace.op_name(n));
-  FingerprintState state;
-  for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
-    const OpInfo& op = trace.op(i);
-    state.AddOp(name_hash[op.name], op.phase);
-  }
-  PolicyFingerprint fp;
-  fp.op_sequence_hash = state.value();
-  fp.iteration_ops = iter.num_ops();
-  fp.iteration = iteration;
-  return fp;
-}
+// ComputeFingerprint is in policy_runtime.cc (protobuf-free: the runtime
+// shim links it, see src/meson.build).
 
 absl::Status CheckFingerprint(const Policy& policy, const Trace& trace) {
   const int32_t it = policy.fingerprint.iteration;

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/policy/runtime_key.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
@@ -216,6 +217,25 @@ absl::Status ValidatePolicyRuntime(const Policy& policy) {
     SWAPPLAN_RETURN_IF_ERROR(check("first_use", r.first_use, it.first_use_op));
   }
   return absl::OkStatus();
+}
+
+// Declared in policy_io.h; defined here so that the protobuf-free part of
+// core (what libswapplan_runtime.so links) has it.
+PolicyFingerprint ComputeFingerprint(const Trace& trace, int32_t iteration) {
+  const IterationInfo& iter = trace.iteration(iteration);
+  // FingerprintState (policy.h); names are hashed once each.
+  std::vector<uint64_t> name_hash(trace.num_op_names());
+  for (NameId n = 0; n < trace.num_op_names(); ++n) name_hash[n] = NameHash(trace.op_name(n));
+  FingerprintState state;
+  for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
+    const OpInfo& op = trace.op(i);
+    state.AddOp(name_hash[op.name], op.phase);
+  }
+  PolicyFingerprint fp;
+  fp.op_sequence_hash = state.value();
+  fp.iteration_ops = iter.num_ops();
+  fp.iteration = iteration;
+  return fp;
 }
 
 }  // namespace swapplan

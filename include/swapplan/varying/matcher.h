@@ -90,6 +90,11 @@ class RuntimeTensorTable {
  public:
   // Starts an iteration with `slots` tensors, all keys empty. O(slots).
   void Reset(int32_t slots) { tensors_.assign(slots, RuntimeTensor{}); }
+  // Grows the table to `slots` (the new ones empty), keeping the others; a
+  // runtime adding tensors during an iteration. O(new slots) amortised.
+  void Grow(int32_t slots) {
+    if (slots > size()) tensors_.resize(slots);
+  }
   // Static features of a slot (set when the tensor is created).
   void Describe(int32_t slot, DType dtype, int64_t size_bytes, uint64_t shape_hash) {
     RuntimeTensor& t = tensors_[slot];

@@ -1,0 +1,296 @@
+"""Seed 000's Fig. 7 experiment in miniature, on the CPU: the same training
+run twice — without the swap shim, then with it — and the losses compared
+step by step.
+
+A small GPT-style model (pre-LayerNorm decoder blocks, causal attention, GELU
+MLP, tied LM head, AdamW) trains on synthetic tokens with a fixed seed. The
+sequence length changes across steps (49..64 tokens); the model pads its
+input to a multiple of 16, so a step whose length is not one runs one more op
+in the forward (and the loss pads its targets: one more) — a slightly varying
+op sequence, as validation passes, loss-scale skips or routing make in real
+training.
+
+With the shim (`swapplan_runtime.SwapRuntime`), the device budget is
+`--device-memory` (default: --budget-fraction of the peak the runtime
+measures for a step without swapping). The runtime goes through WarmUp
+(Algorithm 3 keeps the peak under the budget by passive swaps), GenPolicy
+(after each step, `swapplan plan` plans a policy from the runtime's record of
+it) and Stable (the best GenPolicy policy runs from then on); `--keys`
+chooses how policy items find their tensors in later steps: fuzzy runtime
+keys, or the naive (op ordinal, i-th tensor) key that the varying sequence
+defeats.
+
+    python3 examples/runtime/train_with_policy.py --steps 12 --json
+
+With --json it prints one JSON object: loss_identical, steps, budget_bytes,
+peak_device_bytes (the runtime's, whole run), planned_peak_bytes (`swapplan
+check`'s peak for the policy Stable ran), stable_peak_device_bytes,
+policy_swaps, passive_swaps, use_while_off_device, ooms, stable (the counts of
+the Stable steps), and per step the stage, policy and sequence length. The
+runtime library is found in build/ or through SWAPPLAN_RUNTIME_LIB.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+_PYTHON_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                            "..", "python"))
+if _PYTHON_DIR not in sys.path:
+    sys.path.insert(0, _PYTHON_DIR)
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from swapplan_runtime import SwapRuntime, find_swapplan_binary  # noqa: E402
+
+PAD_TO = 16
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model, n_heads, context):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        mask = torch.tril(torch.ones(context, context, dtype=torch.bool))
+        self.register_buffer("mask", mask.view(1, 1, context, context), persistent=False)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
+        k = k.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
+        v = v.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(~self.mask[:, :, :t, :t], float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, d_model, n_heads, context):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = CausalSelfAttention(d_model, n_heads, context)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.fc = nn.Linear(d_model, 4 * d_model)
+        self.out = nn.Linear(4 * d_model, d_model)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, context, d_model, n_heads, n_layers):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d_model)
+        self.wpe = nn.Embedding(context, d_model)
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, context) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+        self.head.weight = self.wte.weight  # tied
+
+    def forward(self, idx):
+        t = idx.size(1)
+        if t % PAD_TO:  # pad to a multiple of 16 tokens: one more op
+            idx = F.pad(idx, (0, PAD_TO - t % PAD_TO))
+        pos = torch.arange(idx.size(1), device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def sequence_lengths(steps, context, seed):
+    """Per step: the full context or a shorter, seeded length (>= context - 15)."""
+    rng = random.Random(seed)
+    return [context if rng.random() < 0.5 else rng.randint(context - PAD_TO + 1, context - 1)
+            for _ in range(steps)]
+
+
+def make_model(args):
+    torch.manual_seed(args.seed)
+    model = GPT(args.vocab, args.context, args.d_model, args.heads, args.layers)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    return model, opt
+
+
+def batch(args, step, length):
+    g = torch.Generator().manual_seed(args.seed * 100003 + step)
+    tokens = torch.randint(0, args.vocab, (args.batch, length + 1), generator=g)
+    return tokens[:, :-1], tokens[:, 1:]
+
+
+def train_step(model, opt, x, y, vocab):
+    """One unmodified training step; the loss as a Python float."""
+    opt.zero_grad(set_to_none=True)
+    logits = model(x)
+    if y.size(1) % PAD_TO:
+        y = F.pad(y, (0, PAD_TO - y.size(1) % PAD_TO), value=-100)
+    loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1), ignore_index=-100)
+    loss.backward()
+    value = loss.item()
+    opt.step()
+    return value
+
+
+def train(args, lengths, runtime=None, steps=None):
+    model, opt = make_model(args)
+    losses = []
+    ctx = runtime(model, opt) if runtime is not None else None
+    if ctx is not None:
+        ctx.__enter__()
+    try:
+        for step, length in enumerate(lengths[:steps]):
+            x, y = batch(args, step, length)
+            losses.append(train_step(model, opt, x, y, args.vocab))
+    except BaseException:
+        if ctx is not None:
+            ctx.__exit__(*sys.exc_info())
+        raise
+    if ctx is not None:
+        ctx.__exit__(None, None, None)
+    return losses, ctx
+
+
+def stable_counts(rows):
+    keys = ("policy_swap_outs", "passive_swap_outs", "passive_swap_ins", "uses_while_off_device",
+            "ooms")
+    total = {k: 0 for k in keys}
+    peak = 0
+    stable = [r for r in rows if r["stage"] == "Stable"]
+    for r in stable:
+        for k in keys:
+            total[k] += r["counts"][k]
+        peak = max(peak, r["peak_bytes"])
+    return {"iterations": len(stable), "peak_device_bytes": peak,
+            "policy_swaps": total["policy_swap_outs"],
+            "passive_swaps": total["passive_swap_outs"] + total["passive_swap_ins"],
+            "use_while_off_device": total["uses_while_off_device"], "ooms": total["ooms"]}
+
+
+def check_peak(record, policy):
+    """`swapplan check`'s peak of `policy` on the record it was planned from."""
+    out = subprocess.run([find_swapplan_binary(), "check", "--json", record, policy],
+                         capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 2):  # 2: violations, still a report
+        raise RuntimeError("swapplan check failed: " + (out.stderr or out.stdout))
+    report = json.loads(out.stdout)
+    return report["peak_bytes"], report["violations"]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--device-memory", default=None,
+                   help="device budget, e.g. 24MiB (default: --budget-fraction of the "
+                        "unswapped peak the runtime measures)")
+    p.add_argument("--budget-fraction", type=float, default=0.8)
+    p.add_argument("--keys", choices=("fuzzy", "naive"), default="fuzzy")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--vocab", type=int, default=256)
+    p.add_argument("--context", type=int, default=64)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--warmup-iterations", type=int, default=1)
+    p.add_argument("--genpolicy-iterations", type=int, default=1)
+    p.add_argument("--bandwidth", default="8GB/s", help="host backend link, each way")
+    p.add_argument("--min-tensor-bytes", default="16KiB", help="planner: smallest tensor to swap")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    lengths = sequence_lengths(args.steps, args.context, args.seed)
+
+    t0 = time.perf_counter()
+    baseline, _ = train(args, lengths)
+    t_base = time.perf_counter() - t0
+
+    if args.device_memory is None:
+        # The unswapped peak, as the runtime counts it, over two steps.
+        _, probe = train(args, lengths, lambda m, o: SwapRuntime(
+            device_memory=1 << 40, model=m, optimizer=o, provider=None), steps=2)
+        budget = int(probe.stats["peak_device_bytes"] * args.budget_fraction)
+    else:
+        budget = args.device_memory
+
+    with tempfile.TemporaryDirectory(prefix="swapplan-fig7-") as work:
+        def runtime(model, opt):
+            return SwapRuntime(device_memory=budget, model=model, optimizer=opt, keys=args.keys,
+                               warmup_iterations=args.warmup_iterations,
+                               genpolicy_iterations=args.genpolicy_iterations,
+                               h2d_bandwidth=args.bandwidth, d2h_bandwidth=args.bandwidth,
+                               planner_args=["--min-tensor-bytes", args.min_tensor_bytes],
+                               on_oom="count", work_dir=work)
+        t0 = time.perf_counter()
+        losses, rt = train(args, lengths, runtime)
+        t_shim = time.perf_counter() - t0
+        stats, rows = rt.stats, rt.iterations
+        stable = stable_counts(rows)
+        stable_policies = sorted({r["policy"] for r in rows if r["stage"] == "Stable"})
+        planned_peak = None
+        violations = []
+        if stable_policies and stable_policies[-1] >= 0:
+            record, policy = rt.plans[stable_policies[-1]]
+            planned_peak, violations = check_peak(record, policy)
+
+    result = {
+        "loss_identical": losses == baseline,
+        "steps": args.steps,
+        "keys": args.keys,
+        "budget_bytes": stats["device_budget_bytes"],
+        "peak_device_bytes": stats["peak_device_bytes"],
+        "planned_peak_bytes": planned_peak,
+        "stable_peak_device_bytes": stable["peak_device_bytes"] if stable["iterations"] else None,
+        "policy_swaps": stats["policy_swaps"],
+        "passive_swaps": stats["passive_swaps"],
+        "use_while_off_device": stats["use_while_off_device"],
+        "ooms": stats["ooms"],
+        "stable": stable,
+        "planned_policy_violations": len(violations),
+        "policies_planned": len(rt.plans),
+        "bytes_moved": stats["bytes_moved"],
+        "stalls": stats["stalls"],
+        "stall_ms": round(stats["stall_ms"], 3),
+        "seconds": {"without_shim": round(t_base, 3), "with_shim": round(t_shim, 3)},
+        "per_step": [{"step": r["iteration"], "stage": r["stage"], "policy": r["policy"],
+                      "sequence_length": lengths[r["iteration"]] if r["iteration"] < len(lengths)
+                      else None,
+                      "peak_bytes": r["peak_bytes"], "policy_swaps": r["counts"]["policy_swap_outs"],
+                      "passive_swaps": r["counts"]["passive_swap_outs"]
+                      + r["counts"]["passive_swap_ins"],
+                      "use_while_off_device": r["counts"]["uses_while_off_device"],
+                      "ooms": r["counts"]["ooms"], "plan_error": r["plan_error"]}
+                     for r in rows],
+        "losses": losses,
+    }
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print("losses identical: %s over %d steps (budget %d bytes, keys %s)"
+              % (result["loss_identical"], args.steps, budget, args.keys))
+        print("peak %d bytes (stable %s, planned %s); %d policy swaps, %d passive, %d uses while "
+              "off device, %d OOMs" % (result["peak_device_bytes"],
+                                       result["stable_peak_device_bytes"], planned_peak,
+                                       result["policy_swaps"], result["passive_swaps"],
+                                       result["use_while_off_device"], result["ooms"]))
+        for s in result["per_step"]:
+            print("  step %2d  %-9s policy %2d  len %s  peak %d  swaps %d  passive %d  off %d  oom %d"
+                  % (s["step"], s["stage"], s["policy"], s["sequence_length"], s["peak_bytes"],
+                     s["policy_swaps"], s["passive_swaps"], s["use_while_off_device"], s["ooms"]))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,373 @@
+// Runtime: the swap shim a training framework calls on every op (SPEC §9,
+// seed 004, seeds 000/001 §6). It keeps a table of the framework's live
+// tensors with their runtime keys, applies a swap policy op by op through a
+// Backend (backend.h), falls back on Algorithm 3 when an allocation fails,
+// tracks the stage of training (WarmUp -> GenPolicy -> Stable) and writes
+// what it did as a swapplan trace. The public C API (swapplan_runtime.h) is
+// a thin layer over this class.
+//
+// Per op (the framework hook):
+//
+//   OpBegin(op, phase, inputs)      before the kernel runs
+//     streaming fingerprint and the policy's op sequence, op by op
+//     Pump the transfer queue
+//     prefetches due at this op (the items' swap-in anchors)
+//     every input resident (one whose copy out is under way: the op waits
+//       for that copy, it may write the block): a prefetched one -> compute
+//       waits for its copy
+//       (rule 3; a stall if it is late); one off the device -> passive
+//       swap-in at the head of the queue (a policy's tensor touched before
+//       its swap-in is also counted as a use while off device: the policy
+//       failed there; Algorithm 3's victims come back this way by design)
+//   ... the framework runs the op; its new outputs are allocated ...
+//   AllocTensor / RegisterTensor    the ledger, Algorithm 3 on failure
+//   OpEnd(outputs)                  after it
+//     a written tensor whose copy out is under way keeps its block
+//     runtime keys of the op's tensors; matched policy items -> copy out
+//       queued after this op
+//     releases due at this op: compute waits for the copy-out event, then
+//       the block is freed in stream order (rule 2)
+//   FreeTensor                      when the framework frees a tensor
+//
+// A policy item's life, in the ops of the iteration (policy.h):
+//
+//   compute  [decision] .... [release] ........... [swap_in] .... [first use]
+//   d2h          |== copy out ==|
+//   h2d                                                |== copy in ==|
+//   device   resident -------->| off device ......... |<- block allocated, resident
+//
+// Anchors. The fuzzy matcher (default) finds an item's tensor by its runtime
+// key within `matcher_options.window_ops` ops of the planned position in its
+// phase, and its release and swap-in points by (phase, position in the
+// phase); the naive matcher uses op ordinals (Capuchin). A release anchor
+// already passed when the tensor is found is taken after the next op.
+//
+// Memory. Every tensor is either runtime-owned (AllocTensor: a block of the
+// backend's device memory, as a framework allocator plug-in would get) or
+// framework-owned (RegisterTensor: the framework allocated it, e.g.
+// PyTorch's allocator; the runtime moves its bytes and asks the framework,
+// through FrameworkCallbacks, to free and re-allocate the storage). Both
+// count against the device budget in exact bytes (the planners' model):
+// "bytes in use during op i" = bytes resident when op i begins + bytes
+// allocated for it (its outputs, the prefetches it triggers); the peak is
+// the largest of these. A framework block the runtime copies from or into is
+// held (FrameworkCallbacks::hold) until the runtime has waited for the copy,
+// so the framework cannot free it under the copy (torchtune#1867).
+//
+// Algorithm 3 (seed 001 §6.3, Appendix B) runs on every failed allocation
+// (all stages by default): (i) release every block whose copy out is under
+// way (compute waits for those copies — an event wait, no host sync), retry;
+// (ii) passively swap out the resident tensor closest in size to the bytes
+// missing (not used by the current op, not persistent), release it after
+// its copy, retry, repeat; (iii) else ResourceExhausted tagged
+// "out-of-memory" naming the op, the request and what was tried.
+//
+// Stages (StageTracker, varying/stage_tracker.h): at IterationEnd the op
+// sequence goes to the tracker. WarmUp: no policy. Entering and during
+// GenPolicy: the PolicyProvider gets the execution record of the iteration
+// just run and returns a policy, which runs in the next iteration. Entering
+// Stable: the best GenPolicy policy — no OOM, no use while off device, then
+// the shortest simulated iteration time (the policy's), then the shortest
+// measured one — runs from then on. Back to WarmUp: policies dropped. A
+// policy loaded with LoadPolicy overrides the stage machine and runs every
+// iteration from the next IterationBegin (replacing a policy between
+// iterations).
+//
+// The runtime links the core layer only: it cannot plan. A provider plans
+// elsewhere (the Python package's default runs `swapplan plan` on the
+// record; a service could do it remotely).
+//
+// Errors: statuses with typed kinds (util/error.h) and rule tags:
+// "out-of-memory" (Algorithm 3 could not make room), "copy-failed" (a copy
+// failed: the step fails, the tensor keeps its device block or its host
+// copy — nothing is lost), "call-order" (entry points misused).
+//
+// Threading: not thread-safe; one framework thread calls it at a time (the C
+// API serialises callers on a mutex). Callbacks run on the calling thread,
+// inside the entry point that needs them; they must not call the runtime.
+// Backend workers never call back.
+//
+//   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> rt, Runtime::Create(options, backend));
+//   int32_t mm = rt->InternOp("aten::mm");
+//   rt->IterationBegin();
+//   SWAPPLAN_RETURN_IF_ERROR(rt->OpBegin(mm, Phase::kForward, {a, b}));
+//   SWAPPLAN_ASSIGN_OR_RETURN(TensorHandle c, rt->AllocTensor({.size_bytes = 100}, &ptr));
+//   SWAPPLAN_RETURN_IF_ERROR(rt->OpEnd({c}));
+//   ...
+//   SWAPPLAN_RETURN_IF_ERROR(rt->IterationEnd());
+//
+// Complexity per op: O(uses of the op) — per use an array lookup, a state
+// test, one runtime-key update and one hash probe of the matcher — plus the
+// swaps it starts; no allocation in steady state (bench/runtime_bench.cc).
+// Algorithm 3: O(live tensors log live tensors) per failed allocation.
+#ifndef SWAPPLAN_RUNTIME_RUNTIME_H_
+#define SWAPPLAN_RUNTIME_RUNTIME_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/runtime/backend.h"
+#include "swapplan/runtime/pinned_pool.h"
+#include "swapplan/runtime/transfer_queue.h"
+#include "swapplan/trace/trace.h"
+#include "swapplan/varying/matcher.h"
+#include "swapplan/varying/stage_tracker.h"
+
+namespace swapplan::runtime {
+
+// A live tensor: slot + 1 in the low 32 bits, the slot's generation in the
+// high ones (a stale handle is an error, not another tensor). 0 = none.
+using TensorHandle = uint64_t;
+inline constexpr TensorHandle kNoTensorHandle = 0;
+
+enum class OomHandling : uint8_t {
+  kAllStages = 0,   // Algorithm 3 on every failed allocation
+  kWarmUpOnly = 1,  // the papers': after warm-up a failed allocation is an OOM
+  kOff = 2,         // every failed allocation is an OOM
+};
+
+struct RuntimeOptions {
+  // Device memory the runtime may use; 0 = the backend's total memory.
+  int64_t device_budget_bytes = 0;
+  MatcherKind matcher = MatcherKind::kFuzzy;
+  // Ops of slack for the fuzzy matcher's positions (varying/matcher.h).
+  MatcherOptions matcher_options{4};
+  // Runtime-key mask width for policies prepared from a trace: 32 or 64.
+  int32_t runtime_key_bits = 32;
+  StageTrackerOptions tracker;
+  OomHandling oom_handling = OomHandling::kAllStages;
+  // A framework-owned allocation Algorithm 3 could not fit is still taken
+  // (counted as an OOM, the budget overrun shows in the peak) instead of
+  // failing: for frameworks whose memory is really there (CPU), to report
+  // OOMs of a run that goes on. Runtime-owned allocations always fail.
+  bool overcommit_on_oom = false;
+  // Stop applying the policy for the rest of an iteration at the first op
+  // that differs from the policy's op sequence (needs a policy with a
+  // runtime section).
+  bool strict_fingerprint = false;
+  TransferQueueOptions queue;
+  PinnedPoolOptions pinned;
+  // Directory for the records handed to the policy provider (required when
+  // a provider is set).
+  std::string work_dir;
+  // Keep every iteration for WriteRecord (otherwise only the iteration in
+  // progress and the last one are kept).
+  bool keep_record = false;
+  // Device model written into the record's metadata (name, bandwidths):
+  // what a planner plans the record with.
+  DeviceModel device;
+
+  // InvalidArgument naming the field.
+  absl::Status Validate() const;
+};
+
+struct TensorDesc {
+  int64_t size_bytes = 0;
+  DType dtype = DType::kUnknown;
+  absl::Span<const int64_t> shape;
+  TensorKind kind = TensorKind::kActivation;
+  // Resident across iterations and never a passive-swap candidate
+  // (parameters, optimizer states); the kind's default when unset.
+  int8_t persistent = -1;
+  // Handed back to the framework callbacks (framework-owned tensors).
+  uint64_t framework_id = 0;
+};
+
+// How the runtime reaches a framework's storage (RegisterTensor).
+struct FrameworkCallbacks {
+  // Keep the storage alive (a copy is about to read or write it).
+  std::function<absl::Status(uint64_t framework_id)> hold;
+  // Drop the hold; with free_memory, free the storage's memory first (its
+  // bytes are on the host now). An error tagged "release-refused": the
+  // framework cannot free it — the tensor stays on the device, persistent.
+  std::function<absl::Status(uint64_t framework_id, bool free_memory)> release;
+  // Allocate the storage again (same size) and hold it; its new address.
+  std::function<absl::StatusOr<void*>(uint64_t framework_id, int64_t bytes)> restore;
+};
+
+// What a policy provider is asked to plan.
+struct PolicyRequest {
+  // A trace written by the runtime; plan its iteration `iteration`.
+  std::string record_path;
+  int32_t iteration = 0;
+  // The runtime iteration it records.
+  int32_t runtime_iteration = 0;
+  int64_t device_budget_bytes = 0;
+  // Where the provider may write the policy.
+  std::string work_dir;
+};
+// Returns the path of a policy file for the request ("" = none this time)
+// or an error (recorded in the iteration's row, training goes on).
+using PolicyProvider = std::function<absl::StatusOr<std::string>(const PolicyRequest&)>;
+
+// Counts shared by the whole run and each iteration.
+struct SwapCounts {
+  int64_t policy_swap_outs = 0;   // copies out started for policy items
+  int64_t policy_swap_ins = 0;    // prefetches started at swap-in anchors
+  int64_t manual_swap_outs = 0;   // seed 004 pageout_manual
+  int64_t manual_swap_ins = 0;    // seed 004 prefetch_all
+  int64_t passive_swap_outs = 0;  // Algorithm 3
+  int64_t passive_swap_ins = 0;   // a tensor touched while off device
+  int64_t bytes_d2h = 0;
+  int64_t bytes_h2d = 0;
+  // Compute waits that blocked the caller (inline compute stream) and for
+  // how long.
+  int64_t stalls = 0;
+  int64_t stall_ns = 0;
+  // A policy item's tensor touched after its release, before its swap-in.
+  int64_t uses_while_off_device = 0;
+  int64_t allocation_failures = 0;  // Algorithm 3 invocations
+  int64_t early_releases = 0;       // Algorithm 3 step (i)
+  int64_t ooms = 0;                 // failures Algorithm 3 could not resolve
+  int64_t cancelled_swap_outs = 0;  // tensor written or freed before its release
+  int64_t copy_errors = 0;
+  int64_t items_matched = 0;
+  int64_t items_missed = 0;
+};
+
+struct IterationStats {
+  int32_t iteration = 0;
+  Stage stage = Stage::kWarmUp;
+  // Policy that ran (index into the policies loaded so far), -1: none.
+  int32_t policy = -1;
+  int32_t ops = 0;
+  int64_t wall_ns = 0;
+  int64_t peak_bytes = 0;
+  // The iteration's op sequence hashed as the policy's fingerprint is: equal
+  // to the policy's; the first op that differed from its op sequence (-1:
+  // none, or no runtime section).
+  bool fingerprint_matched = false;
+  int32_t first_divergent_op = -1;
+  // Tracker verdict at its end and the stage it set for the next one.
+  bool sequence_stable = false;
+  Stage next_stage = Stage::kWarmUp;
+  // A policy generated at its end (-1: none) or why not.
+  int32_t generated_policy = -1;
+  std::string plan_error;
+  SwapCounts counts;
+};
+
+struct RuntimeStats {
+  SwapCounts counts;
+  int32_t iterations = 0;
+  Stage stage = Stage::kWarmUp;
+  int64_t device_budget_bytes = 0;
+  int64_t device_bytes_in_use = 0;
+  int64_t peak_device_bytes = 0;
+  int32_t live_tensors = 0;
+  int32_t policies_loaded = 0;
+  int32_t active_policy = -1;
+  PinnedPoolStats pinned;
+  TransferQueueStats queue;
+};
+
+class Runtime {
+ public:
+  // Takes ownership of the backend. InvalidArgument for bad options; the
+  // backend's error when its streams cannot be created.
+  static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options,
+                                                         std::unique_ptr<Backend> backend);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  Backend& backend();
+  const RuntimeOptions& options() const;
+
+  // --- op names ---
+  // The id of an op name (dense, in order of first call); call once per
+  // distinct operator and cache it.
+  int32_t InternOp(absl::string_view name);
+
+  // --- framework ---
+  void SetFrameworkCallbacks(FrameworkCallbacks callbacks);
+  // The stream the framework computes on (default: the backend's).
+  void SetComputeStream(Stream stream);
+  void SetPolicyProvider(PolicyProvider provider);
+
+  // --- tensors ---
+  // A runtime-owned tensor: a device block of size_bytes, Algorithm 3 on
+  // failure. *device gets its address.
+  absl::StatusOr<TensorHandle> AllocTensor(const TensorDesc& desc, void** device);
+  // A framework-owned tensor at `device` (already allocated by the
+  // framework: the ledger takes it, Algorithm 3 on failure — the bytes it
+  // frees make the framework's allocation fit).
+  absl::StatusOr<TensorHandle> RegisterTensor(const TensorDesc& desc, void* device);
+  // The framework freed it (framework-owned) or asks to (runtime-owned).
+  absl::Status FreeTensor(TensorHandle t);
+  // Its device address; FailedPrecondition while it is off the device.
+  absl::StatusOr<void*> TensorData(TensorHandle t) const;
+  // Whether its bytes are on the device now.
+  absl::StatusOr<bool> IsResident(TensorHandle t) const;
+
+  // --- per op ---
+  absl::Status IterationBegin();
+  // An iteration in which no op ran is no iteration: no row, no record, the
+  // stage tracker does not see it.
+  absl::Status IterationEnd();
+  absl::Status OpBegin(int32_t op, Phase phase, absl::Span<const TensorHandle> inputs);
+  absl::Status OpEnd(absl::Span<const TensorHandle> outputs);
+
+  // --- seed 004 ---
+  // pageout_manual: copy the tensor out (tail of the queue); its block is
+  // released by WaitAllSwapOuts, or earlier by Algorithm 3.
+  absl::Status PageOut(TensorHandle t);
+  // need_prefetch: add an off-device tensor to the prefetch list (tail).
+  absl::Status NeedPrefetch(TensorHandle t);
+  // prefetch_init: empty the prefetch list.
+  absl::Status PrefetchInit();
+  // before_prefetch_wait_all: wait for every copy out, then release the
+  // manual swap-outs' blocks.
+  absl::Status WaitAllSwapOuts();
+  // prefetch_all: start the listed prefetches in order.
+  absl::Status PrefetchAll();
+
+  // --- policies ---
+  // A self-contained policy (schema v2: its runtime section has everything
+  // the runtime needs; every planner writes one, `swapplan policy upgrade`
+  // adds one to a v1 policy). Runs from the next IterationBegin on, in
+  // every iteration. Returns its index. InvalidArgument for a policy without
+  // a runtime section, for one the runtime cannot execute (a schedule, a
+  // pool, RECOMPUTE or wrapping items).
+  absl::StatusOr<int32_t> LoadPolicy(Policy policy);
+  // A policy made for iteration `iteration` of `trace` (its runtime keys
+  // and anchors are prepared from the trace: MakeMatchablePolicy). Runs from
+  // the next IterationBegin on, in every iteration. Returns its index.
+  // InvalidArgument for what the runtime cannot execute (a schedule, a
+  // pool, RECOMPUTE or wrapping items) or a policy that does not fit the
+  // trace.
+  absl::StatusOr<int32_t> LoadPolicyForTrace(Policy policy, const Trace& trace,
+                                             int32_t iteration);
+  // Stops applying a loaded policy (the stage machine decides again).
+  void ClearPolicy();
+
+  // --- results ---
+  RuntimeStats Stats() const;
+  const std::vector<IterationStats>& IterationRows() const;
+  // Everything recorded so far (see keep_record) as a trace.
+  absl::StatusOr<Trace> RecordTrace() const;
+  absl::Status WriteRecord(const std::string& path) const;
+
+  // Brings every off-device tensor back (framework-owned ones into freshly
+  // restored storage), waits for all copies. Called by the destructor; call
+  // it to see its error.
+  absl::Status Close();
+
+  struct State;
+
+ private:
+  explicit Runtime(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace swapplan::runtime
+
+#endif  // SWAPPLAN_RUNTIME_RUNTIME_H_

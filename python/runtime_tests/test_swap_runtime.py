@@ -1,0 +1,203 @@
+"""swapplan_runtime.SwapRuntime on real PyTorch training steps (CPU): losses
+bit-identical to the run without it, the budget held by Algorithm 3, the
+runtime's bytes equal to the live storages', swapped storages really freed,
+a policy from `swapplan plan` run from its file, injected copy errors
+failing a step without losing a tensor, an OOM raised as one."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE_ROOT = os.environ.get(
+    "SWAPPLAN_SOURCE_ROOT",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "python"))
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from swapplan_runtime import (SwapCopyFailed, SwapOutOfMemory, SwapRuntime,  # noqa: E402
+                              find_swapplan_binary)
+from swapplan_runtime import _lib as L  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def make(seed=0, width=128, depth=4):
+    torch.manual_seed(seed)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.Tanh())
+                            for _ in range(depth)], nn.Linear(width, 10))
+    return model, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+
+def step(model, opt, i, width=128):
+    g = torch.Generator().manual_seed(1000 + i)
+    x = torch.randn(512, width, generator=g)
+    y = torch.randint(0, 10, (512,), generator=g)
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    value = loss.item()
+    opt.step()
+    return value
+
+
+def baseline(steps, **kw):
+    model, opt = make(**kw)
+    return [step(model, opt, i) for i in range(steps)]
+
+
+# Unswapped, a step of this model holds 2382976 bytes at its peak (as the
+# runtime counts: 0.8 MB of parameters, gradients and momentum, the rest
+# activations of 512 x 128 floats). 1.9 MB force Algorithm 3 in warm-up; a
+# policy swapping early activations fits.
+TIGHT = 1900000
+
+
+class SwapRuntimeTest(unittest.TestCase):
+    def test_losses_identical_under_algorithm3(self):
+        expected = baseline(5)
+        model, opt = make()
+        with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=None) as rt:
+            got = [step(model, opt, i) for i in range(5)]
+        self.assertEqual(got, expected)
+        s = rt.stats
+        self.assertEqual(s["iterations"], 5)
+        self.assertGreater(s["counts"]["passive_swap_outs"], 0)
+        self.assertLessEqual(s["peak_device_bytes"], TIGHT)
+        self.assertEqual(s["ooms"], 0)
+        self.assertEqual(s["use_while_off_device"], 0)
+
+    def test_runtime_bytes_are_the_live_storages_bytes(self):
+        # At every step boundary: what the runtime counts on the device is the
+        # sum of the tracked storages' real sizes, and a storage the runtime
+        # says is off the device really holds no memory.
+        model, opt = make()
+        rt = SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=None,
+                         auto_step=False)
+        with rt:
+            for i in range(3):
+                step(model, opt, i)
+                rt._tracker.full_poll(-1)
+                resident_bytes = 0
+                off = 0
+                flag = ctypes.c_int32()
+                for sid, m in rt._tracker.live.items():
+                    if not m.handle:
+                        continue
+                    storage = torch.UntypedStorage._new_with_weak_ptr(rt._tracker.weak[sid])
+                    L.check(rt._lib, rt._lib.swapplan_rt_tensor_resident(
+                        rt._env, m.handle, ctypes.byref(flag)), "tensor_resident")
+                    if flag.value:
+                        self.assertEqual(storage.nbytes(), m.size)
+                        resident_bytes += m.size
+                    else:
+                        self.assertEqual(storage.nbytes(), 0)  # really freed
+                        off += 1
+                    del storage
+                self.assertEqual(rt.stats["device_bytes_in_use"], resident_bytes)
+                rt.step()
+        self.assertGreater(rt.stats["counts"]["passive_swap_outs"], 0)
+
+    def test_stages_and_a_planned_policy_keep_losses_identical(self):
+        expected = baseline(8)
+        model, opt = make()
+        with tempfile.TemporaryDirectory() as work:
+            with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt,
+                             warmup_iterations=1, genpolicy_iterations=1, work_dir=work,
+                             planner_args=["--min-tensor-bytes", "1KiB"]) as rt:
+                got = [step(model, opt, i) for i in range(8)]
+            rows = rt.iterations
+        self.assertEqual(got, expected)
+        stages = [r["stage"] for r in rows]
+        self.assertIn("Stable", stages, msg=str([(r["stage"], r["plan_error"]) for r in rows]))
+        stable = [r for r in rows if r["stage"] == "Stable"]
+        self.assertTrue(all(r["policy"] >= 0 for r in stable))
+        self.assertGreater(sum(r["counts"]["policy_swap_outs"] for r in stable), 0)
+        self.assertTrue(all(r["peak_bytes"] <= TIGHT for r in rows))
+        self.assertEqual(sum(r["counts"]["uses_while_off_device"] for r in rows), 0)
+
+    def test_a_policy_file_runs_every_iteration_and_the_record_is_a_trace(self):
+        with tempfile.TemporaryDirectory() as work:
+            record = os.path.join(work, "warm.json")
+            model, opt = make()
+            with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=None,
+                             record=record):
+                for i in range(2):
+                    step(model, opt, i)
+            policy = os.path.join(work, "p.pb")
+            binary = find_swapplan_binary()
+            subprocess.run([binary, "plan", record, "--min-tensor-bytes", "1KiB", "-o", policy],
+                           check=True, capture_output=True)
+            inspect = subprocess.run([binary, "inspect", record], capture_output=True, text=True)
+            self.assertEqual(inspect.returncode, 0, inspect.stderr)
+            expected = baseline(4)
+            model, opt = make()
+            with SwapRuntime(policy, device_memory=TIGHT, model=model, optimizer=opt) as rt:
+                got = [step(model, opt, i) for i in range(4)]
+            self.assertEqual(got, expected)
+            rows = rt.iterations
+            self.assertTrue(all(r["policy"] == 0 for r in rows))
+            self.assertGreater(rt.stats["policy_swaps"], 0)
+            self.assertEqual(rt.stats["use_while_off_device"], 0)
+
+    def test_a_copy_error_fails_the_step_and_loses_nothing(self):
+        expected = baseline(4)
+        model, opt = make()
+        got = []
+        with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=None) as rt:
+            got.append(step(model, opt, 0))
+            rt.inject_fault("copy_error", "d2h")
+            with self.assertRaises(SwapCopyFailed) as ctx:
+                step(model, opt, 1)
+            self.assertIn("injected copy error", str(ctx.exception))
+            # The failed step changed nothing the next attempt depends on.
+            for i in range(1, 4):
+                got.append(step(model, opt, i))
+        self.assertEqual(got, expected)
+        self.assertEqual(rt.stats["counts"]["copy_errors"], 1)
+
+    def test_an_unresolvable_oom_is_raised_or_counted(self):
+        model, opt = make()
+        with self.assertRaises(SwapOutOfMemory) as ctx:
+            with SwapRuntime(device_memory=200000, model=model, optimizer=opt, provider=None):
+                step(model, opt, 0)
+        self.assertIn("device out of memory", str(ctx.exception))
+        expected = baseline(2)
+        model, opt = make()
+        with SwapRuntime(device_memory=200000, model=model, optimizer=opt, provider=None,
+                         on_oom="count") as rt:
+            got = [step(model, opt, i) for i in range(2)]
+        self.assertEqual(got, expected)
+        self.assertGreater(rt.stats["ooms"], 0)
+        self.assertGreater(rt.stats["peak_device_bytes"], 200000)
+
+    def test_a_bad_policy_file_is_a_clear_error_at_entry(self):
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "p.json")
+            with open(path, "w") as f:
+                f.write('{"format": "swapplan-policy"}')
+            model, opt = make()
+            with self.assertRaises(L.SwapRuntimeError) as ctx:
+                with SwapRuntime(path, device_memory=TIGHT, model=model, optimizer=opt):
+                    pass
+            self.assertIn("binary policy form", str(ctx.exception))
+            # Nothing was left installed: plain training goes on.
+            self.assertEqual(step(model, opt, 0), baseline(1)[0])
+
+    def test_arguments(self):
+        with self.assertRaises(ValueError):
+            SwapRuntime(device_memory="1 parsec")
+        with self.assertRaises(ValueError):
+            SwapRuntime(device_memory="1GiB", keys="exact")
+        with self.assertRaises(ValueError):
+            SwapRuntime(device_memory="1GiB", record="run.trace")
+        self.assertEqual(SwapRuntime(device_memory="6GiB").device_memory, 6 << 30)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,59 @@
+"""The default policy provider: `swapplan plan` on the runtime's record.
+
+At GenPolicy the runtime writes the iteration it just ran as a trace
+(genpolicy-N.json.gz in its work directory: the ops as dispatched, every
+storage with its exact bytes, the swaps it did, the device model and measured
+op times) and asks the provider for a policy. This one runs
+
+    swapplan plan RECORD --iteration I -o WORK_DIR/policy-N.pb [planner_args]
+
+(the Chameleon planner; the budget and bandwidths are the record's) and
+returns the policy's path; the runtime loads it (a self-contained, v2 policy)
+and runs it in the next iteration. A planner failure (no feasible policy)
+is the provider's error: the runtime records it in the iteration's row and
+training goes on.
+
+The `swapplan` binary is $SWAPPLAN_BINARY, the build tree's build/swapplan, or
+`swapplan` on PATH.
+"""
+
+import os
+import shutil
+import subprocess
+
+
+def find_swapplan_binary():
+    env = os.environ.get("SWAPPLAN_BINARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    built = os.path.normpath(os.path.join(here, "..", "..", "build", "swapplan"))
+    if os.path.exists(built):
+        return built
+    found = shutil.which("swapplan")
+    if found:
+        return found
+    raise FileNotFoundError("the swapplan binary was not found: build it (ninja -C build) or set "
+                            "SWAPPLAN_BINARY")
+
+
+class SwapplanPlanProvider:
+    """Callable provider: request dict -> policy path."""
+
+    def __init__(self, binary=None, planner_args=(), timeout_s=300):
+        self.binary = binary
+        self.planner_args = list(planner_args)
+        self.timeout_s = timeout_s
+        self.count = 0
+
+    def __call__(self, request):
+        binary = self.binary or find_swapplan_binary()
+        out = os.path.join(request["work_dir"], "policy-%d.pb" % self.count)
+        self.count += 1
+        cmd = [binary, "plan", request["record_path"], "--iteration", str(request["iteration"]),
+               "-o", out] + self.planner_args
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s)
+        if p.returncode != 0:
+            raise RuntimeError("swapplan plan exited %d: %s" % (p.returncode,
+                                                               (p.stderr or p.stdout).strip()))
+        return out

@@ -1,0 +1,670 @@
+"""SwapRuntime: the swapplan runtime shim around an unmodified PyTorch
+training loop.
+
+    from swapplan_runtime import SwapRuntime
+
+    with SwapRuntime(device_memory="6GiB", model=model, optimizer=opt,
+                     record="run.json.gz") as rt:
+        for x, y in batches:
+            opt.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt.step()                       # ends the iteration (or rt.step())
+    print(rt.stats)
+
+What it does (see docs/runtime.md):
+
+* Op clock. A TorchDispatchMode sees every ATen op below autograd (forward,
+  backward and optimizer ops alike): before an op it hands the runtime the
+  op's tensors (swapplan_rt_op_begin: every input is on the "device" when it
+  returns — a prefetched one waited for, one off the device brought back at
+  the head of the queue), after it the tensors the op created or wrote
+  (swapplan_rt_op_end: runtime keys, policy swap-outs, releases). Phases come
+  from the model's hooks, the autograd engine and optimizer.step()
+  (swapplan_recorder's PhaseTracker); iterations end at optimizer.step() (or
+  rt.step()).
+* Tensors are storages (views share one), seen alive through a weak
+  reference on each StorageImpl (swapplan_recorder's StorageTracker): new
+  storages are registered with their exact bytes, dead ones freed.
+* "Device memory" on the CPU: PyTorch's CPU allocator owns the bytes; the
+  runtime counts every live storage of the training process against the
+  budget (`device_memory`, the host backend's capacity) in exact bytes, as a
+  device allocator would, and Algorithm 3 evicts when a new storage does not
+  fit. A swap is real: the bytes are copied into the runtime's pinned host
+  pool on a copy stream (timed at the configured bandwidth), the storage is
+  freed with ``storage.resize_(0)`` once the copy is done (the runtime's
+  release point), and re-allocated with ``storage.resize_(nbytes)`` and
+  filled back before any op touches it. Losses are bit-identical.
+* The policy: given (``policy="p.pb"``, a self-contained binary policy) it
+  runs every iteration; otherwise the runtime's stage machine asks a
+  provider at GenPolicy — by default ``swapplan plan`` on the runtime's
+  record of the iteration (provider.py).
+
+Limits: a tensor read without going through the dispatcher (``.numpy()``,
+``data_ptr()`` from Python, a C++ extension's raw pointer) while swapped out
+sees an empty storage; the framework is not told. Tested with PyTorch 1.13
+(CPU); written for 2.x (the same private hooks exist there) but not tested on
+it.
+"""
+
+import ctypes
+import gc
+import os
+import shutil
+import tempfile
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from swapplan_recorder import _compat as C
+from swapplan_recorder._hooks import PhaseTracker
+from swapplan_recorder._lifetimes import StorageTracker
+
+from . import _lib as L
+from ._units import parse_bandwidth, parse_bytes, parse_duration_ns
+from .provider import SwapplanPlanProvider
+
+_DTYPES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4,
+           torch.int64: 5, torch.int32: 6, torch.int16: 7, torch.int8: 8, torch.uint8: 9,
+           torch.bool: 10, torch.complex64: 13}
+_Tensor = torch.Tensor
+_storage_id = C.storage_id
+_new_with_weak_ptr = torch.UntypedStorage._new_with_weak_ptr
+_MAX_USES = 4096
+
+
+class _Member:
+    """What the storage tracker keeps per live storage."""
+    __slots__ = ("size", "free_op", "handle", "ptr")
+
+    def __init__(self, size, handle, ptr):
+        self.size = size
+        self.free_op = None
+        self.handle = handle
+        self.ptr = ptr
+
+
+class _Tracker(StorageTracker):
+    """The recorder's storage tracker; a dead storage is freed in the runtime."""
+
+    def __init__(self, on_free):
+        super().__init__(poll_every_op=False, full_poll_interval_ops=256)
+        self._on_free = on_free
+
+    def _free(self, sid, last_op):
+        m = super()._free(sid, last_op)
+        self._on_free(m)
+        return m
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, runtime):
+        super().__init__()
+        self.runtime = runtime
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.runtime._dispatch(func, args, kwargs or {})
+
+
+class SwapRuntime:
+    """The runtime shim around a training loop (module docstring).
+
+    Args:
+      policy: a binary policy file (self-contained, schema v2) to run every
+        iteration; None: the stage machine and `provider` decide.
+      device_memory: the device budget ("6GiB", bytes as an int).
+      model, optimizer: the root module (phases: its forward) and the
+        optimizer(s) (phase OPTIMIZER; their step() ends an iteration unless
+        auto_step=False). Their parameters, buffers and states are registered
+        as resident, never swapped.
+      record: write what ran as a swapplan trace (*.json or *.json.gz) on exit.
+      keys: "fuzzy" (runtime keys, default) or "naive" (op ordinal, i-th
+        tensor) matching of policy items.
+      h2d_bandwidth, d2h_bandwidth, copy_latency: the host backend's copy
+        model ("8GB/s", "10us").
+      warmup_iterations, genpolicy_iterations: Algorithm 1's m and n.
+      provider: "default" (swapplan plan on the record, see provider.py), a
+        callable (request dict -> policy path or None), or None.
+      planner_args: extra `swapplan plan` arguments for the default provider.
+      on_oom: "raise" (SwapOutOfMemory from the op, as a device OOM) or
+        "count" (the storage is taken over the budget, the OOM counted).
+      work_dir: where records and policies go (default: a temporary
+        directory, removed on exit; `plans` names files in it).
+      matcher_window_ops, max_inflight_copies, strict_fingerprint,
+      timed_copies: runtime options (swapplan_runtime.h).
+    """
+
+    def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
+                 keys="fuzzy", h2d_bandwidth="10GB/s", d2h_bandwidth="10GB/s",
+                 copy_latency="10us", warmup_iterations=2, genpolicy_iterations=5,
+                 provider="default", planner_args=(), on_oom="raise", work_dir=None,
+                 swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
+                 strict_fingerprint=False, timed_copies=True, auto_step=True):
+        if keys not in ("fuzzy", "naive"):
+            raise ValueError("keys must be 'fuzzy' or 'naive', got %r" % (keys,))
+        if on_oom not in ("raise", "count"):
+            raise ValueError("on_oom must be 'raise' or 'count', got %r" % (on_oom,))
+        if record is not None and not str(record).endswith((".json", ".json.gz")):
+            raise ValueError("the runtime writes the JSON trace form; record must end in .json or "
+                             ".json.gz, got %r" % (record,))
+        self.policy = None if policy is None else str(policy)
+        self.device_memory = parse_bytes(device_memory, "device_memory")
+        self.model = model
+        self.optimizers = [] if optimizer is None else (
+            list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer])
+        self.record = None if record is None else str(record)
+        self.keys = keys
+        self.on_oom = on_oom
+        self.auto_step = auto_step
+        self._opts = dict(
+            h2d=parse_bandwidth(h2d_bandwidth, "h2d_bandwidth"),
+            d2h=parse_bandwidth(d2h_bandwidth, "d2h_bandwidth"),
+            latency=parse_duration_ns(copy_latency, "copy_latency"),
+            m=int(warmup_iterations), n=int(genpolicy_iterations),
+            window=int(matcher_window_ops), inflight=int(max_inflight_copies),
+            strict=bool(strict_fingerprint), timed=bool(timed_copies))
+        self._owned_work_dir = work_dir is None
+        self.work_dir = str(work_dir) if work_dir is not None else None
+        if provider == "default":
+            provider = SwapplanPlanProvider(binary=swapplan_binary, planner_args=planner_args)
+        self.provider = provider
+        self.plans = []          # (record path, policy path) per provided policy
+        self._lib = None
+        self._env = None
+        self._mode = None
+        self._phases = PhaseTracker(model, self._after_backward, self._after_optimizer)
+        self._tracker = _Tracker(self._freed)
+        self._held = {}          # storage id -> strong reference while a copy needs it
+        self._ops = {}           # op overload -> (op id, write positions, write kwargs, aliases)
+        self._callback_error = None
+        self._in_iteration = False
+        self._paused = 0
+        self._ibuf = (ctypes.c_uint64 * _MAX_USES)()
+        self._obuf = (ctypes.c_uint64 * _MAX_USES)()
+        self._shape = (ctypes.c_int64 * 64)()
+        self._handle = ctypes.c_uint64()
+        self._handle_ref = ctypes.byref(self._handle)
+        self._last_stats = None
+        self._last_iterations = None
+        self._closed = False
+
+    # ------------------------------------------------------------- context
+    def __enter__(self):
+        if self._env is not None or self._closed:
+            raise RuntimeError("a SwapRuntime runs once; make a new one")
+        lib = self._lib = L.load()
+        # The per-op entry points, bound once.
+        self._op_begin = lib.swapplan_rt_op_begin
+        self._op_end = lib.swapplan_rt_op_end
+        self._register_fn = lib.swapplan_rt_tensor_register
+        self._free_fn = lib.swapplan_rt_tensor_free
+        if self.work_dir is None:
+            self.work_dir = tempfile.mkdtemp(prefix="swapplan-runtime-")
+        os.makedirs(self.work_dir, exist_ok=True)
+        o = L.Options()
+        lib.swapplan_rt_options_init(ctypes.byref(o))
+        o.device_memory_bytes = self.device_memory
+        o.h2d_bandwidth_bytes_per_s = self._opts["h2d"]
+        o.d2h_bandwidth_bytes_per_s = self._opts["d2h"]
+        o.copy_latency_ns = self._opts["latency"]
+        o.timed_copies = 1 if self._opts["timed"] else 0
+        o.matcher = L.MATCHER_NAIVE if self.keys == "naive" else L.MATCHER_FUZZY
+        o.matcher_window_ops = self._opts["window"]
+        o.warmup_iterations = self._opts["m"]
+        o.genpolicy_iterations = self._opts["n"]
+        o.overcommit_on_oom = 1 if self.on_oom == "count" else 0
+        o.strict_fingerprint = 1 if self._opts["strict"] else 0
+        o.max_inflight_copies = self._opts["inflight"]
+        o.keep_record = 1 if self.record else 0
+        self._work_dir_bytes = self.work_dir.encode()
+        o.work_dir = self._work_dir_bytes
+        env = ctypes.c_void_p()
+        L.check(lib, lib.swapplan_rt_create_swap_env(ctypes.byref(o), ctypes.byref(env)),
+                "create_swap_env")
+        self._env = env
+        try:
+            # Callbacks: kept referenced for the life of the environment.
+            self._cb = L.Framework(ctypes.sizeof(L.Framework), None, L.HOLD_FN(self._cb_hold),
+                                   L.RELEASE_FN(self._cb_release),
+                                   L.RESTORE_FN(self._cb_restore))
+            L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
+                    "set_framework")
+            if self.provider is not None and self.policy is None:
+                self._provider_fn = L.PROVIDER_FN(self._cb_provider)
+                L.check(lib, lib.swapplan_rt_set_policy_provider(env, self._provider_fn, None),
+                        "set_policy_provider")
+            if self.policy is not None:
+                L.check(lib, lib.swapplan_rt_load_policy(env, self.policy.encode(), None, 0),
+                        "load_policy(%s)" % self.policy)
+            gc.collect()
+            self._register_resident()
+            self._phases.install(self.optimizers, False)
+            self._begin()
+            self._mode = _Mode(self)
+            self._mode.__enter__()
+        except BaseException:
+            self._phases.uninstall()
+            lib.swapplan_rt_close_swap_env(env)
+            self._env = None
+            self._closed = True
+            self._tracker.release()
+            if self._owned_work_dir:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if self._mode is not None:
+                self._mode.__exit__(None, None, None)
+        finally:
+            self._phases.uninstall()
+            try:
+                self._tracker.full_poll(-1)
+                if self._in_iteration:
+                    self._end()
+                if self.record and exc_type is None:
+                    L.check(self._lib, self._lib.swapplan_rt_write_record(
+                        self._env, self.record.encode()), "write_record(%s)" % self.record)
+                self._last_stats = self.stats
+                self._last_iterations = self.iterations
+            finally:
+                # Brings every swapped-out storage back before the tensors go
+                # on without the runtime.
+                rc = self._lib.swapplan_rt_close_swap_env(self._env)
+                self._env = None
+                self._closed = True
+                self._tracker.release()
+                self._held.clear()
+                if self._owned_work_dir:
+                    shutil.rmtree(self.work_dir, ignore_errors=True)
+                if rc != L.OK and exc_type is None:
+                    raise L.error(self._lib, rc, "close_swap_env")
+        return False
+
+    def step(self):
+        """Ends the iteration and begins the next one."""
+        if self._env is None:
+            raise RuntimeError("SwapRuntime.step() outside the with-block")
+        self._tracker.full_poll(-1)
+        self._end()
+        self._begin()
+
+    # ------------------------------------------------------------- results
+    @property
+    def stats(self):
+        """Counts of the whole run (a dict; after the with-block: its final
+        figures)."""
+        if self._env is None:
+            return self._last_stats
+        s = L.Stats()
+        L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
+                "get_stats")
+        c = s.counts.to_dict()
+        return {
+            "iterations": s.iterations,
+            "stage": L.STAGES[s.stage],
+            "device_budget_bytes": s.device_budget_bytes,
+            "device_bytes_in_use": s.device_bytes_in_use,
+            "peak_device_bytes": s.peak_device_bytes,
+            "live_tensors": s.live_tensors,
+            "policies_loaded": s.policies_loaded,
+            "swaps": c["policy_swap_outs"] + c["manual_swap_outs"] + c["passive_swap_outs"],
+            "policy_swaps": c["policy_swap_outs"],
+            "passive_swaps": c["passive_swap_outs"] + c["passive_swap_ins"],
+            "bytes_moved": c["bytes_d2h"] + c["bytes_h2d"],
+            "stalls": c["stalls"],
+            "stall_ms": c["stall_ns"] / 1e6,
+            "use_while_off_device": c["uses_while_off_device"],
+            "ooms": c["ooms"],
+            "pinned_reserved_bytes": s.pinned_reserved_bytes,
+            "counts": c,
+        }
+
+    @property
+    def iterations(self):
+        """One dict per iteration: stage, policy, ops, peak, counts."""
+        if self._env is None:
+            return self._last_iterations
+        rows = []
+        s = L.Stats()
+        L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
+                "get_stats")
+        msg = ctypes.create_string_buffer(4096)
+        for i in range(s.iterations):
+            r = L.IterationStats()
+            L.check(self._lib, self._lib.swapplan_rt_get_iteration_stats(
+                self._env, i, ctypes.byref(r)), "get_iteration_stats")
+            L.check(self._lib, self._lib.swapplan_rt_get_plan_error(self._env, i, msg, 4096),
+                    "get_plan_error")
+            rows.append({"iteration": r.iteration, "stage": L.STAGES[r.stage],
+                         "policy": r.policy, "ops": r.ops, "wall_ms": r.wall_ns / 1e6,
+                         "peak_bytes": r.peak_bytes,
+                         "fingerprint_matched": bool(r.fingerprint_matched),
+                         "first_divergent_op": r.first_divergent_op,
+                         "next_stage": L.STAGES[r.next_stage],
+                         "generated_policy": r.generated_policy,
+                         "plan_error": msg.value.decode("utf-8", "replace"),
+                         "counts": r.counts.to_dict()})
+        return rows
+
+    def inject_fault(self, kind, direction=-1, skip=0, count=1, slow_factor=10.0):
+        """Host backend fault injection (tests): kind "copy_error",
+        "alloc_failure" or "slow_copy"; direction "d2h", "h2d" or -1 (any)."""
+        kinds = {"copy_error": L.FAULT_COPY_ERROR, "alloc_failure": L.FAULT_ALLOC_FAILURE,
+                 "slow_copy": L.FAULT_SLOW_COPY}
+        dirs = {"d2h": L.D2H, "h2d": L.H2D, -1: -1, None: -1}
+        L.check(self._lib, self._lib.swapplan_rt_inject_fault(
+            self._env, kinds[kind], dirs[direction], skip, count, slow_factor), "inject_fault")
+
+    def pause(self):
+        """Context manager: ops inside it are not seen (their storages are
+        registered at their first use outside it)."""
+        return _Pause(self)
+
+    # ------------------------------------------------------------ internals
+    def _begin(self):
+        L.check(self._lib, self._lib.swapplan_rt_iteration_begin(self._env), "iteration_begin")
+        self._in_iteration = True
+        self._phases.new_iteration()
+
+    def _end(self):
+        self._in_iteration = False
+        rc = self._lib.swapplan_rt_iteration_end(self._env)
+        self._raise_callback_error()
+        L.check(self._lib, rc, "iteration_end")
+
+    def _after_backward(self):
+        pass
+
+    def _after_optimizer(self, opt):
+        if self.auto_step and self._env is not None:
+            self.step()
+
+    def _register_resident(self):
+        seen = set()
+        tensors = []
+        if self.model is not None:
+            tensors += [(p, L.KIND_PARAMETER) for p in self.model.parameters()]
+            tensors += [(b, L.KIND_OTHER) for b in self.model.buffers()]
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                tensors += [(p, L.KIND_PARAMETER) for p in group["params"]]
+            for state in opt.state.values():
+                tensors += [(v, L.KIND_OPTIMIZER_STATE) for v in state.values()
+                            if isinstance(v, _Tensor)]
+        for t, kind in tensors:
+            try:
+                sid = _storage_id(t)
+            except (RuntimeError, NotImplementedError):
+                continue
+            if sid in seen or t.device.type != "cpu":
+                continue
+            seen.add(sid)
+            self._tracker.watch(t, sid)
+            self._register(t, sid, kind, persistent=1)
+
+    def _register(self, t, sid, kind=L.KIND_ACTIVATION, persistent=-1):
+        """Registers the storage of `t` (seen for the first time); its handle
+        (0 when it holds no bytes: not counted)."""
+        storage = C.untyped_storage(t)
+        size = storage.nbytes()
+        ptr = storage.data_ptr()
+        handle = 0
+        if size > 0:
+            shape = t.shape
+            ndim = min(len(shape), 64)
+            buf = self._shape
+            for i in range(ndim):
+                buf[i] = shape[i]
+            rc = self._register_fn(self._env, sid, ptr, size, _DTYPES.get(t.dtype, 0), buf, ndim,
+                                   kind, persistent, self._handle_ref)
+            if self._callback_error is not None:
+                self._raise_callback_error()
+            if rc:
+                raise L.error(self._lib, rc, "tensor_register")
+            handle = self._handle.value
+        self._tracker.track(sid, _Member(size, handle, ptr), storage)
+        return handle
+
+    def _freed(self, m):
+        if m.handle:
+            rc = self._free_fn(self._env, m.handle)
+            if rc:
+                raise L.error(self._lib, rc, "tensor_free")
+
+    def _raise_callback_error(self):
+        e = self._callback_error
+        if e is not None:
+            self._callback_error = None
+            raise e
+
+    # Framework callbacks (called by the runtime on this thread).
+    def _cb_hold(self, user, sid):
+        try:
+            w = self._tracker.weak.get(sid)
+            if w is None or C.expired(w):
+                return 2  # gone: its free is not reported yet
+            s = _new_with_weak_ptr(w)
+            if s is None:
+                return 2
+            self._held[sid] = s
+            return 0
+        except BaseException as e:  # noqa: BLE001 - never across the C boundary
+            self._callback_error = e
+            return 1
+
+    def _cb_release(self, user, sid, free_memory):
+        try:
+            s = self._held.pop(sid, None)
+            if free_memory:
+                if s is None:
+                    s = _new_with_weak_ptr(self._tracker.weak[sid])
+                try:
+                    s.resize_(0)
+                except RuntimeError as e:
+                    if "not resizable" in str(e):
+                        return 3  # memory PyTorch does not own (from_numpy, shared)
+                    raise
+                m = self._tracker.live.get(sid)
+                if m is not None:
+                    m.ptr = 0
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return 1
+
+    def _cb_restore(self, user, sid, nbytes, out):
+        try:
+            s = self._held.get(sid)
+            if s is None:
+                s = _new_with_weak_ptr(self._tracker.weak[sid])
+            s.resize_(nbytes)
+            self._held[sid] = s
+            ptr = s.data_ptr()
+            m = self._tracker.live.get(sid)
+            if m is not None:
+                m.ptr = ptr
+            out[0] = ptr
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return 1
+
+    def _cb_provider(self, user, request, out, capacity):
+        r = request.contents
+        req = {"record_path": r.record_path.decode(), "iteration": r.iteration,
+               "runtime_iteration": r.runtime_iteration,
+               "device_budget_bytes": r.device_budget_bytes, "work_dir": r.work_dir.decode()}
+        try:
+            path = self.provider(req) or ""
+            if path:
+                self.plans.append((req["record_path"], path))
+            data = path.encode()
+            code = 0
+        except BaseException as e:  # noqa: BLE001
+            data = ("%s: %s" % (type(e).__name__, e)).encode("utf-8", "replace")
+            code = 1
+        data = data[:capacity - 1] + b"\0"
+        ctypes.memmove(out, data, len(data))
+        return code
+
+    # The per-op path.
+    def _describe(self, func):
+        schema = func._schema
+        write_pos, write_kw = [], set()
+        for i, a in enumerate(schema.arguments):
+            info = a.alias_info
+            if info is not None and info.is_write:
+                if a.kwarg_only:
+                    write_kw.add(a.name)
+                else:
+                    write_pos.append(i)
+        aliases = tuple(r.alias_info is not None for r in schema.returns)
+        if schema.name.startswith("profiler::"):
+            op = -1  # instrumentation, not an op (as the recorder)
+        else:
+            oid = ctypes.c_int32()
+            L.check(self._lib, self._lib.swapplan_rt_intern_op(
+                self._env, schema.name.encode(), ctypes.byref(oid)), "intern_op")
+            op = oid.value
+        info = (op, tuple(write_pos), frozenset(write_kw), aliases)
+        self._ops[func] = info
+        return info
+
+    def _use(self, t, buf, n):
+        """Puts the handle of `t`'s storage (registered at first sight) in
+        buf[n]; returns the new count."""
+        try:
+            sid = _storage_id(t)
+        except (RuntimeError, NotImplementedError):
+            return n
+        tracker = self._tracker
+        m = tracker.live.get(sid)
+        if id(t) not in tracker._watched:
+            tracker.watch(t, sid)
+        if m is None:
+            if t.device.type != "cpu":
+                return n
+            h = self._register(t, sid, L.KIND_INPUT)
+        else:
+            h = m.handle
+        if h and n < _MAX_USES:
+            buf[n] = h
+            n += 1
+        return n
+
+    def _produce(self, t, written, listed, buf, n):
+        try:
+            sid = _storage_id(t)
+        except (RuntimeError, NotImplementedError):
+            return n
+        tracker = self._tracker
+        tracker.watch(t, sid)
+        m = tracker.live.get(sid)
+        if m is None:
+            if t.device.type != "cpu":
+                return n
+            h = self._register(t, sid)
+        elif written:
+            storage = C.untyped_storage(t)
+            if storage.nbytes() != m.size or (m.ptr and storage.data_ptr() != m.ptr):
+                # resize_ / set_: the old allocation ends, a new one begins.
+                C.free_weak_ref(tracker.end_member(sid, -1))
+                self._freed(m)
+                h = self._register(t, sid)
+            else:
+                h = m.handle
+        elif listed:
+            h = m.handle
+        else:
+            return n
+        if h and n < _MAX_USES:
+            buf[n] = h
+            n += 1
+        return n
+
+    def _dispatch(self, func, args, kwargs):
+        if self._paused:
+            return func(*args, **kwargs)
+        info = self._ops.get(func)
+        if info is None:
+            info = self._describe(func)
+        op, write_pos, write_kw, aliases = info
+        if op < 0:
+            return func(*args, **kwargs)
+        self._tracker.before_op(-1)
+        phase = self._phases.op_phase()[0]
+        ibuf = self._ibuf
+        n = 0
+        for a in args:
+            if isinstance(a, _Tensor):
+                n = self._use(a, ibuf, n)
+            elif isinstance(a, (list, tuple)):
+                for e in a:
+                    if isinstance(e, _Tensor):
+                        n = self._use(e, ibuf, n)
+        for a in kwargs.values():  # out= too: it must be on the device
+            if isinstance(a, _Tensor):
+                n = self._use(a, ibuf, n)
+            elif isinstance(a, (list, tuple)):
+                for e in a:
+                    if isinstance(e, _Tensor):
+                        n = self._use(e, ibuf, n)
+        lib = self._lib
+        rc = self._op_begin(self._env, op, phase, ibuf, n)
+        if self._callback_error is not None:
+            self._raise_callback_error()
+        if rc:
+            raise L.error(lib, rc, "op_begin(%s)" % func._schema.name)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException:
+            self._op_end(self._env, self._obuf, 0)
+            raise
+        obuf = self._obuf
+        m = 0
+        try:
+            for i in write_pos:
+                if i < len(args):
+                    m = self._produce_all(args[i], True, True, obuf, m)
+            for k in write_kw:
+                if k in kwargs:
+                    m = self._produce_all(kwargs[k], True, True, obuf, m)
+            if isinstance(out, _Tensor):
+                m = self._produce(out, False, not (aliases and aliases[0]), obuf, m)
+            elif isinstance(out, (list, tuple)):
+                single = len(aliases) == 1
+                for i, r in enumerate(out):
+                    aliased = aliases[0 if single else i] if aliases and (
+                        single or i < len(aliases)) else False
+                    m = self._produce_all(r, False, not aliased, obuf, m)
+        finally:
+            rc = self._op_end(self._env, obuf, m)
+        if self._callback_error is not None:
+            self._raise_callback_error()
+        if rc:
+            raise L.error(lib, rc, "op_end(%s)" % func._schema.name)
+        return out
+
+    def _produce_all(self, value, written, listed, buf, n):
+        if isinstance(value, _Tensor):
+            return self._produce(value, written, listed, buf, n)
+        if isinstance(value, (list, tuple)):
+            for e in value:
+                if isinstance(e, _Tensor):
+                    n = self._produce(e, written, listed, buf, n)
+        return n
+
+
+class _Pause:
+    def __init__(self, runtime):
+        self.runtime = runtime
+
+    def __enter__(self):
+        self.runtime._paused += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.runtime._paused -= 1
+        return False

@@ -1,0 +1,399 @@
+// Runtime: iterations, the per-op clock, policy triggers, the stage machine.
+// See runtime.h.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/runtime_state.h"
+#include "swapplan/runtime/host_backend.h"
+#include "swapplan/runtime/runtime.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan::runtime {
+
+// ---------------------------------------------------------------------------
+// Iterations.
+
+absl::Status Runtime::IterationBegin() {
+  State& s = *s_;
+  if (s.closed) return CallOrder("iteration_begin: the swap environment is closed");
+  if (s.in_iteration) return CallOrder("iteration_begin: the previous iteration has not ended");
+  s.in_iteration = true;
+  s.ordinal = -1;
+  std::fill(std::begin(s.phase_count), std::end(s.phase_count), 0);
+  s.optimizer_started = false;
+  s.micro_batch = 0;
+  s.micro_batch_has_backward = false;
+  s.tokens.clear();
+  s.fingerprint.Reset();
+  s.first_divergent = -1;
+  s.policy_stopped = false;
+  s.row = IterationStats{};
+  s.row.iteration = s.iteration;
+  s.row.stage = s.stage;
+  s.row.peak_bytes = s.resident_bytes;
+  if (s.staged_policy != -2) {
+    s.user_policy = s.staged_policy;
+    s.staged_policy = -2;
+  }
+  s.active = s.user_policy >= 0 ? s.user_policy : s.stage_policy;
+  s.row.policy = s.active;
+  // Only the slots the last iteration touched carry state to reset: the
+  // boundary costs O(tensors used), not O(tensors alive).
+  for (int32_t k : s.touched) {
+    Slot& t = s.slots[k];
+    t.last_use_op = -1;
+    t.resident_since_op = -1;
+    t.item = -1;
+    s.table[k] = RuntimeTensor{};
+    if (t.live) s.table.Describe(k, t.dtype, t.size, t.shape_hash);
+  }
+  s.touched.clear();
+  s.items.clear();
+  s.late_releases.clear();
+  s.due_late.clear();
+  if (s.active >= 0) {
+    LoadedPolicy& p = *s.policies[s.active];
+    s.items.assign(p.mp.items.size(), ItemRun{});
+    p.matcher->BeginIteration();
+  }
+  s.record->BeginIteration();
+  s.iteration_start_ns = HostBackend::NowNs();
+  s.op_start_ns = 0;
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::IterationEnd() {
+  State& s = *s_;
+  if (!s.in_iteration) return CallOrder("iteration_end: no iteration has begun");
+  if (s.in_op) return CallOrder("iteration_end: the last op has not ended (op_end)");
+  const int64_t now = HostBackend::NowNs();
+  if (s.ordinal < 0) {
+    // No op ran: no iteration (the tracker and the rows see none).
+    s.record->EndIteration(0);
+    s.in_iteration = false;
+    return absl::OkStatus();
+  }
+  if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
+  absl::Status first;
+  // Policy swap-outs whose release never came keep their blocks (they were
+  // decided at ops of this iteration: touched slots).
+  for (int32_t k : s.touched) {
+    Slot& t = s.slots[k];
+    if (t.live && t.state == Residency::kSwappingOut && t.reason == SwapReason::kPolicy) {
+      absl::Status st = s.CancelSwapOut(k);
+      if (!st.ok() && first.ok()) first = st;
+    }
+  }
+  for (const ItemRun& run : s.items) {
+    if (!run.matched) {
+      ++s.counts.items_missed;
+      ++s.row.counts.items_missed;
+    }
+  }
+  const int64_t wall = now - s.iteration_start_ns;
+  s.record->EndIteration(wall);
+  s.row.ops = s.ordinal + 1;
+  s.row.wall_ns = wall;
+  s.row.first_divergent_op = s.first_divergent;
+  if (s.active >= 0) {
+    const PolicyFingerprint& fp = s.policies[s.active]->mp.policy.fingerprint;
+    s.row.fingerprint_matched = fp.op_sequence_hash == s.fingerprint.value() &&
+                                fp.iteration_ops == s.fingerprint.ops();
+  }
+  absl::Status st = s.EndOfIterationStages();
+  if (!st.ok() && first.ok()) first = st;
+  s.rows.push_back(s.row);
+  s.in_iteration = false;
+  ++s.iteration;
+  return first;
+}
+
+TraceMetadata Runtime::State::RecordMetadata() const {
+  TraceMetadata md;
+  md.device_name = absl::StrCat("swapplan-runtime:", backend->name());
+  md.device_memory_bytes = budget;
+  md.h2d_bandwidth_bytes_per_s = options.device.h2d_bandwidth_bytes_per_s;
+  md.d2h_bandwidth_bytes_per_s = options.device.d2h_bandwidth_bytes_per_s;
+  md.recorder = "swapplan_runtime";
+  md.recorder_version = "1";
+  md.attributes.emplace_back("runtime.matcher", std::string(MatcherKindName(options.matcher)));
+  md.attributes.emplace_back("runtime.copy_latency_ns",
+                             absl::StrCat(options.device.copy_latency_ns));
+  return md;
+}
+
+// The stage machine at the end of an iteration (runtime.h, "Stages").
+absl::Status Runtime::State::EndOfIterationStages() {
+  const Stage current = stage;
+  const StageDecision d = tracker->Observe(tokens);
+  row.sequence_stable = d.sequence_stable;
+  row.next_stage = d.stage;
+  if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0) {
+    LoadedPolicy& p = *policies[stage_policy];
+    ++p.runs;
+    p.measured_ns += row.wall_ns;
+    p.trouble += row.counts.ooms + row.counts.uses_while_off_device;
+  }
+  stage = d.stage;
+  switch (d.stage) {
+    case Stage::kWarmUp:
+      candidates.clear();
+      stage_policy = -1;
+      break;
+    case Stage::kGenPolicy:
+      stage_policy = -1;
+      if (provider && user_policy < 0 && staged_policy < 0) {
+        absl::Status st = GeneratePolicy(record->num_iterations() - 1);
+        if (!st.ok()) row.plan_error = std::string(st.message());
+      }
+      break;
+    case Stage::kStable:
+      if (current != Stage::kStable) {
+        stage_policy = BestCandidate();
+        candidates.clear();
+      }
+      break;
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Ops.
+
+void Runtime::State::NormalizePhase(Phase* phase) {
+  // As the trace format requires: no FORWARD/BACKWARD op after the
+  // optimizer began (OTHER), a FORWARD after a BACKWARD opens a new
+  // micro-batch.
+  switch (*phase) {
+    case Phase::kOptimizer:
+      optimizer_started = true;
+      return;
+    case Phase::kForward:
+    case Phase::kBackward:
+      if (optimizer_started) {
+        *phase = Phase::kOther;
+        return;
+      }
+      if (*phase == Phase::kBackward) {
+        micro_batch_has_backward = true;
+      } else if (micro_batch_has_backward) {
+        ++micro_batch;
+        micro_batch_has_backward = false;
+      }
+      return;
+    case Phase::kOther:
+      return;
+  }
+}
+
+bool Runtime::State::AnchorPassed(const OpAnchor& a) const {
+  if (options.matcher == MatcherKind::kNaive) return a.ordinal < ordinal;
+  const int p = static_cast<int>(a.phase);
+  if (a.phase == op_phase && a.phase_ordinal == op_phase_ordinal) return false;
+  return phase_count[p] > a.phase_ordinal;
+}
+
+absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHandle> inputs) {
+  State& s = *s_;
+  if (!s.in_iteration) return CallOrder("op_begin: no iteration has begun (iteration_begin)");
+  if (s.in_op) return CallOrder("op_begin: the previous op has not ended (op_end)");
+  if (op < 0 || op >= static_cast<int32_t>(s.op_names.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("op_begin: op id ", op, " was not interned"));
+  }
+  if (static_cast<uint8_t>(phase) >= kNumPhases) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("op_begin: phase ", static_cast<int>(phase), " is not a phase"));
+  }
+  // Resolve the handles before the clock moves: a bad handle leaves no trace.
+  s.op_slots.clear();
+  s.op_rec.clear();
+  for (TensorHandle h : inputs) {
+    SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(h));
+    s.op_slots.push_back(slot);
+    s.op_rec.push_back(s.slots[slot].record_id);
+  }
+  s.op_inputs = static_cast<int32_t>(s.op_slots.size());
+  const int64_t now = HostBackend::NowNs();
+  if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
+  s.op_start_ns = now;
+  s.NormalizePhase(&phase);
+  s.in_op = true;
+  ++s.ordinal;
+  s.op_id = op;
+  s.op_phase = phase;
+  s.op_phase_ordinal = s.phase_count[static_cast<int>(phase)]++;
+  s.tokens.push_back(op);
+  s.fingerprint.AddOp(s.op_name_hash[op], phase);
+  if (s.active >= 0 && s.first_divergent < 0) {
+    LoadedPolicy& p = *s.policies[s.active];
+    const std::vector<uint32_t>& seq = p.mp.policy.runtime.op_sequence;
+    if (!seq.empty()) {
+      const NameId name = s.PolicyName(p, op);
+      const bool same = s.ordinal < static_cast<int32_t>(seq.size()) && name >= 0 &&
+                        seq[s.ordinal] == ((static_cast<uint32_t>(name) << 2) |
+                                           static_cast<uint32_t>(phase));
+      if (!same) {
+        s.first_divergent = s.ordinal;
+        if (s.options.strict_fingerprint) s.policy_stopped = true;
+      }
+    }
+  }
+  for (int32_t slot : s.op_slots) {
+    s.slots[slot].last_use_op = s.ordinal;
+    s.Touch(slot);
+  }
+  absl::Status st = s.queue->Pump();
+  if (st.ok()) st = s.FireSwapIns(phase, s.op_phase_ordinal);
+  for (int32_t k = 0; st.ok() && k < s.op_inputs; ++k) st = s.EnsureResident(s.op_slots[k]);
+  if (!st.ok()) {
+    // The op does not run; it still counts on the clock (and in the record)
+    // so that positions stay consistent.
+    (void)s.CloseOp({}, /*aborted=*/true);
+    return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
+  State& s = *s_;
+  if (!s.in_op) return CallOrder("op_end: no op has begun (op_begin)");
+  absl::Status first;
+  const size_t before = s.op_slots.size();
+  for (TensorHandle h : outputs) {
+    absl::StatusOr<int32_t> slot = s.SlotOf(h);
+    if (!slot.ok()) {
+      if (first.ok()) first = slot.status();
+      continue;
+    }
+    Slot& t = s.slots[*slot];
+    t.last_use_op = s.ordinal;
+    s.Touch(*slot);
+    s.op_slots.push_back(*slot);
+    s.op_rec.push_back(t.record_id);
+    absl::Status st;
+    if (t.state == Residency::kSwappingOut) {
+      st = s.CancelSwapOut(*slot);  // written: the host copy is stale
+    } else if (t.state != Residency::kResident) {
+      st = s.EnsureResident(*slot);
+    }
+    if (!st.ok() && first.ok()) first = st;
+  }
+  absl::Status st = s.CloseOp(absl::MakeConstSpan(s.op_slots).subspan(before), !first.ok());
+  return first.ok() ? st : first;
+}
+
+absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool aborted) {
+  (void)outputs;
+  absl::Status first;
+  if (active >= 0) {
+    LoadedPolicy& p = *policies[active];
+    const NameId name = PolicyName(p, op_id);
+    decisions.clear();
+    p.matcher->OnOp(name, op_phase, op_slots, table, &decisions);
+    if (!aborted && !policy_stopped) first = ApplyDecisions();
+    decisions.clear();
+    // Releases scheduled after the previous op, then those due at this one.
+    if (first.ok() && !aborted) {
+      for (int32_t k : due_late) {
+        ItemRun& run = items[k];
+        if (run.released || run.slot < 0 || slots[run.slot].generation != run.generation ||
+            slots[run.slot].state != Residency::kSwappingOut || slots[run.slot].item != k) {
+          continue;
+        }
+        first = Release(run.slot);
+        run.released = true;
+        if (!first.ok()) break;
+      }
+      due_late.swap(late_releases);
+      late_releases.clear();
+      if (first.ok()) first = FireReleases(op_phase, op_phase_ordinal);
+    }
+  }
+  // The record: inputs then outputs, each tensor once per list.
+  RecordOp rop;
+  rop.name = op_id;
+  rop.phase = op_phase;
+  rop.micro_batch =
+      op_phase == Phase::kForward || op_phase == Phase::kBackward ? micro_batch : -1;
+  for (size_t k = 0; k < op_rec.size(); ++k) {
+    std::vector<int64_t>& list = static_cast<int32_t>(k) < op_inputs ? rop.inputs : rop.outputs;
+    if (std::find(list.begin(), list.end(), op_rec[k]) == list.end()) list.push_back(op_rec[k]);
+  }
+  rop.bytes_in_use = resident_bytes;
+  record->AddOp(std::move(rop));
+  in_op = false;
+  op_slots.clear();
+  op_rec.clear();
+  op_inputs = 0;
+  return first;
+}
+
+absl::Status Runtime::State::ApplyDecisions() {
+  for (const MatchDecision& d : decisions) {
+    ItemRun& run = items[d.item];
+    Slot& t = slots[d.slot];
+    ++counts.items_matched;
+    ++row.counts.items_matched;
+    run.slot = d.slot;
+    run.generation = t.generation;
+    run.matched = true;
+    // Persistent tensors (parameters, storages the framework cannot free)
+    // never leave, whatever a policy matched.
+    if (t.state != Residency::kResident || t.size <= 0 || t.item >= 0 || t.persistent) continue;
+    t.item = d.item;
+    SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(d.slot, SwapReason::kPolicy));
+    const MatchableItem& it = policies[active]->mp.items[d.item];
+    if (AnchorPassed(it.release)) late_releases.push_back(d.item);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::State::FireReleases(Phase phase, int32_t phase_ordinal) {
+  const LoadedPolicy& p = *policies[active];
+  const bool naive = options.matcher == MatcherKind::kNaive;
+  const int ph = naive ? 0 : static_cast<int>(phase);
+  const int32_t at = naive ? ordinal : phase_ordinal;
+  if (at >= static_cast<int32_t>(p.release_at[ph].size())) return absl::OkStatus();
+  for (int32_t k : p.release_at[ph][at]) {
+    ItemRun& run = items[k];
+    if (run.released || run.slot < 0) continue;
+    Slot& t = slots[run.slot];
+    if (t.generation != run.generation || t.item != k || t.state != Residency::kSwappingOut) {
+      continue;
+    }
+    run.released = true;
+    SWAPPLAN_RETURN_IF_ERROR(Release(run.slot));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::State::FireSwapIns(Phase phase, int32_t phase_ordinal) {
+  if (active < 0 || policy_stopped) return absl::OkStatus();
+  const LoadedPolicy& p = *policies[active];
+  const bool naive = options.matcher == MatcherKind::kNaive;
+  const int ph = naive ? 0 : static_cast<int>(phase);
+  const int32_t at = naive ? ordinal : phase_ordinal;
+  if (at >= static_cast<int32_t>(p.swap_in_at[ph].size())) return absl::OkStatus();
+  for (int32_t k : p.swap_in_at[ph][at]) {
+    ItemRun& run = items[k];
+    if (run.swapped_in || run.slot < 0) continue;
+    Slot& t = slots[run.slot];
+    if (t.generation != run.generation || t.item != k) continue;
+    run.swapped_in = true;
+    if (t.state == Residency::kSwappingOut) {
+      // Its release has not come: it never left; keep it.
+      std::erase(late_releases, k);
+      std::erase(due_late, k);
+      run.released = true;
+      SWAPPLAN_RETURN_IF_ERROR(CancelSwapOut(run.slot));
+    } else if (t.state == Residency::kOffDevice) {
+      SWAPPLAN_RETURN_IF_ERROR(StartSwapIn(run.slot, /*demand=*/false));
+      ++counts.policy_swap_ins;
+      ++row.counts.policy_swap_ins;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace swapplan::runtime

@@ -1,0 +1,173 @@
+// Runtime: loading policies (matcher, name mapping, trigger tables), the
+// GenPolicy provider call and the choice of the Stable policy. See
+// runtime.h.
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/runtime_state.h"
+#include "swapplan/runtime/runtime.h"
+#include "runtime/file_io.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan::runtime {
+
+namespace {
+
+// What an eager runtime cannot execute.
+absl::Status CheckExecutable(const Policy& p) {
+  if (!p.schedule.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy reorders the ops (it has a schedule); the runtime runs the "
+        "framework's ops in the framework's order");
+  }
+  if (!p.pool.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy needs a size-class memory pool; the runtime's device memory is "
+        "byte-granular");
+  }
+  for (size_t k = 0; k < p.items.size(); ++k) {
+    const PolicyItem& it = p.items[k];
+    if (it.action != ItemAction::kSwap) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "runtime: policy item ", k, " (tensor ", it.tensor_id, ") is ",
+          ItemActionName(it.action), "; the runtime executes SWAP items (recomputation needs "
+          "the framework to re-run ops)"));
+    }
+    if (it.wraps) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "runtime: policy item ", k, " (tensor ", it.tensor_id,
+          ") wraps around the iteration boundary; the runtime swaps within an iteration"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+NameId Runtime::State::PolicyName(LoadedPolicy& p, int32_t op) {
+  while (static_cast<int32_t>(p.name_of_op.size()) <= op &&
+         p.name_of_op.size() < op_names.size()) {
+    auto f = p.names.find(op_names[p.name_of_op.size()]);
+    p.name_of_op.push_back(f == p.names.end() ? -1 : f->second);
+  }
+  return op < static_cast<int32_t>(p.name_of_op.size()) ? p.name_of_op[op] : -1;
+}
+
+absl::StatusOr<int32_t> Runtime::State::AddPolicy(MatchablePolicy mp,
+                                                  const std::vector<std::string>& names) {
+  SWAPPLAN_RETURN_IF_ERROR(CheckExecutable(mp.policy));
+  auto lp = std::make_unique<LoadedPolicy>();
+  lp->mp = std::move(mp);
+  SWAPPLAN_ASSIGN_OR_RETURN(lp->matcher,
+                            CreateMatcher(options.matcher, lp->mp, options.matcher_options));
+  for (size_t i = 0; i < names.size(); ++i) lp->names.emplace(names[i], static_cast<NameId>(i));
+  const bool naive = options.matcher == MatcherKind::kNaive;
+  auto add = [&](std::vector<std::vector<int32_t>>* table, const OpAnchor& a, int32_t item) {
+    const int32_t at = naive ? a.ordinal : a.phase_ordinal;
+    if (at < 0) return;
+    if (static_cast<int32_t>(table->size()) <= at) table->resize(at + 1);
+    (*table)[at].push_back(item);
+  };
+  for (size_t k = 0; k < lp->mp.items.size(); ++k) {
+    const MatchableItem& it = lp->mp.items[k];
+    const int32_t item = static_cast<int32_t>(k);
+    add(&lp->release_at[naive ? 0 : static_cast<int>(it.release.phase)], it.release, item);
+    add(&lp->swap_in_at[naive ? 0 : static_cast<int>(it.swap_in.phase)], it.swap_in, item);
+  }
+  policies.push_back(std::move(lp));
+  return static_cast<int32_t>(policies.size()) - 1;
+}
+
+absl::StatusOr<int32_t> Runtime::LoadPolicyForTrace(Policy policy, const Trace& trace,
+                                                    int32_t iteration) {
+  State& s = *s_;
+  SWAPPLAN_RETURN_IF_ERROR(policy.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      MatchablePolicy mp,
+      MakeMatchablePolicy(trace, iteration, std::move(policy), s.options.runtime_key_bits));
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(mp), trace.op_names()));
+  s.staged_policy = index;
+  return index;
+}
+
+absl::StatusOr<int32_t> Runtime::LoadPolicy(Policy policy) {
+  State& s = *s_;
+  if (policy.runtime.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy has no runtime section (schema v1): add one with `swapplan policy "
+        "upgrade` or load it with the trace it was made for");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(std::move(policy)));
+  const std::vector<std::string> names = mp.policy.runtime.op_names;
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(mp), names));
+  s.staged_policy = index;
+  return index;
+}
+
+void Runtime::ClearPolicy() { s_->staged_policy = -1; }
+
+int32_t Runtime::State::BestCandidate() const {
+  bool all_simulated = true;
+  for (int32_t c : candidates) {
+    const LoadedPolicy& p = *policies[c];
+    if (p.runs > 0 && p.mp.policy.simulated_iteration_time_ns <= 0) all_simulated = false;
+  }
+  int32_t best = -1;
+  std::tuple<bool, int64_t, int32_t> best_key{true, std::numeric_limits<int64_t>::max(), 0};
+  for (int32_t c : candidates) {
+    const LoadedPolicy& p = *policies[c];
+    if (p.runs == 0) continue;
+    const int64_t time =
+        all_simulated ? p.mp.policy.simulated_iteration_time_ns : p.measured_ns / p.runs;
+    const std::tuple<bool, int64_t, int32_t> key{p.trouble > 0, time, c};
+    if (best < 0 || key < best_key) {
+      best = c;
+      best_key = key;
+    }
+  }
+  if (best < 0 && !candidates.empty()) best = candidates.back();
+  return best;
+}
+
+absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration) {
+  if (options.work_dir.empty()) {
+    return absl::FailedPreconditionError(
+        "runtime: a policy provider needs RuntimeOptions::work_dir for its records");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      Trace trace, record->BuildTrace(op_names, RecordMetadata(), record_iteration, record_iteration));
+  PolicyRequest req;
+  req.record_path =
+      absl::StrCat(options.work_dir, "/genpolicy-", genpolicy_records++, ".json.gz");
+  req.iteration = 0;
+  req.runtime_iteration = iteration;
+  req.device_budget_bytes = budget;
+  req.work_dir = options.work_dir;
+  SWAPPLAN_RETURN_IF_ERROR(WriteTraceFile(trace, req.record_path));
+  SWAPPLAN_ASSIGN_OR_RETURN(std::string path, provider(req));
+  if (path.empty()) return absl::OkStatus();
+  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyFile(path));
+  // A self-contained policy is taken as it is; one without a runtime
+  // section is prepared from the record it was planned on.
+  std::vector<std::string> names;
+  absl::StatusOr<MatchablePolicy> mp;
+  if (!policy.runtime.empty()) {
+    names = policy.runtime.op_names;
+    mp = MakeMatchablePolicy(std::move(policy));
+  } else {
+    names = trace.op_names();
+    mp = MakeMatchablePolicy(trace, 0, std::move(policy), options.runtime_key_bits);
+  }
+  if (!mp.ok()) return mp.status();
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(*mp), names));
+  candidates.push_back(index);
+  stage_policy = index;
+  row.generated_policy = index;
+  return absl::OkStatus();
+}
+
+}  // namespace swapplan::runtime

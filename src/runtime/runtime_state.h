@@ -1,0 +1,240 @@
+// Runtime internals shared by runtime.cc (tensors, swaps, Algorithm 3),
+// runtime_ops.cc (iterations, ops, stages) and runtime_policy.cc (policies).
+// See swapplan/runtime/runtime.h for the behaviour.
+//
+// Per tensor slot, the residency state machine:
+//
+//   kResident --StartSwapOut--> kSwappingOut --Release--> kOffDevice
+//       ^                           |  (compute waits E_out, block freed)
+//       |                           |  cancelled (written, swap-in due):
+//       |<--------------------------+  block kept, host copy dropped
+//       |                                                   |
+//       +<----WaitIn (compute waits E_in)---- kSwappingIn <-+ StartSwapIn
+//                                             (block allocated on compute,
+//                                              h2d waits E_alloc and E_out)
+#ifndef SWAPPLAN_SRC_RUNTIME_RUNTIME_STATE_H_
+#define SWAPPLAN_SRC_RUNTIME_RUNTIME_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "swapplan/policy/policy.h"
+#include "swapplan/runtime/event_pool.h"
+#include "swapplan/runtime/execution_record.h"
+#include "swapplan/runtime/pinned_pool.h"
+#include "swapplan/runtime/runtime.h"
+#include "swapplan/runtime/transfer_queue.h"
+#include "swapplan/varying/matcher.h"
+#include "swapplan/varying/stage_tracker.h"
+
+namespace swapplan::runtime {
+
+enum class Residency : uint8_t { kResident, kSwappingOut, kOffDevice, kSwappingIn };
+
+// Why a tensor is being swapped out.
+enum class SwapReason : uint8_t { kNone, kPolicy, kManual, kPassive };
+
+struct Slot {
+  uint32_t generation = 0;
+  bool live = false;
+  bool owned = false;
+  bool persistent = false;
+  Residency state = Residency::kResident;
+  SwapReason reason = SwapReason::kNone;
+  TensorKind kind = TensorKind::kActivation;
+  DType dtype = DType::kUnknown;
+  int64_t size = 0;
+  uint64_t shape_hash = 0;
+  uint64_t framework_id = 0;
+  void* device = nullptr;
+  PinnedBuffer host;
+  TicketId out = kNoTicket;
+  TicketId in = kNoTicket;
+  // Policy item being executed on it this iteration (-1: none).
+  int32_t item = -1;
+  // The framework block is held (a copy reads or writes it).
+  bool held = false;
+  // Op ordinal (this iteration) of its last use, and of the event that made
+  // it resident (ALLOC / SWAP_IN; -1: before this iteration). A tensor is a
+  // passive swap-out candidate at op p only if both are < p.
+  int32_t last_use_op = -1;
+  int32_t resident_since_op = -1;
+  int64_t record_id = 0;
+  // Iteration (+ 1) in which the per-iteration fields above or its runtime
+  // key were last touched: only those slots are reset when the next begins.
+  int32_t touched = 0;
+};
+
+// Per policy item, in the iteration being run.
+struct ItemRun {
+  int32_t slot = -1;
+  uint32_t generation = 0;
+  bool matched = false;
+  // Release anchor passed when the tensor was found: release after the
+  // next op.
+  bool release_late = false;
+  bool released = false;
+  bool swapped_in = false;
+};
+
+struct LoadedPolicy {
+  MatchablePolicy mp;
+  std::unique_ptr<TensorMatcher> matcher;
+  // The policy's op-name table (name -> id), and per runtime op id its
+  // name id (-1: the policy never saw it), extended as ops get interned.
+  absl::flat_hash_map<std::string, NameId> names;
+  std::vector<NameId> name_of_op;
+  // Trigger lists: per phase, indexed by position in the phase (fuzzy), or
+  // by op ordinal (naive, phase index 0): item indices.
+  std::vector<std::vector<int32_t>> release_at[kNumPhases];
+  std::vector<std::vector<int32_t>> swap_in_at[kNumPhases];
+  // Outcome of the GenPolicy iterations that ran it.
+  int32_t runs = 0;
+  int64_t measured_ns = 0;
+  int64_t trouble = 0;  // ooms + uses while off device
+};
+
+struct Runtime::State {
+  RuntimeOptions options;
+  std::unique_ptr<Backend> backend;
+  Stream compute;
+  Stream streams[4];  // out, in, demand_out, demand_in
+  std::unique_ptr<EventPool> events;
+  std::unique_ptr<PinnedPool> pinned;
+  std::unique_ptr<TransferQueue> queue;
+  FrameworkCallbacks callbacks;
+  PolicyProvider provider;
+  int64_t budget = 0;
+  bool closed = false;
+
+  // Op names.
+  absl::flat_hash_map<std::string, int32_t> op_ids;
+  std::vector<std::string> op_names;
+  std::vector<uint64_t> op_name_hash;
+
+  // Tensors.
+  std::vector<Slot> slots;
+  std::vector<int32_t> free_slots;
+  int32_t live = 0;
+  int64_t resident_bytes = 0;
+  int64_t peak_bytes = 0;
+  RuntimeTensorTable table;
+  std::vector<int32_t> touched;  // slots touched in this iteration
+
+  // Iteration and op clock.
+  bool in_iteration = false;
+  bool in_op = false;
+  int32_t iteration = 0;  // runtime iterations begun so far (the open one's index)
+  int32_t ordinal = -1;   // op being run / last run in this iteration
+  int32_t phase_count[kNumPhases] = {0, 0, 0, 0};
+  Phase op_phase = Phase::kOther;
+  int32_t op_id = 0;
+  int32_t op_phase_ordinal = 0;
+  bool optimizer_started = false;
+  int32_t micro_batch = 0;
+  bool micro_batch_has_backward = false;
+  int64_t iteration_start_ns = 0;
+  int64_t op_start_ns = 0;
+  int64_t op_peak = 0;
+  std::vector<int32_t> tokens;       // this iteration's op ids (stage tracker)
+  std::vector<int32_t> op_slots;     // the open op's inputs then outputs
+  std::vector<int64_t> op_rec;       // their record ids
+  int32_t op_inputs = 0;             // how many of op_slots are inputs
+  FingerprintState fingerprint;
+  int32_t first_divergent = -1;
+  bool policy_stopped = false;  // strict fingerprint tripped
+  IterationStats row;
+  std::vector<IterationStats> rows;
+  SwapCounts counts;
+
+  // Stages and policies.
+  std::optional<StageTracker> tracker;  // set by Create
+  Stage stage = Stage::kWarmUp;
+  std::vector<std::unique_ptr<LoadedPolicy>> policies;
+  int32_t user_policy = -1;     // LoadPolicy: runs every iteration
+  int32_t staged_policy = -2;   // -2: no change pending; -1: clear; else index
+  int32_t stage_policy = -1;    // the stage machine's choice for this iteration
+  std::vector<int32_t> candidates;  // GenPolicy policies of the current run
+  int32_t active = -1;          // policy running in this iteration
+  std::vector<ItemRun> items;
+  std::vector<MatchDecision> decisions;
+  std::vector<int32_t> late_releases;  // items to release after the next op
+  std::vector<int32_t> due_late;       // swap of late_releases at an op's end
+
+  // seed 004.
+  std::vector<int32_t> manual_out;  // slots swapped out by PageOut, not released
+  std::vector<int32_t> prefetch_list;
+
+  // Record.
+  std::unique_ptr<ExecutionRecord> record;
+  int32_t genpolicy_records = 0;
+
+  // --- runtime.cc ---
+  absl::StatusOr<int32_t> SlotOf(TensorHandle t) const;
+  TensorHandle HandleOf(int32_t slot) const;
+  // Notes a slot whose per-iteration state changes now. O(1).
+  void Touch(int32_t slot) {
+    Slot& t = slots[slot];
+    if (t.touched != iteration + 1) {
+      t.touched = iteration + 1;
+      touched.push_back(slot);
+    }
+  }
+  absl::StatusOr<int32_t> NewSlot(const TensorDesc& desc, bool owned, void* device);
+  // Reserves `bytes` for an allocation at the current position (Algorithm 3
+  // on failure); owned: also allocates the block into *device. `requester`
+  // (-1: none) is never a victim.
+  absl::Status Reserve(int64_t bytes, bool owned, void** device, int32_t requester);
+  absl::Status Algorithm3(int64_t bytes, bool owned, void** device, int32_t requester,
+                          absl::Status first_failure);
+  void Account(int64_t delta);
+  // Record position of an event that takes effect before / after "now".
+  int32_t PositionBefore() const;
+  int32_t PositionAfter() const;
+
+  absl::Status StartSwapOut(int32_t slot, SwapReason reason);
+  // Rule 2. for_allocation: Algorithm 3 releases it for an allocation at
+  // the current position (recorded off the device during it).
+  absl::Status Release(int32_t slot, bool for_allocation = false);
+  // A swap-out not to be released: the block stays, the host copy goes.
+  absl::Status CancelSwapOut(int32_t slot);
+  absl::Status StartSwapIn(int32_t slot, bool demand);
+  absl::Status WaitIn(int32_t slot);
+  // Makes the slot resident before a use (rule 3; passive swap-in).
+  absl::Status EnsureResident(int32_t slot);
+  absl::Status FreeDeviceBlock(Slot& s, bool after_copy);
+  absl::Status Hold(Slot& s);
+  absl::Status Unhold(Slot& s, bool free_memory);
+  absl::Status TimedComputeWait(TicketId ticket);
+  void DropHost(Slot& s, EventId ready);
+
+  // --- runtime_ops.cc ---
+  void NormalizePhase(Phase* phase);
+  // Ends the open op: matcher, decisions (unless aborted), releases due,
+  // the record.
+  absl::Status CloseOp(absl::Span<const int32_t> outputs, bool aborted);
+  bool AnchorPassed(const OpAnchor& a) const;
+  absl::Status FireSwapIns(Phase phase, int32_t phase_ordinal);
+  absl::Status FireReleases(Phase phase, int32_t phase_ordinal);
+  absl::Status ApplyDecisions();
+  absl::Status EndOfIterationStages();
+  TraceMetadata RecordMetadata() const;
+
+  // --- runtime_policy.cc ---
+  // Prepares a policy for running; `names` is the table its name ids index.
+  absl::StatusOr<int32_t> AddPolicy(MatchablePolicy mp, const std::vector<std::string>& names);
+  NameId PolicyName(LoadedPolicy& p, int32_t op);
+  int32_t BestCandidate() const;
+  absl::Status GeneratePolicy(int32_t record_iteration);
+};
+
+// Tags the status with the runtime's rule names.
+absl::Status CallOrder(absl::string_view message);
+
+}  // namespace swapplan::runtime
+
+#endif  // SWAPPLAN_SRC_RUNTIME_RUNTIME_STATE_H_

@@ -1,0 +1,319 @@
+// The C API of libswapplan_runtime.so, through the shared library and its
+// header only (this executable links nothing else of swapplan). 1 byte/ns
+// links, round sizes.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "swapplan/runtime/swapplan_runtime.h"
+
+namespace {
+
+std::string LastError() { return swapplan_rt_last_error(); }
+
+swapplan_rt_env* Create(int64_t bytes, int32_t m = 2, int32_t n = 5, const char* work = nullptr) {
+  swapplan_rt_options o;
+  swapplan_rt_options_init(&o);
+  o.device_memory_bytes = bytes;
+  o.h2d_bandwidth_bytes_per_s = 1e9;
+  o.d2h_bandwidth_bytes_per_s = 1e9;
+  o.copy_latency_ns = 0;
+  o.warmup_iterations = m;
+  o.genpolicy_iterations = n;
+  o.work_dir = work;
+  swapplan_rt_env* env = nullptr;
+  const swapplan_rt_status rc = swapplan_rt_create_swap_env(&o, &env);
+  INFO(LastError());
+  REQUIRE(rc == SWAPPLAN_RT_OK);
+  return env;
+}
+
+swapplan_rt_tensor Alloc(swapplan_rt_env* env, int64_t bytes, uint8_t fill) {
+  const int64_t shape[] = {bytes / 4};
+  swapplan_rt_tensor t = 0;
+  void* p = nullptr;
+  const swapplan_rt_status rc =
+      swapplan_rt_tensor_alloc(env, bytes, 1, shape, 1, SWAPPLAN_RT_KIND_ACTIVATION, -1, &t, &p);
+  INFO(LastError());
+  REQUIRE(rc == SWAPPLAN_RT_OK);
+  std::memset(p, fill, static_cast<size_t>(bytes));
+  return t;
+}
+
+bool Holds(swapplan_rt_env* env, swapplan_rt_tensor t, int64_t bytes, uint8_t fill) {
+  void* p = nullptr;
+  if (swapplan_rt_tensor_data(env, t, &p) != SWAPPLAN_RT_OK) return false;
+  for (int64_t k = 0; k < bytes; ++k) {
+    if (static_cast<uint8_t*>(p)[k] != fill) return false;
+  }
+  return true;
+}
+
+std::string TempDir(const char* name) {
+  std::string dir = std::string("/tmp/swapplan-capi-") + name + "-" + std::to_string(getpid());
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return dir;
+}
+
+TEST_CASE("C API: library, options, errors") {
+  CHECK(swapplan_rt_abi_version() == SWAPPLAN_RT_ABI_VERSION);
+  CHECK(std::string(swapplan_rt_status_name(SWAPPLAN_RT_OUT_OF_MEMORY)) == "out-of-memory");
+  swapplan_rt_options o;
+  swapplan_rt_options_init(&o);
+  CHECK(o.struct_size == sizeof(o));
+  CHECK(o.matcher == SWAPPLAN_RT_MATCHER_FUZZY);
+  CHECK(o.warmup_iterations == 2);
+  CHECK(o.genpolicy_iterations == 5);
+  swapplan_rt_env* env = nullptr;
+  o.struct_size = 3;
+  CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("struct_size") != std::string::npos);
+  swapplan_rt_options_init(&o);
+  o.device_memory_bytes = 0;
+  CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("capacity_bytes") != std::string::npos);
+  CHECK(env == nullptr);
+  CHECK(swapplan_rt_iteration_begin(nullptr) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  // The message is per thread.
+  std::thread([] { CHECK(LastError().empty()); }).join();
+}
+
+TEST_CASE("C API: ops, seed 004 swaps, Algorithm 3 and the budget") {
+  swapplan_rt_env* env = Create(1000);
+  int32_t op = -1;
+  REQUIRE(swapplan_rt_intern_op(env, "aten::mm", &op) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) ==
+        SWAPPLAN_RT_CALL_ORDER);
+  CHECK(LastError().find("no iteration has begun") != std::string::npos);
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  // Op 0 makes A and B (800 bytes).
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) == SWAPPLAN_RT_OK);
+  const swapplan_rt_tensor a = Alloc(env, 400, 0xa1);
+  const swapplan_rt_tensor b = Alloc(env, 400, 0xb2);
+  const swapplan_rt_tensor ab[] = {a, b};
+  REQUIRE(swapplan_rt_op_end(env, ab, 2) == SWAPPLAN_RT_OK);
+  // pageout_manual + before_prefetch_wait_all: A leaves (400 in use).
+  REQUIRE(swapplan_rt_pageout_manual(env, a) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_OK);
+  int32_t resident = 1;
+  REQUIRE(swapplan_rt_tensor_resident(env, a, &resident) == SWAPPLAN_RT_OK);
+  CHECK(resident == 0);
+  void* p = nullptr;
+  CHECK(swapplan_rt_tensor_data(env, a, &p) == SWAPPLAN_RT_CALL_ORDER);
+  // Op 1: C (600) fits; D (200) does not: Algorithm 3 swaps B (400, not
+  // this op's) out. 1000 more cannot fit: C and D are this op's.
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) == SWAPPLAN_RT_OK);
+  const swapplan_rt_tensor c = Alloc(env, 600, 0xc3);
+  const swapplan_rt_tensor d = Alloc(env, 200, 0xd4);
+  const int64_t shape[] = {250};
+  swapplan_rt_tensor e = 0;
+  CHECK(swapplan_rt_tensor_alloc(env, 1000, 1, shape, 1, SWAPPLAN_RT_KIND_ACTIVATION, -1, &e,
+                                 &p) == SWAPPLAN_RT_OUT_OF_MEMORY);
+  CHECK(LastError().find("device out of memory at op 1 (aten::mm)") != std::string::npos);
+  const swapplan_rt_tensor cd[] = {c, d};
+  REQUIRE(swapplan_rt_op_end(env, cd, 2) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_tensor_free(env, c) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_tensor_free(env, d) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_tensor_free(env, d) == SWAPPLAN_RT_INVALID_ARGUMENT);  // stale
+  // A is prefetched (prefetch_init, need_prefetch, prefetch_all); B comes
+  // back on use, passively.
+  REQUIRE(swapplan_rt_prefetch_init(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_need_prefetch(env, a) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_prefetch_all(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_BACKWARD, ab, 2) == SWAPPLAN_RT_OK);
+  CHECK(Holds(env, a, 400, 0xa1));
+  CHECK(Holds(env, b, 400, 0xb2));
+  REQUIRE(swapplan_rt_op_end(env, nullptr, 0) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+
+  swapplan_rt_stats s;
+  REQUIRE(swapplan_rt_get_stats(env, &s) == SWAPPLAN_RT_OK);
+  CHECK(s.iterations == 1);
+  CHECK(s.peak_device_bytes == 1000);
+  CHECK(s.device_bytes_in_use == 800);
+  CHECK(s.counts.manual_swap_outs == 1);
+  CHECK(s.counts.manual_swap_ins == 1);
+  CHECK(s.counts.passive_swap_outs == 1);
+  CHECK(s.counts.passive_swap_ins == 1);
+  CHECK(s.counts.uses_while_off_device == 0);  // B was Algorithm 3's victim
+  CHECK(s.counts.ooms == 1);
+  swapplan_rt_iteration_stats row;
+  REQUIRE(swapplan_rt_get_iteration_stats(env, 0, &row) == SWAPPLAN_RT_OK);
+  CHECK(row.ops == 3);
+  CHECK(row.stage == SWAPPLAN_RT_STAGE_WARMUP);
+  CHECK(swapplan_rt_get_iteration_stats(env, 1, &row) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  const std::string dir = TempDir("ops");
+  REQUIRE(swapplan_rt_write_record(env, (dir + "/run.json").c_str()) == SWAPPLAN_RT_OK);
+  FILE* f = std::fopen((dir + "/run.json").c_str(), "r");
+  CHECK(f != nullptr);
+  if (f != nullptr) std::fclose(f);
+  CHECK(swapplan_rt_write_record(env, (dir + "/run.trace").c_str()) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("JSON trace form") != std::string::npos);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
+TEST_CASE("C API: an injected copy error fails the call clearly; the tensor stays") {
+  swapplan_rt_env* env = Create(1000);
+  const swapplan_rt_tensor a = Alloc(env, 100, 0x5e);
+  REQUIRE(swapplan_rt_inject_fault(env, SWAPPLAN_RT_FAULT_COPY_ERROR, SWAPPLAN_RT_D2H, 0, 1, 0) ==
+          SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_pageout_manual(env, a) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_COPY_FAILED);
+  CHECK(LastError().find("keeps its device block") != std::string::npos);
+  int32_t resident = 0;
+  REQUIRE(swapplan_rt_tensor_resident(env, a, &resident) == SWAPPLAN_RT_OK);
+  CHECK(resident == 1);
+  CHECK(Holds(env, a, 100, 0x5e));
+  CHECK(swapplan_rt_inject_fault(env, 7, -1, 0, 1, 0) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
+// A toy framework owning its storage (what the PyTorch layer does with
+// storage.resize_): blocks by id, holds counted.
+struct Framework {
+  std::vector<void*> mem = std::vector<void*>(4, nullptr);
+  std::vector<int> holds = std::vector<int>(4, 0);
+  int frees = 0;
+  int restores = 0;
+};
+
+int32_t Hold(void* user, uint64_t id) {
+  ++static_cast<Framework*>(user)->holds[id];
+  return 0;
+}
+int32_t Release(void* user, uint64_t id, int32_t free_memory) {
+  Framework* fw = static_cast<Framework*>(user);
+  --fw->holds[id];
+  if (free_memory) {
+    std::free(fw->mem[id]);
+    fw->mem[id] = nullptr;
+    ++fw->frees;
+  }
+  return 0;
+}
+int32_t Restore(void* user, uint64_t id, int64_t bytes, void** device) {
+  Framework* fw = static_cast<Framework*>(user);
+  fw->mem[id] = std::malloc(static_cast<size_t>(bytes));
+  ++fw->holds[id];
+  ++fw->restores;
+  *device = fw->mem[id];
+  return 0;
+}
+
+TEST_CASE("C API: framework-owned storage is held, freed and restored through the callbacks") {
+  swapplan_rt_env* env = Create(1000);
+  Framework fw;
+  swapplan_rt_framework cb{sizeof(swapplan_rt_framework), &fw, &Hold, &Release, &Restore};
+  REQUIRE(swapplan_rt_set_framework(env, &cb) == SWAPPLAN_RT_OK);
+  fw.mem[1] = std::malloc(100);
+  std::memset(fw.mem[1], 0x77, 100);
+  const int64_t shape[] = {25};
+  swapplan_rt_tensor t = 0;
+  REQUIRE(swapplan_rt_tensor_register(env, 1, fw.mem[1], 100, 1, shape, 1,
+                                      SWAPPLAN_RT_KIND_ACTIVATION, -1, &t) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_pageout_manual(env, t) == SWAPPLAN_RT_OK);
+  CHECK(fw.holds[1] == 1);  // held while the copy reads it
+  REQUIRE(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_OK);
+  CHECK(fw.frees == 1);  // freed after the copy, hold dropped
+  CHECK(fw.mem[1] == nullptr);
+  CHECK(fw.holds[1] == 0);
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "use", &op) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, &t, 1) == SWAPPLAN_RT_OK);
+  CHECK(fw.restores == 1);
+  REQUIRE(fw.mem[1] != nullptr);
+  CHECK(static_cast<uint8_t*>(fw.mem[1])[99] == 0x77);
+  CHECK(fw.holds[1] == 0);  // the copy in is over
+  REQUIRE(swapplan_rt_op_end(env, nullptr, 0) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  swapplan_rt_framework bad = cb;
+  bad.restore = nullptr;
+  CHECK(swapplan_rt_set_framework(env, &bad) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+  std::free(fw.mem[1]);
+}
+
+struct ProviderLog {
+  std::vector<std::string> records;
+};
+
+int32_t Provider(void* user, const swapplan_rt_policy_request* r, char* path, size_t capacity) {
+  static_cast<ProviderLog*>(user)->records.push_back(r->record_path);
+  if (capacity > 0) path[0] = '\0';  // no policy this time
+  return 0;
+}
+
+TEST_CASE("C API: the policy provider is asked in GenPolicy with the record of the iteration") {
+  const std::string dir = TempDir("provider");
+  swapplan_rt_env* env = Create(1000, /*m=*/1, /*n=*/1, dir.c_str());
+  ProviderLog log;
+  REQUIRE(swapplan_rt_set_policy_provider(env, &Provider, &log) == SWAPPLAN_RT_OK);
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "step", &op) == SWAPPLAN_RT_OK);
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) ==
+            SWAPPLAN_RT_OK);
+    const swapplan_rt_tensor t = Alloc(env, 100, 1);
+    REQUIRE(swapplan_rt_op_end(env, &t, 1) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  }
+  // W W G G: asked at the ends of iterations 1 and 2.
+  REQUIRE(log.records.size() == 2);
+  FILE* f = std::fopen(log.records[0].c_str(), "r");
+  CHECK(f != nullptr);
+  if (f != nullptr) std::fclose(f);
+  swapplan_rt_iteration_stats row;
+  REQUIRE(swapplan_rt_get_iteration_stats(env, 2, &row) == SWAPPLAN_RT_OK);
+  CHECK(row.stage == SWAPPLAN_RT_STAGE_GENPOLICY);
+  char msg[256];
+  REQUIRE(swapplan_rt_get_plan_error(env, 1, msg, sizeof msg) == SWAPPLAN_RT_OK);
+  CHECK(std::string(msg).empty());
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
+TEST_CASE("C API: an environment serialises callers on several threads") {
+  swapplan_rt_env* env = Create(1 << 20);
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::thread reader([&] {
+    swapplan_rt_stats s;
+    while (!done) bad += swapplan_rt_get_stats(env, &s) != SWAPPLAN_RT_OK;
+  });
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "step", &op) == SWAPPLAN_RT_OK);
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) ==
+            SWAPPLAN_RT_OK);
+    const swapplan_rt_tensor t = Alloc(env, 1000, 2);
+    REQUIRE(swapplan_rt_op_end(env, &t, 1) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_pageout_manual(env, t) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_BACKWARD, &t, 1) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_op_end(env, nullptr, 0) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  }
+  done = true;
+  reader.join();
+  CHECK(bad == 0);
+  swapplan_rt_stats s;
+  REQUIRE(swapplan_rt_get_stats(env, &s) == SWAPPLAN_RT_OK);
+  CHECK(s.counts.passive_swap_ins == 200);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
+}  // namespace
