@@ -49,8 +49,9 @@ struct ReplayArgs {
   int layers = 0;
   std::string oom_handling = "all";
   std::string policies = "input";
-  std::string plan_on = "envelope";
+  std::string plan_on = "observed";
   double spread_margin = 1.0;
+  double verify_margin = 0.0;
   int max_policy_misses = 2;
   int remember = 4;
   bool oracle = false;
@@ -287,9 +288,10 @@ absl::Status Run(const ReplayArgs& args) {
   }
   if (!ParsePlanningInput(args.plan_on, &o.plan_on)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--plan-on: '", args.plan_on, "' is not one of iteration, envelope"));
+        absl::StrCat("--plan-on: '", args.plan_on, "' is not one of iteration, envelope, observed"));
   }
   o.envelope.spread_margin = args.spread_margin;
+  o.verify_margin = args.verify_margin;
   o.tracker.max_policy_misses = args.max_policy_misses;
   o.oracle = args.oracle;
   o.remembered_sequences = args.remember;
@@ -489,6 +491,8 @@ void SetupReplay(CLI::App& root, Action* action) {
                   "iteration (the one just observed) or envelope (all observed with its key)");
   sub->add_option("--spread-margin", args->spread_margin,
                   "Envelope: extrapolate by this multiple of the observed spread");
+  sub->add_option("--verify-margin", args->verify_margin,
+                  "Observed: peaks must stay under the budget by this multiple of their spread");
   sub->add_option("--max-policy-misses", args->max_policy_misses,
                   "Stable iterations whose policy missed before GenPolicy again (0: never)");
   sub->add_option("--remember", args->remember,

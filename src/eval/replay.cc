@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -32,7 +33,15 @@ bool ParsePolicyKeying(absl::string_view name, PolicyKeying* out) {
 }
 
 absl::string_view PlanningInputName(PlanningInput p) {
-  return p == PlanningInput::kEnvelope ? "envelope" : "iteration";
+  switch (p) {
+    case PlanningInput::kEnvelope:
+      return "envelope";
+    case PlanningInput::kObserved:
+      return "observed";
+    case PlanningInput::kIteration:
+      break;
+  }
+  return "iteration";
 }
 
 bool ParsePlanningInput(absl::string_view name, PlanningInput* out) {
@@ -40,6 +49,8 @@ bool ParsePlanningInput(absl::string_view name, PlanningInput* out) {
     *out = PlanningInput::kIteration;
   } else if (name == "envelope") {
     *out = PlanningInput::kEnvelope;
+  } else if (name == "observed") {
+    *out = PlanningInput::kObserved;
   } else {
     return false;
   }
@@ -76,9 +87,15 @@ absl::Status ReplayOptions::Validate() const {
   if (keying != PolicyKeying::kSingle && keying != PolicyKeying::kByInput) {
     return bad("keying", static_cast<int>(keying), "unknown policy keying");
   }
-  if (plan_on != PlanningInput::kIteration && plan_on != PlanningInput::kEnvelope) {
+  if (plan_on != PlanningInput::kIteration && plan_on != PlanningInput::kEnvelope &&
+      plan_on != PlanningInput::kObserved) {
     return bad("plan_on", static_cast<int>(plan_on), "unknown planning input");
   }
+  if (!std::isfinite(verify_margin) || verify_margin < 0) {
+    return bad("verify_margin", verify_margin, "must be finite and >= 0");
+  }
+  if (verify_rounds < 1) return bad("verify_rounds", verify_rounds, "must be >= 1");
+  if (verify_iterations < 1) return bad("verify_iterations", verify_iterations, "must be >= 1");
   if (remembered_sequences < 0) {
     return bad("remembered_sequences", remembered_sequences, "must be >= 0 (0: none)");
   }
@@ -122,6 +139,7 @@ bool Better(const PolicyRecord& a, const PolicyRecord& b) {
 struct KeyState {
   InputSignature sig;
   IterationEnvelope envelope;
+  std::vector<Trace> observed;  // kObserved: the last iterations seen
   std::vector<std::unique_ptr<PolicyRecord>> policies;
   PolicyRecord* latest = nullptr;  // runs in GenPolicy
   PolicyRecord* stable = nullptr;  // runs in Stable
@@ -154,9 +172,18 @@ class ReplayLoop {
   // The policy to run in `stage` for `sig`: the key's own, else the nearest
   // key's. nullptr when no key has one.
   PolicyRecord* Choose(Stage stage, const InputSignature& sig, bool* other_key);
-  // Plans for `key` after observing `seg` and makes it the key's latest.
-  absl::Status Plan(const Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
-                    ReplaySummary& sum);
+  // Plans for `key` after observing `seg` (which it may take: not used
+  // afterwards) and makes the policy the key's latest.
+  absl::Status Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row, ReplaySummary& sum);
+  // A policy for `plan_on` on `device`, ready to match; nullptr with the
+  // planner's message in *infeasible when it cannot reach the budget.
+  absl::StatusOr<std::unique_ptr<PolicyRecord>> MakePolicy(const Trace& plan_on,
+                                                           const DeviceModel& device, int32_t t,
+                                                           std::string* infeasible);
+  // The highest and lowest simulated peak of `rec` applied to `iterations`.
+  absl::StatusOr<std::pair<int64_t, int64_t>> PeakRange(PolicyRecord& rec,
+                                                        absl::Span<const Trace> iterations,
+                                                        int32_t t);
   absl::StatusOr<SimulationResult> Simulate(const Trace& seg, int32_t t, const Policy& policy,
                                             OomHandling handling);
   void Accumulate(const ReplayRow& row, ReplaySummary& sum);
@@ -219,50 +246,137 @@ absl::StatusOr<SimulationResult> ReplayLoop::Simulate(const Trace& seg, int32_t 
   return r;
 }
 
-absl::Status ReplayLoop::Plan(const Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
-                              ReplaySummary& sum) {
-  Trace envelope;
-  const Trace* plan_on = &seg;
-  row.planned_on_iterations = 1;
-  if (options_.plan_on == PlanningInput::kEnvelope) {
-    key.envelope.Observe(seg, 0);
-    SWAPPLAN_ASSIGN_OR_RETURN(envelope, key.envelope.Build(seg, 0));
-    plan_on = &envelope;
-    row.planned_on_iterations = key.envelope.observations();
-  }
+absl::StatusOr<std::unique_ptr<PolicyRecord>> ReplayLoop::MakePolicy(const Trace& plan_on,
+                                                                     const DeviceModel& device,
+                                                                     int32_t t,
+                                                                     std::string* infeasible) {
   PlanningProblem problem;
-  problem.trace = plan_on;
+  problem.trace = &plan_on;
   problem.iteration = 0;
-  problem.device = device_;
+  problem.device = device;
   absl::StatusOr<Policy> policy = planner_->Plan(problem);
   if (!policy.ok()) {
     if (KindOf(policy.status()) == ErrorKind::kInfeasible) {
-      // The key keeps the policy it had (if any).
-      row.plan_error = std::string(policy.status().message());
-      ++sum.plan_failures;
-      return absl::OkStatus();
+      *infeasible = std::string(policy.status().message());
+      return std::unique_ptr<PolicyRecord>();
     }
     return absl::Status(policy.status().code(),
                         absl::StrCat("replay: planning runtime iteration ", t, ": ",
                                      policy.status().message()));
   }
   auto rec = std::make_unique<PolicyRecord>();
-  rec->id = next_id_++;
   SWAPPLAN_ASSIGN_OR_RETURN(
       rec->matchable,
-      MakeMatchablePolicy(*plan_on, 0, *std::move(policy), options_.runtime_key_bits));
-  const std::vector<uint64_t> roles = TensorRoles(*plan_on, 0);
+      MakeMatchablePolicy(plan_on, 0, *std::move(policy), options_.runtime_key_bits));
+  const std::vector<uint64_t> roles = TensorRoles(plan_on, 0);
   for (const MatchableItem& mi : rec->matchable.items) {
     // The item's tensor: the one whose file id the policy names.
     const PolicyItem& pi = rec->matchable.policy.items[mi.item];
     TensorId tensor = kNoTensor;
-    for (TensorId u : plan_on->uses(plan_on->iteration(0).op_begin + mi.decision.ordinal)) {
-      if (plan_on->tensor(u).trace_id == pi.tensor_id) tensor = u;
+    for (TensorId u : plan_on.uses(plan_on.iteration(0).op_begin + mi.decision.ordinal)) {
+      if (plan_on.tensor(u).trace_id == pi.tensor_id) tensor = u;
     }
     rec->item_roles.push_back(tensor == kNoTensor ? 0 : roles[tensor]);
   }
   SWAPPLAN_ASSIGN_OR_RETURN(rec->matcher, CreateMatcher(options_.matcher, rec->matchable,
                                                         options_.matcher_options));
+  return rec;
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> ReplayLoop::PeakRange(
+    PolicyRecord& rec, absl::Span<const Trace> iterations, int32_t t) {
+  int64_t hi = 0, lo = std::numeric_limits<int64_t>::max();
+  for (const Trace& it : iterations) {
+    AppliedPolicy a = ApplyPolicy(it, 0, rec.matchable, {}, *rec.matcher, table_);
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
+                              Simulate(it, t, a.policy, OomHandling::kReport));
+    hi = std::max(hi, r.peak_bytes);
+    lo = std::min(lo, r.peak_bytes);
+  }
+  return std::make_pair(hi, lo);
+}
+
+absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
+                              ReplaySummary& sum) {
+  std::string infeasible;
+  std::unique_ptr<PolicyRecord> rec;
+  if (options_.plan_on == PlanningInput::kObserved) {
+    // Plan the latest iteration; lower the budget by what the policy lacks
+    // on the observed ones (their peaks plus the margin), and again.
+    key.observed.push_back(std::move(seg));
+    if (static_cast<int32_t>(key.observed.size()) > options_.verify_iterations) {
+      key.observed.erase(key.observed.begin());
+    }
+    row.planned_on_iterations = static_cast<int32_t>(key.observed.size());
+    const Trace& latest = key.observed.back();
+    const int64_t limit = device_.capacity_bytes - device_.reserve_bytes;
+    DeviceModel dev = device_;
+    // Grow the reserve (doubling steps: the planner's choices are discrete,
+    // a little more reserve may give the same policy) until the policy
+    // holds, then bisect between the last reserve that failed and the
+    // smallest that held. Keep the policy of the smallest reserve that
+    // held, else the one that lacked least.
+    int64_t failed = -1, held = -1, step = 0;
+    int64_t best_need = std::numeric_limits<int64_t>::max();
+    bool best_held = false;
+    for (int32_t round = 0; round < options_.verify_rounds; ++round) {
+      SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PolicyRecord> r,
+                                MakePolicy(latest, dev, t, &infeasible));
+      if (r == nullptr) {
+        held = held < 0 ? dev.reserve_bytes : held;  // no lower budget helps
+        if (failed < 0 || held - failed <= 1) break;
+      } else {
+        SWAPPLAN_ASSIGN_OR_RETURN(auto range, PeakRange(*r, key.observed, t));
+        const int64_t need =
+            range.first +
+            static_cast<int64_t>(std::ceil(options_.verify_margin *
+                                           static_cast<double>(range.first - range.second))) -
+            limit;
+        if (need <= 0) {
+          if (!best_held || dev.reserve_bytes < held || held < 0) {
+            rec = std::move(r);
+            best_held = true;
+          }
+          held = held < 0 ? dev.reserve_bytes : std::min(held, dev.reserve_bytes);
+        } else {
+          if (!best_held && need < best_need) {
+            best_need = need;
+            rec = std::move(r);
+          }
+          failed = std::max(failed, dev.reserve_bytes);
+          if (held < 0) step = std::max(need, 2 * step);
+        }
+      }
+      int64_t next;
+      if (held < 0) {
+        next = dev.reserve_bytes + step;
+      } else if (failed >= 0 && held - failed > std::max<int64_t>(limit / 1000, 1)) {
+        next = failed + (held - failed) / 2;
+      } else {
+        break;
+      }
+      if (next >= dev.capacity_bytes) break;
+      dev.reserve_bytes = next;
+    }
+  } else {
+    Trace envelope;
+    const Trace* plan_on = &seg;
+    row.planned_on_iterations = 1;
+    if (options_.plan_on == PlanningInput::kEnvelope) {
+      key.envelope.Observe(seg, 0);
+      SWAPPLAN_ASSIGN_OR_RETURN(envelope, key.envelope.Build(seg, 0));
+      plan_on = &envelope;
+      row.planned_on_iterations = key.envelope.observations();
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(rec, MakePolicy(*plan_on, device_, t, &infeasible));
+  }
+  if (rec == nullptr) {
+    // The key keeps the policy it had (if any).
+    row.plan_error = infeasible;
+    ++sum.plan_failures;
+    return absl::OkStatus();
+  }
+  rec->id = next_id_++;
   row.generated_policy = rec->id;
   key.latest = rec.get();
   key.policies.push_back(std::move(rec));
@@ -445,7 +559,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
     } else {
       const bool detailed =
           d.stage == Stage::kGenPolicy ||
-          (stage == Stage::kGenPolicy && options_.plan_on == PlanningInput::kEnvelope);
+          (stage == Stage::kGenPolicy && options_.plan_on != PlanningInput::kIteration);
       if (detailed) SWAPPLAN_RETURN_IF_ERROR(Plan(seg, t, KeyFor(row.input), row, sum));
       if (stage == Stage::kStable && d.stage == Stage::kStable && row.policy_of_other_input &&
           options_.keying == PolicyKeying::kByInput) {
@@ -461,8 +575,8 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
         // Each key keeps its policy: the widest envelope's, or the best run.
         for (KeyState& k : keys_) {
           k.stable = nullptr;
-          if (options_.plan_on == PlanningInput::kEnvelope) {
-            k.stable = k.latest;
+          if (options_.plan_on != PlanningInput::kIteration) {
+            k.stable = k.latest;  // planned on the most observations
             continue;
           }
           for (const std::unique_ptr<PolicyRecord>& p : k.policies) {

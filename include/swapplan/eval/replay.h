@@ -165,8 +165,13 @@ bool ParsePolicyKeying(absl::string_view name, PolicyKeying* out);
 enum class PlanningInput : uint8_t {
   kIteration = 0,  // the iteration just observed (the paper)
   kEnvelope = 1,   // the envelope of the iterations observed with its key
+  // The iteration just observed, with the budget lowered until the policy,
+  // matched and simulated on every iteration observed with its key, peaks
+  // under the budget by a margin (ReplayOptions::verify_margin).
+  kObserved = 2,
 };
-// "iteration", "envelope"; the parser returns false for anything else.
+// "iteration", "envelope", "observed"; the parser returns false for
+// anything else.
 absl::string_view PlanningInputName(PlanningInput p);
 bool ParsePlanningInput(absl::string_view name, PlanningInput* out);
 
@@ -190,8 +195,15 @@ struct ReplayOptions {
   // docs/varying.md measured to hold on MoE routing and per-iteration
   // sequence lengths), or the paper's one policy planned on one iteration.
   PolicyKeying keying = PolicyKeying::kByInput;
-  PlanningInput plan_on = PlanningInput::kEnvelope;
+  PlanningInput plan_on = PlanningInput::kObserved;
   EnvelopeOptions envelope;
+  // kObserved: the peaks of the observed iterations with the policy must
+  // stay under the budget after adding this multiple of their spread
+  // (max − min); at most `verify_rounds` plans per observed iteration, and
+  // the last `verify_iterations` iterations of a key are kept to verify on.
+  double verify_margin = 0.0;
+  int32_t verify_rounds = 8;
+  int32_t verify_iterations = 8;
   // Policy sets of sequences the run left (a skipped step, a validation pass
   // sends the tracker to WarmUp) kept for when it comes back: an iteration
   // that passes the tracker's stability tests against a remembered
