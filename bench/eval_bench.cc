@@ -14,6 +14,7 @@
 // there).
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "swapplan/curve/memory_curve.h"
@@ -29,7 +30,7 @@ SynthOptions Llama(int32_t layers, int32_t micro_batches) {
   SynthOptions o;
   o.model = *ModelPreset("llama2-7b");
   o.model.layers = layers;
-  o.device = *DevicePreset("ascend-910b-64g");
+  if (!UseDevicePreset("ascend-910b-64g", &o).ok()) std::abort();
   o.parallel.data_parallel = 8;
   o.parallel.zero_stage = 2;
   o.seq_length_tokens = 4096;

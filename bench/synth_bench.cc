@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -26,7 +27,7 @@ namespace {
 SynthOptions MillionOps(bool names) {
   SynthOptions o;
   o.model = *ModelPreset("llama2-7b");
-  o.device = *DevicePreset("ascend-910b-64g");
+  if (!UseDevicePreset("ascend-910b-64g", &o).ok()) std::abort();
   o.parallel.data_parallel = 8;
   o.parallel.zero_stage = 2;
   o.num_micro_batches = 8;

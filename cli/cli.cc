@@ -9,26 +9,7 @@
 
 namespace swapplan::cli {
 
-int ExitCodeFor(const absl::Status& status) {
-  // A configured limit (decompressed bytes of an import) is bad input, not
-  // an infeasible budget, although both travel as ResourceExhausted.
-  if (KindOf(status) == ErrorKind::kResourceLimit) return kExitBadInput;
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-      return kExitOk;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kDataLoss:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kAlreadyExists:
-      return kExitBadInput;
-    case absl::StatusCode::kResourceExhausted:
-      return kExitInfeasible;
-    default:
-      return kExitInternal;
-  }
-}
+int ExitCodeFor(const absl::Status& status) { return ExitCode(status); }
 
 absl::Status WriteOutput(const std::string& path, absl::string_view content) {
   if (path.empty() || path == "-") {

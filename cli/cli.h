@@ -1,9 +1,10 @@
 // Shared pieces of the swapplan command-line layer. Each subcommand lives in
 // its own cmd_*.cc and exposes one Setup function that declares its options
 // on a CLI11 subcommand and stores the action to run after parsing. The
-// library does the work; this layer parses flags, renders tables/JSON and
-// maps statuses to exit codes (SPEC §10): 0 success, 1 internal error,
-// 2 bad input or usage, 3 infeasible.
+// library does the work; this layer parses flags (flags.h, device_flags.h),
+// renders tables/JSON and maps statuses to exit codes (SPEC §10): 0
+// success, 1 internal error, 2 bad input or usage, 3 infeasible, 4 a
+// quality regression (regress).
 #ifndef SWAPPLAN_CLI_CLI_H_
 #define SWAPPLAN_CLI_CLI_H_
 
@@ -34,15 +35,19 @@ void SetupReplay(CLI::App& root, Action* action);
 void SetupSearch(CLI::App& root, Action* action);
 void SetupPolicy(CLI::App& root, Action* action);
 void SetupImport(CLI::App& root, Action* action);
+void SetupDevices(CLI::App& root, Action* action);
+// `swapplan help [--markdown]`: the --help of every subcommand (docs/cli.md
+// is its Markdown form).
+void SetupHelp(CLI::App& root, Action* action);
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInfeasible = 3;
+inline constexpr int kExitQualityRegression = 4;
 
-// Exit status for a library status: InvalidArgument, NotFound, DataLoss,
-// FailedPrecondition, OutOfRange, AlreadyExists -> 2; ResourceExhausted (no
-// policy reaches the budget) -> 3; anything else -> 1.
+// Exit status for a library status: ExitCode (util/error.h), decided by the
+// status's ErrorKind, never by its message.
 int ExitCodeFor(const absl::Status& status);
 
 // Writes `content` to `path` atomically, or to stdout when `path` is empty

@@ -1,7 +1,8 @@
-// swapplan check TRACE POLICY [--json] [--op-times auto|eq1|recorded] [--iteration-time X]
+// swapplan check TRACE POLICY [--json] [-o FILE] [--op-time-model auto|eq1|recorded]
+//                [--iteration-time-ns X]
 //
-// Without --op-times, the policy is checked on the op timeline its planner
-// recorded (CheckOptionsFor: Chameleon's op_time_model and
+// Without --op-time-model, the policy is checked on the op timeline its
+// planner recorded (CheckOptionsFor: Chameleon's op_time_model and
 // iteration_time_ns parameters), else auto.
 //
 // Replays a policy against the trace with the checker (policy/checker.h) and
@@ -10,16 +11,23 @@
 // sense of SPEC §10, like a malformed trace (the report still goes to
 // stdout, the count to stderr); 2 also for unreadable files.
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
-#include "trace_input.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
+#include "planner_flags.h"
+#include "swapplan/planners/chameleon/options.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -27,12 +35,16 @@ namespace swapplan::cli {
 namespace {
 
 struct CheckArgs {
+  FlagSet flags;
   std::string trace;
   std::string policy;
   bool json = false;
-  // "" = the op-time model the policy's planner recorded (CheckOptionsFor).
-  std::string op_times;
-  std::string iteration_time;
+  std::optional<std::string> output;
+  // Set by the flags; each overrides what CheckOptionsFor reads from the
+  // policy only when given.
+  CheckOptions options;
+  bool op_time_model_given = false;
+  bool iteration_time_given = false;
 };
 
 std::string Bytes(int64_t b) {
@@ -40,13 +52,14 @@ std::string Bytes(int64_t b) {
 }
 
 std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
-                       const CheckArgs& a) {
+                       const CheckArgs& a, const ResolvedDevice& d) {
   std::string out;
   TextTable head({"check", a.policy});
   head.AddRow({"trace", absl::StrCat(t.source(), ", iteration ", r.iteration)});
   head.AddRow({"policy", absl::StrCat(p.planner.empty() ? "(no planner)" : p.planner, ", ",
                                       r.items, " items")});
   head.AddRow({"budget", Bytes(r.budget_bytes)});
+  head.AddRow({"compute", ComputeScaleText(d)});
   const bool fingerprint_ok =
       r.violations.empty() || r.violations.front().kind != ViolationKind::kFingerprintMismatch;
   if (fingerprint_ok) {
@@ -80,7 +93,8 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
   return out;
 }
 
-std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a) {
+std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a,
+                       const std::vector<std::string>& warnings) {
   using nlohmann::json;
   json violations = json::array();
   for (const Violation& v : r.violations) {
@@ -91,41 +105,62 @@ std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a)
                           {"message", v.message}});
   }
   json j = {{"trace", t.source()},
-            {"policy", a.policy},
+            {"policy_file", a.policy},
             {"iteration", r.iteration},
-            {"items", r.items},
+            {"num_items", r.items},
             {"budget_bytes", r.budget_bytes},
-            {"peak_bytes", r.peak_bytes},
-            {"peak_op", r.peak_op},
+            {"warnings", WarningsJson(warnings)},
+            {"peak_with_policy_bytes", r.peak_bytes},
+            {"peak_with_policy_op", OpJson(r.peak_op)},
             {"peak_unswapped_bytes", r.peak_unswapped_bytes},
-            {"bytes_out", r.bytes_out},
-            {"late_swap_ins", r.late_swap_ins},
+            {"d2h_bytes", r.bytes_out},
+            {"num_late_swap_ins", r.late_swap_ins},
             {"swap_in_wait_ns", r.swap_in_wait_ns},
-            {"release_waits", r.release_waits},
+            {"num_release_waits", r.release_waits},
             {"release_wait_ns", r.release_wait_ns},
             {"clean", r.clean()},
             {"violations", std::move(violations)}};
   return j.dump(1) + "\n";
 }
 
-absl::Status RunCheck(const CheckArgs& a) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(a.trace));
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyForCheck(a.policy));
-  // By default the timeline the policy was planned on; the flags override.
+absl::Status RunCheck(CheckArgs& a) {
+  a.flags.Parse();
+  SWAPPLAN_RETURN_IF_ERROR(a.options.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(a.trace, &a.flags));
+  // A missing POLICY argument is a problem of the flags already.
+  if (a.policy.empty()) return a.flags.Status();
+  absl::StatusOr<Policy> read_policy = ReadPolicyForCheck(a.policy);
+  if (!read_policy.ok()) {
+    if (a.flags.ok()) return read_policy.status();
+    a.flags.Add(std::string(read_policy.status().message()));
+  }
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  const Policy& policy = *read_policy;
+  // The policy's own device model (its compute scale, applied by the
+  // checker) when it records one; here only for the report and warnings.
+  DeviceDefaults defaults = TraceDeviceDefaults(recorded);
+  if (policy.device.capacity_bytes > 0) defaults.compute_time_scale = policy.device.compute_time_scale;
+  FlagSet none;
+  ResolvedDevice device =
+      ResolveDevice({}, defaults, {.capacity = false, .bandwidths = false}, &none);
+  PrintWarnings(device.warnings);
+  const Trace& trace = recorded;
+  // By default the op timeline the policy was planned on (CheckOptionsFor);
+  // the flags override it.
   CheckOptions options = CheckOptionsFor(policy);
-  if (!a.op_times.empty()) {
-    ParseOpTimeModel(a.op_times, &options.op_time_model);  // checked by CLI11
+  if (a.op_time_model_given) {
+    options.op_time_model = a.options.op_time_model;
     options.iteration_time_ns = 0;
   }
-  if (!a.iteration_time.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(options.iteration_time_ns, ParseDurationNs(a.iteration_time));
-  }
+  if (a.iteration_time_given) options.iteration_time_ns = a.options.iteration_time_ns;
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      "", a.json ? RenderJson(trace, report, a) : RenderText(trace, policy, report, a)));
+      a.output.value_or(""), a.json ? RenderJson(trace, report, a, device.warnings)
+                                    : RenderText(trace, policy, report, a, device)));
   if (!report.clean()) {
-    return absl::InvalidArgumentError(absl::StrCat(a.policy, ": ", report.violations.size(),
-                                                   " violations against ", trace.source()));
+    return Error(ErrorKind::kMalformedInput,
+                 absl::StrCat(a.policy, ": ", report.violations.size(), " violations against ",
+                              trace.source()));
   }
   return absl::OkStatus();
 }
@@ -137,15 +172,32 @@ void SetupCheck(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "check", "Replay a policy against a trace with exact byte accounting and list every "
                "violation (exit 0 clean, 2 violations).");
-  sub->add_option("trace", a->trace, "Trace file")->required();
-  sub->add_option("policy", a->policy, "Policy file (binary or JSON)")->required();
-  sub->add_flag("--json", a->json, "Machine-readable JSON report");
-  sub->add_option("--op-times", a->op_times,
-                  "Op times for release checks: auto, eq1 or recorded (default: the model the "
-                  "policy's planner recorded, else auto)")
-      ->check(CLI::IsMember({"auto", "eq1", "recorded"}));
-  sub->add_option("--iteration-time", a->iteration_time,
-                  "T_iter for Eq. (1) (default: recorded wall time)");
+  a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
+  a->flags.Positional(sub, "policy", &a->policy, "Policy file (binary or JSON)",
+                      /*required=*/true);
+  // The planner's own spellings (ChameleonOptionTable): the op times the
+  // release checks use are the ones Chameleon planned with.
+  std::vector<OptionInfo> timing;
+  for (const OptionInfo& o : ChameleonOptionTable().Describe(ChameleonOptions())) {
+    if (o.name == "op_time_model" || o.name == "iteration_time_ns") timing.push_back(o);
+  }
+  AddPlannerOptionFlags(sub, &a->flags, timing,
+                        [a](const std::string& name, const std::string& value) -> absl::Status {
+                          ChameleonOptions o;
+                          SWAPPLAN_RETURN_IF_ERROR(
+                              ChameleonOptionTable().SetValue(&o, name, value));
+                          if (name == "op_time_model") {
+                            a->options.op_time_model = o.op_time_model;
+                            a->op_time_model_given = true;
+                          }
+                          if (name == "iteration_time_ns") {
+                            a->options.iteration_time_ns = o.iteration_time_ns;
+                            a->iteration_time_given = true;
+                          }
+                          return absl::OkStatus();
+                        });
+  sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/check.schema.json)");
+  a->flags.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
   sub->callback([a, action] { *action = [a]() { return RunCheck(*a); }; });
 }
 

@@ -1,5 +1,7 @@
-// swapplan compare TRACE [--device-memory X [--reserve X] | --oversubscription R]
-//                  [--planners a,b,...] [--json]
+// swapplan compare TRACE [--device NAME] [--device-memory X [--reserve X] |
+//                  --oversubscription 2x] [--h2d-bandwidth ...] [--copy-latency ...]
+//                  [--iteration N] [--planners a,b,...] [--planner-option P.NAME=V]
+//                  [--save-policies DIR] [--json] [-o FILE]
 //
 // Runs every planner (registry.h) on one iteration with the same budget and
 // judges each policy with the evaluation simulator (eval/compare.h): one row
@@ -18,15 +20,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
-#include "trace_input.h"
-#include "sim_flags.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
+#include "planner_flags.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -34,18 +40,17 @@ namespace swapplan::cli {
 namespace {
 
 struct CompareArgs {
+  FlagSet flags;
   std::string trace;
-  std::string device_memory;
-  std::string reserve;
-  double oversubscription = 0;
-  std::string planners;
-  int iteration = 0;
-  SimFlags sim;
-  std::string save_policies;
+  DeviceFlags device;
+  std::optional<double> oversubscription;
+  std::optional<std::string> planners;
+  std::optional<int64_t> iteration;
   // PLANNER.NAME=VALUE, applied with Planner::SetOption.
-  std::vector<std::string> planner_options;
+  std::vector<CompareOptions::PlannerOption> planner_options;
+  std::optional<std::string> save_policies;
   bool json = false;
-  std::string output;
+  std::optional<std::string> output;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -107,13 +112,15 @@ std::string BudgetText(const Comparison& c) {
                       FormatBytes(c.budget.reserve_bytes));
 }
 
-std::string RenderText(const Trace& t, const Comparison& c, const std::vector<std::string>& notes) {
+std::string RenderText(const Trace& t, const Comparison& c, const ResolvedDevice& d,
+                       const std::vector<std::string>& notes) {
   std::string out;
   absl::StrAppend(&out, "trace     ", t.source(), ", iteration ", c.iteration, " (", c.num_ops,
                   " ops, op durations ", DurationSourceName(c.durations), ")\n");
   absl::StrAppend(&out, "budget    ", BudgetText(c), "; unswapped peak ", BytesExact(c.peak.bytes),
                   " at ", OpText(t, c.iteration, c.peak.local_op), "\n");
-  absl::StrAppend(&out, "link      ", LinkText(c.simulator.device), "\n");
+  absl::StrAppend(&out, "link      ", LinkText(d.model), "\n");
+  absl::StrAppend(&out, "compute   ", ComputeScaleText(d), "\n");
   absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n\n");
   TextTable table(
       {"planner", "feasible", "peak", "iteration", "overhead", "stall", "d2h", "h2d", "plan time"});
@@ -136,22 +143,21 @@ std::string RenderText(const Trace& t, const Comparison& c, const std::vector<st
   return out;
 }
 
-std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<std::string>& notes) {
+std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice& d,
+                       const std::vector<std::string>& notes) {
   using nlohmann::json;
   json j;
   j["trace"] = t.source();
   j["iteration"] = c.iteration;
-  j["ops"] = c.num_ops;
-  j["durations"] = std::string(DurationSourceName(c.durations));
-  j["device_memory_bytes"] = c.budget.device_memory_bytes;
-  j["reserve_bytes"] = c.budget.reserve_bytes;
-  if (c.budget.oversubscription > 0) {
-    j["oversubscription"] = c.budget.oversubscription;
-  } else {
-    j["oversubscription"] = nullptr;
-  }
+  j["num_ops"] = c.num_ops;
+  j["op_durations"] = std::string(DurationSourceName(c.durations));
+  j["device"] = DeviceJson(d);
+  j["warnings"] = WarningsJson(d.warnings);
+  j["oversubscription_ratio"] =
+      c.budget.oversubscription > 0 ? json(c.budget.oversubscription) : json(nullptr);
   j["budget_bytes"] = c.budget.budget_bytes;
-  j["unswapped_peak_bytes"] = c.peak.bytes;
+  j["peak_unswapped_bytes"] = c.peak.bytes;
+  j["peak_unswapped_op"] = c.peak.local_op;
   j["persistent_bytes"] = c.persistent_bytes;
   j["ideal_iteration_time_ns"] = c.ideal_time_ns;
   json out_rows = json::array();
@@ -162,22 +168,22 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
     row["feasible"] = r.feasible;
     // A policy that fails the checker: its first violation.
     if (r.planned && !r.valid) row["invalid"] = r.invalid_reason;
+    const char* keys[] = {"peak_with_policy_bytes", "iteration_time_ns",
+                          "overhead_vs_ideal_fraction", "stall_ns", "recompute_ns", "d2h_bytes",
+                          "h2d_bytes"};
     if (r.sim) {
       const SimulationResult& s = *r.sim;
-      row["peak_bytes"] = s.peak_bytes;
-      row["iteration_time_ns"] = s.iteration_time_ns;
-      row["overhead_vs_ideal"] = s.overhead_vs_ideal;
-      row["stall_ns"] = s.stall_ns;
-      row["recompute_ns"] = s.recompute_ns;
-      row["bytes_d2h"] = s.bytes_d2h;
-      row["bytes_h2d"] = s.bytes_h2d;
+      row[keys[0]] = s.peak_bytes;
+      row[keys[1]] = s.iteration_time_ns;
+      row[keys[2]] = s.overhead_vs_ideal;
+      row[keys[3]] = s.stall_ns;
+      row[keys[4]] = s.recompute_ns;
+      row[keys[5]] = s.bytes_d2h;
+      row[keys[6]] = s.bytes_h2d;
     } else {
-      for (const char* k : {"peak_bytes", "iteration_time_ns", "overhead_vs_ideal", "stall_ns",
-                            "recompute_ns", "bytes_d2h", "bytes_h2d"}) {
-        row[k] = nullptr;
-      }
+      for (const char* k : keys) row[k] = nullptr;
     }
-    row["items"] = r.items;
+    row["num_items"] = r.items;
     row["plan_time_ns"] = r.plan_time_ns;
     row["note"] = notes[i];
     out_rows.push_back(row);
@@ -186,83 +192,49 @@ std::string RenderJson(const Trace& t, const Comparison& c, const std::vector<st
   return j.dump(2) + "\n";
 }
 
-absl::Status Run(const CompareArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
-  if (args.iteration >= trace.num_iterations()) {
-    return absl::InvalidArgumentError(absl::StrCat("--iteration ", args.iteration,
-                                                   " is out of range: ", trace.source(), " has ",
-                                                   trace.num_iterations(), " iterations"));
-  }
+absl::Status Run(CompareArgs& args) {
+  args.flags.Parse();
   CompareOptions options;
-  options.iteration = args.iteration;
   options.keep_policies = true;  // the notes and --save-policies read them
-  for (absl::string_view name : absl::StrSplit(args.planners, ',', absl::SkipEmpty())) {
+  for (absl::string_view name : absl::StrSplit(args.planners.value_or(""), ',', absl::SkipEmpty())) {
     if (FindPlanner(name) == nullptr) {
-      return absl::InvalidArgumentError(
+      args.flags.Add(
           absl::StrCat("--planners: unknown planner '", name, "' (known: ", PlannerNames(), ")"));
+      continue;
     }
     options.planners.emplace_back(name);
   }
-  for (const std::string& opt : args.planner_options) {
-    absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(opt);
-    if (!o.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--planner-option ", o.status().message()));
-    }
-    options.planner_options.push_back(*std::move(o));
-  }
-  // Flag-level checks first, so messages name the flags.
-  if (args.oversubscription != 0) {
-    if (!args.device_memory.empty() || !args.reserve.empty()) {
-      return absl::InvalidArgumentError(
+  options.planner_options = args.planner_options;
+  if (args.oversubscription) {
+    if (args.device.device_memory_bytes || args.device.reserve_bytes) {
+      args.flags.Add(
           "--oversubscription replaces --device-memory and --reserve: give one or the other");
     }
-    if (!(args.oversubscription >= 1.0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--oversubscription ", args.oversubscription, " must be >= 1 (1 = the peak fits)"));
+    if (!(*args.oversubscription >= 1.0)) {
+      args.flags.Add(absl::StrCat("--oversubscription: ", *args.oversubscription,
+                                  "x must be >= 1x (1x = the peak fits)"));
     }
-    options.budget.oversubscription = args.oversubscription;
-  } else {
-    int64_t device_memory = trace.metadata().device_memory_bytes;
-    if (!args.device_memory.empty()) {
-      absl::StatusOr<int64_t> b = ParseBytes(args.device_memory);
-      if (!b.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
-      }
-      device_memory = options.budget.device_memory_bytes = *b;
-    } else if (device_memory <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--device-memory is required: ",
-                                                     trace.source(),
-                                                     " does not record the device memory"));
-    }
-    if (!args.reserve.empty()) {
-      absl::StatusOr<int64_t> b = ParseBytes(args.reserve);
-      if (!b.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--reserve: ", b.status().message()));
-      }
-      options.budget.reserve_bytes = *b;
-    }
-    if (device_memory - options.budget.reserve_bytes <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--reserve ", FormatBytes(options.budget.reserve_bytes),
-                       " leaves no budget out of ", FormatBytes(device_memory)));
-    }
+    options.budget.oversubscription = *args.oversubscription;
   }
-  SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &options.simulator));
-  const bool h2d = options.simulator.device.h2d_bandwidth_bytes_per_s > 0 ||
-                   trace.metadata().h2d_bandwidth_bytes_per_s > 0;
-  const bool d2h = options.simulator.device.d2h_bandwidth_bytes_per_s > 0 ||
-                   trace.metadata().d2h_bandwidth_bytes_per_s > 0;
-  if (!h2d || !d2h) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no copy bandwidth: give --bandwidth (or --h2d-bandwidth and --d2h-bandwidth); ",
-        trace.source(), " does not record one"));
-  }
-  if (!args.save_policies.empty()) {
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
+  options.iteration = ResolveIteration(args.iteration, recorded, &args.flags);
+  const ResolvedDevice device =
+      ResolveDevice(args.device, TraceDeviceDefaults(recorded),
+                    {.capacity = !args.oversubscription.has_value()}, &args.flags);
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
+  PrintWarnings(device.warnings);
+  // The simulator and the planners scale op durations by
+  // device.compute_time_scale themselves.
+  options.simulator.device = device.model;
+  if (!args.oversubscription) options.budget = BudgetFor(device.model);
+  const Trace& trace = recorded;
+  const std::string save = args.save_policies.value_or("");
+  if (!save.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(args.save_policies, ec);
+    std::filesystem::create_directories(save, ec);
     if (ec) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--save-policies: cannot create ", args.save_policies, ": ", ec.message()));
+      return Error(ErrorKind::kUsage,
+                   absl::StrCat("--save-policies: cannot create ", save, ": ", ec.message()));
     }
   }
   const auto start = std::chrono::steady_clock::now();
@@ -279,19 +251,20 @@ absl::Status Run(const CompareArgs& args) {
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(Note(trace, c.iteration, row));
     // Only policies that pass the checker are written.
-    if (!args.save_policies.empty() && row.policy && row.valid) {
+    if (!save.empty() && row.policy && row.valid) {
       SWAPPLAN_RETURN_IF_ERROR(
-          WritePolicy(*row.policy, absl::StrCat(args.save_policies, "/", row.planner, ".json")));
+          WritePolicy(*row.policy, absl::StrCat(save, "/", row.planner, ".json")));
     }
   }
-  SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      args.output, args.json ? RenderJson(trace, c, notes) : RenderText(trace, c, notes)));
+  SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.output.value_or(""),
+                                       args.json ? RenderJson(trace, c, device, notes)
+                                                 : RenderText(trace, c, device, notes)));
   bool any_real = false;
   for (const PlannerOutcome& r : c.rows) any_real = any_real || !r.unlimited_memory;
   if (any_real && !c.AnyFeasible()) {
-    return absl::ResourceExhaustedError(absl::StrCat("no planner reaches the budget of ",
-                                                     BytesExact(c.budget.budget_bytes), " on ",
-                                                     trace.source()));
+    return Error(ErrorKind::kInfeasible, absl::StrCat("no planner reaches the budget of ",
+                                                      BytesExact(c.budget.budget_bytes), " on ",
+                                                      trace.source()));
   }
   return absl::OkStatus();
 }
@@ -305,30 +278,47 @@ void SetupCompare(CLI::App& root, Action* action) {
       "Run every planner and baseline on one iteration with one budget and judge each policy "
       "with the evaluation simulator: feasible, peak, iteration time, overhead vs ideal, stall, "
       "bytes moved, planning time. Exit 3 when no planner reaches the budget.");
-  sub->add_option("trace", args->trace, "Trace file")->required();
-  sub->add_option("--device-memory", args->device_memory,
-                  "Device memory, e.g. 64GiB (default: the trace's)");
-  sub->add_option("--reserve", args->reserve,
-                  "Memory kept back for fragmentation and workspace (default 0); budget = device "
-                  "memory - reserve");
-  sub->add_option("--oversubscription", args->oversubscription,
-                  "Budget as a ratio r >= 1 instead of --device-memory: persistent bytes + "
-                  "(unswapped peak - persistent bytes) / r");
-  sub->add_option("--planners", args->planners,
-                  absl::StrCat("Comma-separated planners, of ", PlannerNames(),
-                               " (default: all but those too slow to run by default: advisor)"));
-  sub->add_option("--iteration", args->iteration, "Iteration to plan")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  AddSimFlags(sub, &args->sim);
-  sub->add_option("--planner-option", args->planner_options,
-                  "PLANNER.NAME=VALUE, repeatable: a planner's own option, e.g. "
-                  "chameleon.min-tensor-bytes=0, chameleon.release-wait=never, "
-                  "advisor.time-limit=30s, advisor.generations=100, advisor.threads=2");
-  sub->add_option("--save-policies", args->save_policies,
-                  "Write each planner's policy to DIR/<planner>.json");
-  sub->add_flag("--json", args->json, "Machine-readable JSON output");
-  sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
+  AddDeviceFlags(sub, &args->flags, &args->device, {});
+  args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
+                    "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
+                    "(unswapped peak - persistent bytes) / r, e.g. 2x");
+  args->flags.Text(sub, "--planners", &args->planners,
+                   absl::StrCat("Comma-separated planners, of ", PlannerNames(),
+                                " (default: all but those too slow to run by default: advisor)"));
+  AddIterationFlag(sub, &args->flags, &args->iteration);
+  args->flags.Repeated(
+      sub, "--planner-option",
+      [args](const std::string& text) -> std::string {
+        absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(text);
+        if (!o.ok()) return std::string(o.status().message());
+        absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(o->planner);
+        if (!p.ok()) return std::string(p.status().message());
+        if (absl::Status s = (*p)->SetOption(o->name, o->value); !s.ok()) {
+          return std::string(s.message());
+        }
+        args->planner_options.push_back(*std::move(o));
+        return "";
+      },
+      "PLANNER.NAME=VALUE, repeatable: a planner's own option by the name its policies record "
+      "(`swapplan help --markdown` lists them), e.g. chameleon.min-tensor-bytes=0, "
+      "chameleon.release-wait=never, advisor.time-limit-ns=30s, advisor.max-generations=100",
+      "PLANNER.NAME=VALUE");
+  args->flags.Text(sub, "--save-policies", &args->save_policies,
+                   "Write each planner's policy to DIR/<planner>.json");
+  sub->add_flag("--json", args->json, "Machine-readable JSON report (docs/json/compare.schema.json)");
+  // Every planner's options, as --planner-option takes them.
+  std::string footer = "Planner options (--planner-option PLANNER.NAME=VALUE; the names policies record):";
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    std::vector<OptionInfo> opts = info.create()->DescribeOptions();
+    absl::StrAppend(&footer, "\n  ", info.name, ":", opts.empty() ? " none" : "");
+    for (const OptionInfo& o : opts) {
+      absl::StrAppend(&footer, "\n    ", absl::StrReplaceAll(o.name, {{"_", "-"}}), "  ",
+                      OptionHelp(o));
+    }
+  }
+  sub->footer(footer);
+  args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

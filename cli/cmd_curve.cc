@@ -1,11 +1,14 @@
-// swapplan curve TRACE [--iteration N] [--format csv|json] [-o FILE]
+// swapplan curve TRACE [--iteration N | --all-iterations] [--format csv|json | --json]
+//                [-o FILE]
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "cli.h"
-#include "trace_input.h"
+#include "common.h"
+#include "flags.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
@@ -14,10 +17,13 @@ namespace swapplan::cli {
 namespace {
 
 struct CurveArgs {
+  FlagSet flags;
   std::string trace;
-  int iteration = -1;
-  std::string format = "csv";
-  std::string output;
+  std::optional<int64_t> iteration;
+  bool all_iterations = false;
+  std::optional<std::string> format;
+  bool json = false;
+  std::optional<std::string> output;
 };
 
 std::string CsvField(absl::string_view s) {
@@ -33,7 +39,7 @@ std::string CsvField(absl::string_view s) {
 std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last) {
   std::string out =
       "iteration,op,global_op,name,phase,unswapped_bytes,recorded_bytes,recorded_after_bytes,"
-      "live_tensors,allocator_bytes_in_use\n";
+      "num_live_tensors,allocator_bytes_in_use\n";
   for (int32_t it = first; it <= last; ++it) {
     const IterationInfo& iter = t.iteration(it);
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
@@ -65,7 +71,7 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                   {"unswapped_bytes", c.unswapped_bytes()[i]},
                   {"recorded_bytes", c.recorded_bytes()[i]},
                   {"recorded_after_bytes", c.recorded_after_bytes()[i]},
-                  {"live_tensors", c.live_tensors()[i]}};
+                  {"num_live_tensors", c.live_tensors()[i]}};
       if (op.allocator_bytes_in_use >= 0) row["allocator_bytes_in_use"] = op.allocator_bytes_in_use;
       ops.push_back(std::move(row));
     }
@@ -88,30 +94,33 @@ void SetupCurve(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "curve", "Per-op memory curve: bytes in use without swaps, as recorded, after the op, "
                "live tensors, allocator figure.");
-  sub->add_option("trace", args->trace, "Trace file")->required();
-  sub->add_option("--iteration", args->iteration, "Only this iteration (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--format", args->format, "csv or json")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"csv", "json"}));
-  sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
+  AddIterationFlag(sub, &args->flags, &args->iteration);
+  sub->add_flag("--all-iterations", args->all_iterations, "Every iteration of the trace");
+  args->flags.Choice(sub, "--format", &args->format, {"csv", "json"}, "csv (default) or json");
+  sub->add_flag("--json", args->json,
+                "The same as --format json (docs/json/curve.schema.json)");
+  args->flags.Text(sub, "-o,--output", &args->output, "Write the curve to FILE instead of stdout");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status {
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args->trace));
+      args->flags.Parse();
+      if (args->all_iterations && args->iteration) {
+        args->flags.Add("--iteration and --all-iterations exclude each other");
+      }
+      if (args->json && args->format == std::optional<std::string>("csv")) {
+        args->flags.Add("--json and --format csv exclude each other");
+      }
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTraceArg(args->trace, &args->flags));
       int32_t first = 0;
       int32_t last = trace.num_iterations() - 1;
-      if (args->iteration >= 0) {
-        if (args->iteration >= trace.num_iterations()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("--iteration ", args->iteration, " is out of range: ", trace.source(),
-                           " has ", trace.num_iterations(), " iterations"));
-        }
-        first = last = args->iteration;
+      if (!args->all_iterations) {
+        first = last = ResolveIteration(args->iteration, trace, &args->flags);
       }
+      SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
-      return WriteOutput(args->output, args->format == "json"
-                                           ? RenderJson(trace, curve, first, last)
-                                           : RenderCsv(trace, curve, first, last));
+      const bool json = args->json || args->format == std::optional<std::string>("json");
+      return WriteOutput(args->output.value_or(""), json ? RenderJson(trace, curve, first, last)
+                                                         : RenderCsv(trace, curve, first, last));
     };
   });
 }

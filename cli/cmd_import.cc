@@ -6,6 +6,7 @@
 // says what it did: format, iterations, ops, how durations were obtained,
 // what was approximated, and — where the source recorded allocator figures —
 // how the rebuilt memory curve compares with them.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli.h"
+#include "flags.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/import/import.h"
 #include "swapplan/trace/io.h"
@@ -26,12 +28,14 @@ namespace swapplan::cli {
 namespace {
 
 struct ImportArgs {
+  FlagSet flags;
   std::vector<std::string> inputs;
   std::string output;
   std::string format;
   std::string kineto;
-  std::string peak_flops;
-  std::string memory_bandwidth;
+  // The roofline figures, spelled as every other command's device flags.
+  std::optional<double> peak_flops;
+  std::optional<double> memory_bandwidth;
 };
 
 std::string Attribute(const Trace& t, absl::string_view key) {
@@ -41,21 +45,15 @@ std::string Attribute(const Trace& t, absl::string_view key) {
   return "";
 }
 
-absl::Status Run(const ImportArgs& args) {
+absl::Status Run(ImportArgs& args) {
+  args.flags.Parse();
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   ImportOptions opts = GlobalImportOptions();
   if (!args.format.empty()) opts.format = args.format;
   if (!args.kineto.empty()) opts.kineto_path = args.kineto;
-  if (!args.peak_flops.empty()) {
-    double v = 0;
-    if (!absl::SimpleAtod(args.peak_flops, &v)) {
-      return Error(ErrorKind::kUsage, absl::StrCat("--peak-flops: '", args.peak_flops,
-                                                   "' is not a number of FLOP/s (e.g. 312e12)"));
-    }
-    opts.roofline_device.peak_flops_per_s = v;
-  }
-  if (!args.memory_bandwidth.empty()) {
-    SWAPPLAN_ASSIGN_OR_RETURN(opts.roofline_device.memory_bandwidth_bytes_per_s,
-                              ParseBandwidth(args.memory_bandwidth));
+  if (args.peak_flops) opts.roofline_device.peak_flops_per_s = *args.peak_flops;
+  if (args.memory_bandwidth) {
+    opts.roofline_device.memory_bandwidth_bytes_per_s = *args.memory_bandwidth;
   }
   // Several inputs: one trace plus, for an execution trace, its Kineto trace.
   std::string primary;
@@ -134,11 +132,12 @@ void SetupImport(CLI::App& root, Action* action) {
                   "Kineto trace of the same run (for an execution trace): durations and "
                   "allocator figures")
       ->check(CLI::ExistingFile);
-  sub->add_option("--peak-flops", args->peak_flops,
-                  "Roofline peak FLOP/s for ops without recorded durations (default 312e12)");
-  sub->add_option("--memory-bandwidth", args->memory_bandwidth,
-                  "Roofline memory bandwidth for ops without recorded durations (default "
-                  "1555GB/s)");
+  args->flags.Number(sub, "--peak-flops", &args->peak_flops,
+                     "Roofline peak FLOP/s for ops without recorded durations (default 312e12)",
+                     1, 1e20);
+  args->flags.Bandwidth(sub, "--memory-bandwidth", &args->memory_bandwidth,
+                        "Roofline memory bandwidth for ops without recorded durations (default "
+                        "1555GB/s)");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status { return Run(*args); };
   });

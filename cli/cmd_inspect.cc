@@ -1,4 +1,5 @@
 // swapplan inspect TRACE [--json] [-o FILE]
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
-#include "trace_input.h"
+#include "common.h"
+#include "flags.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/stats.h"
@@ -19,17 +21,15 @@ namespace swapplan::cli {
 namespace {
 
 struct InspectArgs {
+  FlagSet flags;
   std::string trace;
   bool json = false;
-  int top_ops = 10;
-  int top_tensors = 10;
-  std::string output;
-};
+  std::optional<int64_t> top_ops;
+  std::optional<int64_t> top_tensors;
+  std::optional<std::string> output;
 
-// "1.86 KiB (1900 B)"; just "100 B" below 1 KiB.
-std::string BytesExact(int64_t b) {
-  return b < 1024 ? FormatBytes(b) : absl::StrCat(FormatBytes(b), " (", b, " B)");
-}
+  int top_op_count() const { return static_cast<int>(top_ops.value_or(10)); }
+};
 
 std::string PeakText(const Trace& t, const PeakInfo& p) {
   return absl::StrCat(BytesExact(p.bytes), " at iteration ", p.iteration,
@@ -126,7 +126,7 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
   absl::StrAppend(&out, kinds.Render(), "\n");
 
   TextTable ops({"op", "count"});
-  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_ops; ++i) {
+  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_op_count(); ++i) {
     ops.AddRow({t.op_name(s.op_name_counts[i].first), absl::StrCat(s.op_name_counts[i].second)});
   }
   absl::StrAppend(&out, ops.Render(), "\n");
@@ -157,59 +157,66 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
   return out;
 }
 
-nlohmann::json PeakJson(const Trace& t, const PeakInfo& p) {
-  return {{"bytes", p.bytes},           {"iteration", p.iteration}, {"op", p.local_op},
-          {"op_name", t.op_name_at(p.op)}, {"phase", std::string(PhaseName(p.phase))}};
+nlohmann::json PeakAtJson(const Trace& t, const PeakInfo& p) {
+  return {{"iteration", p.iteration},
+          {"op", p.local_op},
+          {"op_name", t.op_name_at(p.op)},
+          {"phase", std::string(PhaseName(p.phase))}};
 }
 
 std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c,
                        const InspectArgs& args) {
   using nlohmann::json;
   const IterationCurve& peak_it = c.iterations()[c.peak_unswapped().iteration];
+  const TraceMetadata& md = t.metadata();
   json j;
   j["trace"] = t.source();
-  j["device_name"] = t.metadata().device_name;
-  j["device_memory_bytes"] = t.metadata().device_memory_bytes;
-  j["iterations"] = t.num_iterations();
-  j["ops"] = t.num_ops();
+  j["metadata"] = {{"device_name", md.device_name},
+                   {"device_memory_bytes", md.device_memory_bytes},
+                   {"h2d_bandwidth_bytes_per_s", md.h2d_bandwidth_bytes_per_s},
+                   {"d2h_bandwidth_bytes_per_s", md.d2h_bandwidth_bytes_per_s},
+                   {"model_name", md.model_name},
+                   {"model_layers", md.model_layers}};
+  j["num_iterations"] = t.num_iterations();
+  j["num_ops"] = t.num_ops();
   json phases = json::object();
   for (int p = 0; p < kNumPhases; ++p) {
     phases[std::string(PhaseName(static_cast<Phase>(p)))] = s.ops_per_phase[p];
   }
-  j["ops_per_phase"] = phases;
-  j["tensors"] = t.num_tensors();
-  j["uses"] = t.num_uses();
+  j["num_ops_by_phase"] = phases;
+  j["num_tensors"] = t.num_tensors();
+  j["num_uses"] = t.num_uses();
   json kinds = json::object();
   for (int k = 0; k < kNumTensorKinds; ++k) {
     kinds[std::string(TensorKindName(static_cast<TensorKind>(k)))] = {
-        {"count", s.tensors_per_kind[k]}, {"bytes", s.bytes_per_kind[k]}};
+        {"num_tensors", s.tensors_per_kind[k]}, {"bytes", s.bytes_per_kind[k]}};
   }
   j["tensors_by_kind"] = kinds;
   json top = json::array();
-  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_ops; ++i) {
+  for (size_t i = 0; i < s.op_name_counts.size() && static_cast<int>(i) < args.top_op_count(); ++i) {
     top.push_back({{"name", t.op_name(s.op_name_counts[i].first)},
-                   {"count", s.op_name_counts[i].second}});
+                   {"num_ops", s.op_name_counts[i].second}});
   }
   j["top_ops"] = top;
   j["peak_unswapped_bytes"] = c.peak_unswapped().bytes;
+  j["peak_unswapped_at"] = PeakAtJson(t, c.peak_unswapped());
   j["peak_recorded_bytes"] = c.peak_recorded().bytes;
-  j["peak_unswapped"] = PeakJson(t, c.peak_unswapped());
-  j["peak_recorded"] = PeakJson(t, c.peak_recorded());
+  j["peak_recorded_at"] = PeakAtJson(t, c.peak_recorded());
   j["persistent_bytes"] = peak_it.persistent_bytes;
-  j["iteration_time_ns"] = t.num_iterations() > 0 ? s.total_wall_time_ns / t.num_iterations() : 0;
+  j["mean_wall_time_ns"] = t.num_iterations() > 0 ? s.total_wall_time_ns / t.num_iterations() : 0;
   j["has_op_durations"] = t.has_op_durations();
-  j["memory_events"] = s.memory_events;
-  j["active_swap_outs"] = s.active_swaps;
-  j["passive_swap_outs"] = s.passive_swaps;
+  j["num_memory_events"] = s.memory_events;
+  j["num_active_swap_outs"] = s.active_swaps;
+  j["num_passive_swap_outs"] = s.passive_swaps;
   if (c.allocator().ops_compared > 0) {
-    j["allocator_diff"] = {{"ops_compared", c.allocator().ops_compared},
+    j["allocator_diff"] = {{"num_ops_compared", c.allocator().ops_compared},
                            {"max_abs_bytes", c.allocator().max_abs_diff_bytes},
                            {"mean_abs_bytes", c.allocator().mean_abs_diff_bytes}};
   }
   json largest = json::array();
   for (TensorId id : peak_it.largest_at_peak) {
-    largest.push_back({{"id", t.tensor(id).trace_id},
-                       {"bytes", t.tensor(id).size_bytes},
+    largest.push_back({{"tensor_id", t.tensor(id).trace_id},
+                       {"size_bytes", t.tensor(id).size_bytes},
                        {"kind", std::string(TensorKindName(t.tensor(id).kind))},
                        {"name", std::string(t.tensor_name(id))}});
   }
@@ -218,13 +225,14 @@ std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c
   for (int32_t it = 0; it < t.num_iterations(); ++it) {
     const IterationCurve& ic = c.iterations()[it];
     per_iter.push_back({{"iteration", it},
-                        {"ops", t.iteration(it).num_ops()},
+                        {"num_ops", t.iteration(it).num_ops()},
                         {"wall_time_ns", t.iteration(it).wall_time_ns},
                         {"peak_unswapped_bytes", ic.peak_unswapped.bytes},
                         {"peak_recorded_bytes", ic.peak_recorded.bytes},
                         {"persistent_bytes", ic.persistent_bytes}});
   }
-  j["per_iteration"] = per_iter;
+  j["iterations"] = per_iter;
+  // What an importer recorded (import.* metadata attributes), when it did.
   json imported = json::object();
   for (const auto& [k, v] : t.metadata().attributes) {
     if (absl::StartsWith(k, "import.")) imported[k.substr(7)] = v;
@@ -240,25 +248,25 @@ void SetupInspect(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "inspect", "Summarize a trace: iterations, ops per phase, op histogram, tensors by kind, "
                  "peak memory (unswapped and recorded), iteration time.");
-  sub->add_option("trace", args->trace, "Trace file (binary or JSON, optionally gzip)")
-      ->required();
-  sub->add_flag("--json", args->json, "Machine-readable JSON output");
-  sub->add_option("--top-ops", args->top_ops, "Op names to list")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--top-tensors", args->top_tensors, "Largest tensors at the peak to list")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  args->flags.Positional(sub, "trace", &args->trace,
+                         "Trace file (binary or JSON, optionally gzip)", /*required=*/true);
+  sub->add_flag("--json", args->json, "Machine-readable JSON report (docs/json/inspect.schema.json)");
+  args->flags.Int(sub, "--top-ops", &args->top_ops, "Op names to list (default 10)", 0, INT32_MAX);
+  args->flags.Int(sub, "--top-tensors", &args->top_tensors,
+                  "Largest tensors at the peak to list (default 10)", 0, INT32_MAX);
+  args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
   sub->callback([args, action] {
     *action = [args]() -> absl::Status {
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args->trace));
+      args->flags.Parse();
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadTraceArg(args->trace, &args->flags));
+      SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
       CurveOptions opts;
-      opts.top_tensors_at_peak = args->top_tensors;
+      opts.top_tensors_at_peak = static_cast<int32_t>(args->top_tensors.value_or(10));
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace, opts));
       TraceStats stats = ComputeTraceStats(trace);
-      return WriteOutput(args->output, args->json ? RenderJson(trace, stats, curve, *args)
-                                                  : RenderText(trace, stats, curve, *args));
+      return WriteOutput(args->output.value_or(""),
+                         args->json ? RenderJson(trace, stats, curve, *args)
+                                    : RenderText(trace, stats, curve, *args));
     };
   });
 }

@@ -2,21 +2,24 @@
 //
 // Replans every trace the baseline names at its budget and compares each
 // planner's feasibility and simulated iteration time with the recorded one
-// (library: eval/regress.h). One row per (trace, planner). Exit 1 when a
-// planner lost feasibility or got slower than the tolerance allows (or has
-// no baseline, or its trace changed); --update rewrites the baseline from
-// this run instead and exits 0.
+// (library: eval/regress.h). One row per (trace, planner). Exit 4 (a quality
+// regression, SPEC §10) when a planner lost feasibility or got slower than
+// the tolerance allows (or has no baseline, or its trace changed); --update
+// rewrites the baseline from this run instead and exits 0.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
-#include "sim_flags.h"
+#include "common.h"
+#include "flags.h"
 #include "swapplan/eval/regress.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -24,10 +27,12 @@ namespace swapplan::cli {
 namespace {
 
 struct RegressArgs {
-  std::string baseline;
-  std::string tolerance = "1%";
+  FlagSet flags;
+  std::optional<std::string> baseline;
+  std::optional<double> tolerance;
   bool update = false;
   bool json = false;
+  std::optional<std::string> output;
 };
 
 std::string BudgetText(const QualityEntry& e, int64_t budget_bytes) {
@@ -121,26 +126,25 @@ std::string RenderJson(const QualityBaseline& b, const RegressReport& r, double 
                     {"planner", row.planner},
                     {"baseline", result(row.baseline)},
                     {"current", result(row.current)},
-                    {"change", row.change ? json(*row.change) : json(nullptr)},
+                    {"change_fraction", row.change ? json(*row.change) : json(nullptr)},
                     {"verdict", std::string(VerdictName(row.verdict))},
                     {"failure", IsFailure(row.verdict)}});
   }
-  json j = {{"baseline", b.path},
-            {"tolerance", tolerance},
-            {"failures", r.failures},
+  json j = {{"baseline_file", b.path},
+            {"tolerance_fraction", tolerance},
+            {"num_failures", r.failures},
             {"rows", std::move(rows)}};
   return j.dump(2) + "\n";
 }
 
-absl::Status Run(const RegressArgs& a) {
+absl::Status Run(RegressArgs& a) {
+  a.flags.Parse();
+  if (!a.baseline) a.flags.Add("--baseline FILE is required");
   RegressOptions options;
-  absl::StatusOr<double> tol = ParseFraction(a.tolerance);
-  if (!tol.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--tolerance: ", tol.status().message()));
-  }
-  options.tolerance = *tol;
-  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  SWAPPLAN_ASSIGN_OR_RETURN(QualityBaseline baseline, ReadQualityBaseline(a.baseline));
+  options.tolerance = a.tolerance.value_or(0.01);
+  if (absl::Status s = options.Validate(); !s.ok()) a.flags.Add(std::string(s.message()));
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  SWAPPLAN_ASSIGN_OR_RETURN(QualityBaseline baseline, ReadQualityBaseline(*a.baseline));
   auto progress = [&](size_t entry, double elapsed) {
     if (elapsed > 1.0) {
       std::cerr << absl::StrFormat("swapplan regress: %d/%d %s (%.1f s)\n", entry + 1,
@@ -150,15 +154,15 @@ absl::Status Run(const RegressArgs& a) {
   };
   SWAPPLAN_ASSIGN_OR_RETURN(RegressReport report, RunRegression(baseline, options, progress));
   if (a.update) {
-    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(a.baseline, QualityBaselineToJson(report.updated)));
+    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*a.baseline, QualityBaselineToJson(report.updated)));
   }
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      "", a.json ? RenderJson(baseline, report, options.tolerance)
-                 : RenderText(baseline, report, options.tolerance, a.update)));
+      a.output.value_or(""), a.json ? RenderJson(baseline, report, options.tolerance)
+                                    : RenderText(baseline, report, options.tolerance, a.update)));
   if (report.failures > 0 && !a.update) {
-    return absl::AbortedError(absl::StrCat("regress: ", report.failures, " of ",
-                                           report.rows.size(), " rows fail against ",
-                                           a.baseline));
+    return Error(ErrorKind::kQualityRegression,
+                 absl::StrCat("regress: ", report.failures, " of ", report.rows.size(),
+                              " rows fail against ", *a.baseline));
   }
   return absl::OkStatus();
 }
@@ -169,16 +173,16 @@ void SetupRegress(CLI::App& root, Action* action) {
   auto a = std::make_shared<RegressArgs>();
   CLI::App* sub = root.add_subcommand(
       "regress",
-      "Replan the traces a quality baseline names and fail (exit 1) when a planner lost "
+      "Replan the traces a quality baseline names and fail (exit 4) when a planner lost "
       "feasibility or got slower (simulated iteration time) than the tolerance allows.");
-  sub->add_option("--baseline", a->baseline, "Quality baseline (JSON), e.g. quality.json")
-      ->required();
-  sub->add_option("--tolerance", a->tolerance,
-                  "Allowed slowdown relative to the baseline, e.g. 1% or 0.01")
-      ->capture_default_str();
+  a->flags.Text(sub, "--baseline", &a->baseline,
+                "Quality baseline (JSON), e.g. quality.json (required)");
+  a->flags.Fraction(sub, "--tolerance", &a->tolerance,
+                    "Allowed slowdown relative to the baseline, e.g. 1% or 0.01 (default 1%)");
   sub->add_flag("--update", a->update,
                 "Rewrite the baseline's recorded results from this run (exit 0)");
-  sub->add_flag("--json", a->json, "Machine-readable JSON report");
+  sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/regress.schema.json)");
+  a->flags.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
   sub->callback([a, action] { *action = [a]() { return Run(*a); }; });
 }
 

@@ -1,22 +1,26 @@
-// swapplan simulate TRACE POLICY [--device-memory X] [--latency 10us] [--half-duplex]
-//                   [--naive-record-stream] [--timeline FILE.json] [--json] [-o FILE]
+// swapplan simulate TRACE POLICY [--device NAME] [--device-memory X] [--copy-latency 10us]
+//                   [--half-duplex] [--compute-scale F] [--naive-record-stream]
+//                   [--timeline FILE.json] [--json] [-o FILE]
 //
 // Runs the evaluation simulator (swapplan/sim/simulator.h) on the iteration
 // the policy was made for and prints the result. Exit 3 when the policy does
 // not fit the device memory (the result is printed first).
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
-#include "trace_input.h"
-#include "sim_flags.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/chrome_trace.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -24,25 +28,26 @@ namespace swapplan::cli {
 namespace {
 
 struct SimulateArgs {
+  FlagSet flags;
   std::string trace;
   std::string policy;
-  std::string device_memory;
-  SimFlags sim;
+  DeviceFlags device;
   bool naive_record_stream = false;
-  std::string host_dispatch;
-  std::string event_query;
-  int launch_queue_depth = SimulatorOptions().launch_queue_depth;
-  int top_stalls = 10;
-  std::string oom_handling = "report";  // or "algorithm3"
-  std::string timeline;
+  std::optional<int64_t> host_dispatch_ns;
+  std::optional<int64_t> event_query_ns;
+  std::optional<int64_t> launch_queue_depth;
+  std::optional<int64_t> top_stalls;
+  std::optional<std::string> oom_handling;  // report (default) or algorithm3
+  std::optional<std::string> timeline;
   bool json = false;
-  std::string output;
+  std::optional<std::string> output;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
 
 std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args,
-                       const std::string& capacity_source, const SimulationResult& r) {
+                       const std::string& capacity_source, const ResolvedDevice& d,
+                       const SimulationResult& r) {
   const int32_t it = r.iteration;
   auto op_text = [&](int32_t op) { return OpText(t, it, op); };
   int32_t recomputes = 0;
@@ -59,7 +64,8 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
       r.memory_limit_bytes == kUnlimitedBytes ? std::string("unlimited")
                                               : BytesExact(r.memory_limit_bytes),
       capacity_source, "\n");
-  absl::StrAppend(&out, "link            ", LinkText(r.device), "\n");
+  absl::StrAppend(&out, "link            ", LinkText(d.model), "\n");
+  absl::StrAppend(&out, "compute         ", ComputeScaleText(d), "\n");
   if (r.record_stream == RecordStreamMode::kNaive) {
     absl::StrAppend(
         &out, "record stream   naive (blocks reused once the host sees the copy done): ",
@@ -119,7 +125,7 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
   } else {
     absl::StrAppend(&out, "OOM             none\n");
   }
-  if (args.oom_handling == "algorithm3") {
+  if (args.oom_handling == std::optional<std::string>("algorithm3")) {
     const OomHandlingStats& h = r.oom_handling;
     absl::StrAppend(&out, "OOM handling    Algorithm 3: ", h.allocation_failures,
                     " allocation failures, ", h.early_releases, " early releases, ",
@@ -149,31 +155,26 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
 }
 
 std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args,
-                       const SimulationResult& r) {
+                       const ResolvedDevice& d, const SimulationResult& r) {
   using nlohmann::json;
-  auto op_json = [&](int32_t op) -> json {
-    if (op < 0) return nullptr;
-    return {{"op", op}, {"name", t.op_name_at(t.iteration(r.iteration).op_begin + op)}};
-  };
+  const int32_t it = r.iteration;
   json j;
   j["trace"] = t.source();
-  j["policy"] = args.policy;
+  j["policy_file"] = args.policy;
   j["planner"] = p.planner;
-  j["iteration"] = r.iteration;
-  j["ops"] = r.num_ops;
-  j["items"] = p.items.size();
-  j["durations"] = std::string(DurationSourceName(r.durations));
-  j["capacity_bytes"] =
-      r.memory_limit_bytes == kUnlimitedBytes ? json(nullptr) : json(r.memory_limit_bytes);
-  j["h2d_bandwidth_bytes_per_s"] = r.device.h2d_bandwidth_bytes_per_s;
-  j["d2h_bandwidth_bytes_per_s"] = r.device.d2h_bandwidth_bytes_per_s;
-  j["transfer_latency_ns"] = r.device.copy_latency_ns;
-  j["half_duplex"] = r.device.half_duplex();
+  j["iteration"] = it;
+  j["num_ops"] = r.num_ops;
+  j["num_items"] = p.items.size();
+  j["op_durations"] = std::string(DurationSourceName(r.durations));
+  j["device"] = DeviceJson(d);
+  j["budget_bytes"] = r.memory_limit_bytes == kUnlimitedBytes ? json(nullptr)
+                                                             : json(r.memory_limit_bytes);
+  j["warnings"] = WarningsJson(d.warnings);
   j["record_stream"] = r.record_stream == RecordStreamMode::kNaive ? "naive" : "custom";
   j["feasible"] = !r.oom.occurred;
   j["iteration_time_ns"] = r.iteration_time_ns;
-  j["ideal_time_ns"] = r.ideal_time_ns;
-  j["overhead_vs_ideal"] = r.overhead_vs_ideal;
+  j["ideal_iteration_time_ns"] = r.ideal_time_ns;
+  j["overhead_vs_ideal_fraction"] = r.overhead_vs_ideal;
   j["compute_ns"] = r.compute_ns;
   j["recompute_ns"] = r.recompute_ns;
   j["stall_ns"] = r.stall_ns;
@@ -185,108 +186,128 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   }
   j["stall_by_phase_ns"] = by_phase;
   j["host_wait_ns"] = r.host_wait_ns;
-  j["ops_with_stall"] = r.ops_with_stall;
+  j["num_ops_with_stall"] = r.ops_with_stall;
   json stalls = json::array();
   for (const StallSite& s : r.top_stalls) {
-    json e = op_json(s.op);
-    e["stall_ns"] = s.stall_ns;
-    e["cause"] = std::string(StallCauseName(s.cause));
-    e["tensor_id"] = s.tensor_id;
-    stalls.push_back(e);
+    stalls.push_back({{"op", s.op},
+                      {"op_name", OpNameJson(t, it, s.op)},
+                      {"stall_ns", s.stall_ns},
+                      {"cause", std::string(StallCauseName(s.cause))},
+                      {"tensor_id", s.tensor_id}});
   }
   j["top_stalls"] = stalls;
-  j["peak_bytes"] = r.peak_bytes;
-  j["peak_op"] = op_json(r.peak_op);
+  j["peak_with_policy_bytes"] = r.peak_bytes;
+  j["peak_with_policy_op"] = OpJson(r.peak_op);
+  j["peak_with_policy_op_name"] = OpNameJson(t, it, r.peak_op);
   json oom = {{"occurred", r.oom.occurred}};
   if (r.oom.occurred) {
-    oom["op"] = op_json(r.oom.op);
+    oom["op"] = OpJson(r.oom.op);
+    oom["op_name"] = OpNameJson(t, it, r.oom.op);
     oom["requested_bytes"] = r.oom.requested_bytes;
     oom["free_bytes"] = r.oom.free_bytes;
-    oom["ops_over_capacity"] = r.oom.ops_over_capacity;
+    oom["num_ops_over_capacity"] = r.oom.ops_over_capacity;
     oom["max_excess_bytes"] = r.oom.max_excess_bytes;
     if (r.oom.pool_class >= 0) oom["pool_class"] = r.oom.pool_class;
   }
   j["oom"] = oom;
-  if (args.oom_handling == "algorithm3") {
+  if (args.oom_handling == std::optional<std::string>("algorithm3")) {
     const OomHandlingStats& h = r.oom_handling;
     j["oom_handling"] = {{"mode", "algorithm3"},
-                         {"allocation_failures", h.allocation_failures},
-                         {"early_releases", h.early_releases},
-                         {"passive_swap_outs", h.passive_swap_outs},
-                         {"passive_swap_ins", h.passive_swap_ins},
-                         {"passive_bytes_d2h", h.passive_bytes_d2h},
-                         {"passive_bytes_h2d", h.passive_bytes_h2d},
+                         {"num_allocation_failures", h.allocation_failures},
+                         {"num_early_releases", h.early_releases},
+                         {"num_passive_swap_outs", h.passive_swap_outs},
+                         {"num_passive_swap_ins", h.passive_swap_ins},
+                         {"passive_d2h_bytes", h.passive_bytes_d2h},
+                         {"passive_h2d_bytes", h.passive_bytes_h2d},
                          {"passive_stall_ns", h.passive_stall_ns},
-                         {"unresolved", h.unresolved},
-                         {"first_unresolved", op_json(h.first_unresolved_op)},
+                         {"num_unresolved", h.unresolved},
+                         {"first_unresolved_op", OpJson(h.first_unresolved_op)},
+                         {"first_unresolved_op_name", OpNameJson(t, it, h.first_unresolved_op)},
                          {"first_unresolved_missing_bytes", h.first_unresolved_missing_bytes}};
   }
   if (r.pool_bytes > 0) j["pool_bytes"] = r.pool_bytes;
-  j["bytes_d2h"] = r.bytes_d2h;
-  j["bytes_h2d"] = r.bytes_h2d;
-  j["copies_d2h"] = r.copies_d2h;
-  j["copies_h2d"] = r.copies_h2d;
+  j["d2h_bytes"] = r.bytes_d2h;
+  j["h2d_bytes"] = r.bytes_h2d;
+  j["num_d2h_copies"] = r.copies_d2h;
+  j["num_h2d_copies"] = r.copies_h2d;
   j["d2h_busy_ns"] = r.d2h_busy_ns;
   j["h2d_busy_ns"] = r.h2d_busy_ns;
-  j["recomputed_items"] = r.recomputed_items;
-  j["reuse_interval"] = {{"blocks", r.reuse.blocks},
+  j["num_recomputed_items"] = r.recomputed_items;
+  j["reuse_interval"] = {{"num_blocks", r.reuse.blocks},
                          {"mean_ops", r.reuse.mean_ops},
                          {"max_ops", r.reuse.max_ops},
-                         {"unreleased_blocks", r.reuse.unreleased_blocks}};
-  j["host_event_queries"] = r.host_event_queries;
-  j["host_syncs"] = r.host_syncs;
-  j["events"] = r.events;
+                         {"num_unreleased_blocks", r.reuse.unreleased_blocks}};
+  j["num_host_event_queries"] = r.host_event_queries;
+  j["num_host_syncs"] = r.host_syncs;
+  j["num_events"] = r.events;
   return j.dump(2) + "\n";
 }
 
-absl::Status Run(const SimulateArgs& args) {
-  SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, LoadTrace(args.trace));
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicy(args.policy));
-  SimulatorOptions o;
-  SWAPPLAN_RETURN_IF_ERROR(ApplySimFlags(args.sim, &o));
+absl::Status Run(SimulateArgs& args) {
+  args.flags.Parse();
+  SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
+  // A missing POLICY argument is a problem of the flags already.
+  if (args.policy.empty()) return args.flags.Status();
+  absl::StatusOr<Policy> read_policy = ReadPolicy(args.policy);
+  if (!read_policy.ok()) {
+    if (args.flags.ok()) return read_policy.status();
+    args.flags.Add(std::string(read_policy.status().message()));
+    return args.flags.Status();
+  }
+  Policy policy = *std::move(read_policy);
+  DeviceDefaults defaults = TraceDeviceDefaults(recorded);
   std::string capacity_source;
-  if (!args.device_memory.empty()) {
-    absl::StatusOr<int64_t> b = ParseBytes(args.device_memory);
-    if (!b.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--device-memory: ", b.status().message()));
-    o.device.capacity_bytes = *b;
-    capacity_source = " (--device-memory)";
-  } else if (policy.BudgetBytes() > 0) {
-    // The policy's device: the run may use its budget (capacity - reserve).
-    o.device.capacity_bytes = policy.device.capacity_bytes;
-    o.device.reserve_bytes = policy.device.reserve_bytes;
+  if (policy.BudgetBytes() > 0 && policy.BudgetBytes() != kUnlimitedCapacityBytes) {
+    // The run may use the policy's budget (its capacity - reserve).
+    defaults.capacity_bytes = policy.BudgetBytes();
     capacity_source = " (the policy's budget)";
+  } else {
+    defaults.capacity_bytes = 0;
   }
+  if (defaults.h2d_bandwidth_bytes_per_s <= 0) {
+    defaults.h2d_bandwidth_bytes_per_s = policy.device.h2d_bandwidth_bytes_per_s;
+  }
+  if (defaults.d2h_bandwidth_bytes_per_s <= 0) {
+    defaults.d2h_bandwidth_bytes_per_s = policy.device.d2h_bandwidth_bytes_per_s;
+  }
+  if (policy.device.compute_time_scale > 0) defaults.compute_time_scale = policy.device.compute_time_scale;
+  const ResolvedDevice device =
+      ResolveDevice(args.device, defaults, {.capacity = false}, &args.flags);
+  if (args.device.device_memory_bytes) {
+    capacity_source = " (--device-memory)";
+  } else if (args.device.device) {
+    capacity_source = absl::StrCat(" (--device ", device.model.name, ")");
+  }
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
+  PrintWarnings(device.warnings);
+  // The simulator scales recorded op durations by device.compute_time_scale.
+  const Trace& trace = recorded;
+  SimulatorOptions o;
+  o.device = device.model;
   o.record_stream = args.naive_record_stream ? RecordStreamMode::kNaive : RecordStreamMode::kCustom;
-  if (!args.host_dispatch.empty()) {
-    absl::StatusOr<int64_t> v = ParseDurationNs(args.host_dispatch);
-    if (!v.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--host-dispatch: ", v.status().message()));
-    o.host_dispatch_ns = *v;
-  }
-  if (!args.event_query.empty()) {
-    absl::StatusOr<int64_t> v = ParseDurationNs(args.event_query);
-    if (!v.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--event-query: ", v.status().message()));
-    o.host_event_query_ns = *v;
-  }
-  o.launch_queue_depth = args.launch_queue_depth;
-  o.top_stall_ops = args.top_stalls;
-  o.record_timeline = !args.timeline.empty();
-  o.oom_handling =
-      args.oom_handling == "algorithm3" ? OomHandling::kAlgorithm3 : OomHandling::kReport;
+  o.host_dispatch_ns = args.host_dispatch_ns.value_or(0);
+  o.host_event_query_ns = args.event_query_ns.value_or(0);
+  o.launch_queue_depth =
+      static_cast<int32_t>(args.launch_queue_depth.value_or(SimulatorOptions().launch_queue_depth));
+  o.top_stall_ops = static_cast<int32_t>(args.top_stalls.value_or(10));
+  o.record_timeline = args.timeline.has_value();
+  o.oom_handling = args.oom_handling == std::optional<std::string>("algorithm3")
+                       ? OomHandling::kAlgorithm3
+                       : OomHandling::kReport;
   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, Simulate(trace, policy, o));
-  if (!args.timeline.empty()) {
-    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.timeline, TimelineToChromeTrace(trace, policy, r)));
+  if (args.timeline) {
+    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*args.timeline, TimelineToChromeTrace(trace, policy, r)));
   }
-  SWAPPLAN_RETURN_IF_ERROR(
-      WriteOutput(args.output, args.json ? RenderJson(trace, policy, args, r)
-                                         : RenderText(trace, policy, args, capacity_source, r)));
+  SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
+      args.output.value_or(""), args.json ? RenderJson(trace, policy, args, device, r)
+                                          : RenderText(trace, policy, args, capacity_source,
+                                                       device, r)));
   if (r.oom.occurred) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        args.policy, " does not fit in ", BytesExact(r.memory_limit_bytes), ": at ",
-        OpText(trace, r.iteration, r.oom.op), " it requests ", BytesExact(r.oom.requested_bytes),
-        " with ", BytesExact(r.oom.free_bytes), " free"));
+    return Error(ErrorKind::kInfeasible,
+                 absl::StrCat(args.policy, " does not fit in ", BytesExact(r.memory_limit_bytes),
+                              ": at ", OpText(trace, r.iteration, r.oom.op), " it requests ",
+                              BytesExact(r.oom.requested_bytes), " with ",
+                              BytesExact(r.oom.free_bytes), " free"));
   }
   return absl::OkStatus();
 }
@@ -299,35 +320,33 @@ void SetupSimulate(CLI::App& root, Action* action) {
       "simulate",
       "Run the evaluation simulator (compute, d2h and h2d streams) on the iteration a policy was "
       "made for: iteration time, stalls and where, peak, bytes moved, OOM. Exit 3 on OOM.");
-  sub->add_option("trace", args->trace, "Trace file")->required();
-  sub->add_option("policy", args->policy, "Policy file (JSON or binary)")->required();
-  sub->add_option("--device-memory", args->device_memory,
-                  "Device memory, e.g. 64GiB (default: the policy's budget; unlimited without)");
-  AddSimFlags(sub, &args->sim);
+  args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
+  args->flags.Positional(sub, "policy", &args->policy, "Policy file (JSON or binary)",
+                         /*required=*/true);
+  AddDeviceFlags(sub, &args->flags, &args->device, {});
   sub->add_flag("--naive-record-stream", args->naive_record_stream,
                 "Reuse a swapped-out block only when the host sees its copy done (PyTorch "
                 "recordStream) instead of at the planned release op");
-  sub->add_option("--host-dispatch", args->host_dispatch,
-                  "Host time to dispatch one op, e.g. 10us (default 0)");
-  sub->add_option("--event-query", args->event_query,
-                  "Host time per pending block queried at each dispatch (naive mode; default 0)");
-  sub->add_option("--launch-queue-depth", args->launch_queue_depth,
-                  "Ops the host may dispatch ahead of the device")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--top-stalls", args->top_stalls, "Ops with the longest stalls to list")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--oom-handling", args->oom_handling,
-                  "An allocation that does not fit: report it (an OOM), or handle it with seed "
-                  "001's Algorithm 3 (release finished swap-outs early, then passive swaps of the "
-                  "closest-size resident tensors; OOM only when that fails)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"report", "algorithm3"}));
-  sub->add_option("--timeline", args->timeline,
-                  "Write the per-stream timeline as Chrome trace JSON (open in ui.perfetto.dev)");
-  sub->add_flag("--json", args->json, "Machine-readable JSON output");
-  sub->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  args->flags.Duration(sub, "--host-dispatch", &args->host_dispatch_ns,
+                       "Host time to dispatch one op, e.g. 10us (default 0ns)");
+  args->flags.Duration(sub, "--event-query", &args->event_query_ns,
+                       "Host time per pending block queried at each dispatch (naive mode; "
+                       "default 0ns)");
+  args->flags.Int(sub, "--launch-queue-depth", &args->launch_queue_depth,
+                  absl::StrCat("Ops the host may dispatch ahead of the device (default ",
+                               SimulatorOptions().launch_queue_depth, ")"),
+                  1, INT32_MAX);
+  args->flags.Int(sub, "--top-stalls", &args->top_stalls,
+                  "Ops with the longest stalls to list (default 10)", 0, INT32_MAX);
+  args->flags.Choice(sub, "--oom-handling", &args->oom_handling, {"report", "algorithm3"},
+                     "An allocation that does not fit: report it (an OOM; default), or handle it "
+                     "with seed 001's Algorithm 3 (release finished swap-outs early, then passive "
+                     "swaps of the closest-size resident tensors; OOM only when that fails)");
+  args->flags.Text(sub, "--timeline", &args->timeline,
+                   "Write the per-stream timeline as Chrome trace JSON (open in ui.perfetto.dev)");
+  sub->add_flag("--json", args->json,
+                "Machine-readable JSON report (docs/json/simulate.schema.json)");
+  args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

@@ -1,8 +1,11 @@
-// swapplan synth [--model NAME] [--device NAME] [knobs...] -o FILE
+// swapplan synth [--model NAME] [--device NAME] [knobs...] -o FILE [--json]
 //
 // Writes a synthetic transformer training trace (library: swapplan/synth) and
 // prints a short summary: op counts, persistent bytes, the rebuilt peak and
-// the closed-form estimate next to it.
+// the closed-form estimate next to it, and whether the step fits the device:
+// a configuration whose persistent state alone exceeds the device memory
+// (llama2-70b at TP1/DP1: about 1 TiB) is reported as infeasible with that
+// reason — it needs parallelism, not swapping.
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -11,9 +14,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
 #include "synth_flags.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/device/presets.h"
 #include "swapplan/synth/estimate.h"
 #include "swapplan/synth/synth.h"
 #include "swapplan/trace/io.h"
@@ -25,11 +34,13 @@ namespace swapplan::cli {
 namespace {
 
 struct SynthArgs {
+  FlagSet flags;
   SynthFlags config;
   bool no_names = false;
   bool list_presets = false;
   bool quiet = false;
-  std::string output;
+  bool json = false;
+  std::optional<std::string> output;
 };
 
 std::string ListPresets() {
@@ -42,27 +53,81 @@ std::string ListPresets() {
     if (m.num_experts > 0) absl::StrAppend(&out, ", experts ", m.num_experts, " top-", m.experts_top_k);
     absl::StrAppend(&out, ", seq ", PresetSequenceLength(m), "\n");
   }
-  absl::StrAppend(&out, "devices:\n");
-  for (const std::string& name : DevicePresetNames()) {
-    DeviceSpec d = *DevicePreset(name);
-    absl::StrAppendFormat(&out, "  %-16s %s, HBM %s, %.0f TFLOP/s, h2d %s, d2h %s, link %s\n", name,
-                          FormatBytes(d.memory_bytes), FormatBandwidth(d.hbm_bytes_per_s),
-                          d.peak_flops_per_s / 1e12, FormatBandwidth(d.h2d_bytes_per_s),
-                          FormatBandwidth(d.d2h_bytes_per_s), FormatBandwidth(d.link_bytes_per_s));
-  }
+  absl::StrAppend(&out, "devices: see `swapplan devices` (", absl::StrJoin(DevicePresetNames(), ", "),
+                  ")\n");
   return out;
+}
+
+// Whether the synthesized step fits the device, and if not why: a
+// persistent state larger than the device cannot be fixed by swapping
+// activations.
+struct FitVerdict {
+  bool fits = false;
+  bool persistent_exceeds = false;
+  std::string text;
+};
+
+FitVerdict Fit(const SynthOptions& o, const MemoryEstimate& est, int64_t peak) {
+  const int64_t cap = o.device.capacity_bytes;
+  FitVerdict v;
+  if (est.persistent_bytes > cap) {
+    v.persistent_exceeds = true;
+    v.text = absl::StrCat(
+        "no: the persistent state alone (", FormatBytes(est.persistent_bytes),
+        ": parameters, gradients, optimizer states) exceeds the device memory (", FormatBytes(cap),
+        "); swapping activations cannot fix that: shard it with --tp, --pp or --zero with --dp");
+  } else if (peak > cap) {
+    v.text = absl::StrCat("not without swapping: the peak is ", FormatBytes(peak - cap),
+                          " over the device memory (", FormatBytes(cap),
+                          "); see `swapplan compare` on the trace");
+  } else {
+    v.fits = true;
+    v.text = absl::StrCat("yes, without swapping (", FormatBytes(cap - peak), " to spare)");
+  }
+  return v;
 }
 
 std::string Pct(double num, double den) {
   return den > 0 ? absl::StrFormat("%.1f%%", 100.0 * num / den) : std::string("-");
 }
 
-std::string Summary(const SynthOptions& o, const SynthArgs& a, const Trace& t,
+nlohmann::json SummaryJson(const SynthOptions& o, const ResolvedDevice& d, const std::string& output,
+                           const Trace& t, const MemoryCurve& c, const MemoryEstimate& est) {
+  const TraceStats s = ComputeTraceStats(t);
+  const PeakInfo& pk = c.peak_unswapped();
+  const FitVerdict fit = Fit(o, est, pk.bytes);
+  const ParallelConfig& p = o.parallel;
+  nlohmann::json j;
+  j["trace_file"] = output;
+  j["model"] = o.model.name;
+  j["device"] = DeviceJson(d);
+  j["parallel"] = {{"tensor_parallel", p.tensor_parallel},
+                   {"pipeline_parallel", p.pipeline_parallel},
+                   {"pipeline_stage", p.pipeline_stage},
+                   {"data_parallel", p.data_parallel},
+                   {"zero_stage", p.zero_stage}};
+  j["num_iterations"] = t.num_iterations();
+  j["num_ops"] = t.num_ops();
+  j["num_tensors"] = t.num_tensors();
+  j["persistent_bytes"] = est.persistent_bytes;
+  j["parameter_bytes"] = est.parameter_bytes;
+  j["gradient_bytes"] = est.gradient_bytes;
+  j["optimizer_state_bytes"] = est.optimizer_state_bytes;
+  j["peak_unswapped_bytes"] = pk.bytes;
+  j["estimated_peak_unswapped_bytes"] = est.peak_bytes;
+  j["mean_wall_time_ns"] = s.total_wall_time_ns / t.num_iterations();
+  j["fits_without_swapping"] = fit.fits;
+  j["feasible"] = !fit.persistent_exceeds;
+  j["verdict"] = fit.text;
+  return j;
+}
+
+std::string Summary(const SynthOptions& o, const std::string& output, const Trace& t,
                     const MemoryCurve& c, const MemoryEstimate& est) {
   const TraceStats s = ComputeTraceStats(t);
   const ParallelConfig& p = o.parallel;
   std::string out;
-  absl::StrAppend(&out, "wrote ", a.output, ": ", o.model.name, " on ", o.device.name, ", TP", p.tensor_parallel,
+  absl::StrAppend(&out, "wrote ", output, ": ", o.model.name, " on ", o.device.name, ", TP", p.tensor_parallel,
                   " PP", p.pipeline_parallel, " (stage ", p.pipeline_stage, ", ", o.stage_layers(),
                   " layers) DP", p.data_parallel, " ZeRO-", p.zero_stage, ", seq ",
                   o.seq_lengths.empty()
@@ -86,8 +151,8 @@ std::string Summary(const SynthOptions& o, const SynthArgs& a, const Trace& t,
   absl::StrAppend(&out, "  peak         ", FormatBytes(pk.bytes), " (", pk.bytes, " B) at iteration ",
                   pk.iteration, ", op ", pk.local_op, " (", t.op_name_at(pk.op), ", ",
                   PhaseName(pk.phase), "); ",
-                  Pct(static_cast<double>(pk.bytes), static_cast<double>(o.device.memory_bytes)),
-                  " of ", FormatBytes(o.device.memory_bytes), "\n");
+                  Pct(static_cast<double>(pk.bytes), static_cast<double>(o.device.capacity_bytes)),
+                  " of ", FormatBytes(o.device.capacity_bytes), "\n");
   absl::StrAppend(&out, "  estimate     ", FormatBytes(est.peak_bytes), " (", est.peak_bytes,
                   " B, closed form, ",
                   absl::StrFormat("%+.2f%%", 100.0 * static_cast<double>(est.peak_bytes - pk.bytes) /
@@ -98,6 +163,7 @@ std::string Summary(const SynthOptions& o, const SynthArgs& a, const Trace& t,
                   est.peak_where, "\n");
   absl::StrAppend(&out, "  iteration    ", FormatDurationNs(s.total_wall_time_ns / t.num_iterations()),
                   " (roofline, mean)\n");
+  absl::StrAppend(&out, "  fits         ", Fit(o, est, pk.bytes).text, "\n");
   return out;
 }
 
@@ -108,26 +174,32 @@ void SetupSynth(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "synth", "Write a synthetic transformer training trace (Megatron/PyTorch eager op sequence, "
                "TP/DP/ZeRO/PP-1F1B, recompute, roofline durations) from a model configuration.");
-  AddSynthConfigFlags(sub, &a->config);
+  AddSynthConfigFlags(sub, &a->flags, &a->config, /*reserve=*/false);
   AddSynthRunFlags(sub, &a->config);
   sub->add_flag("--no-names", a->no_names, "Do not name tensors (smaller, faster)");
-  sub->add_flag("--list-presets", a->list_presets, "List model and device presets and exit");
+  sub->add_flag("--list-presets", a->list_presets, "List model presets and exit");
   sub->add_flag("-q,--quiet", a->quiet, "No summary");
-  sub->add_option("-o,--output", a->output, "Trace to write (.trace, .json, optionally .gz)");
+  sub->add_flag("--json", a->json, "Machine-readable JSON summary (docs/json/synth.schema.json)");
+  a->flags.Text(sub, "-o,--output", &a->output, "Trace to write (.trace, .json, optionally .gz)");
   sub->callback([a, action] {
     *action = [a]() -> absl::Status {
+      a->flags.Parse();
       if (a->list_presets) return WriteOutput("", ListPresets());
-      if (a->output.empty()) {
-        return absl::InvalidArgumentError("synth: -o FILE is required (or --list-presets)");
-      }
-      SWAPPLAN_ASSIGN_OR_RETURN(SynthOptions o, BuildSynthOptions(a->config));
+      const std::string output = a->output.value_or("");
+      if (output.empty()) a->flags.Add("synth: -o FILE is required (or --list-presets)");
+      ResolvedDevice device;
+      SWAPPLAN_ASSIGN_OR_RETURN(SynthOptions o, BuildSynthOptions(a->config, &a->flags, &device));
+      SWAPPLAN_RETURN_IF_ERROR(a->flags.Status());
       o.tensor_names = !a->no_names;
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, SynthesizeTrace(o, a->output));
-      SWAPPLAN_RETURN_IF_ERROR(WriteTrace(trace, a->output));
+      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, SynthesizeTrace(o, output));
+      SWAPPLAN_RETURN_IF_ERROR(WriteTrace(trace, output));
       if (a->quiet) return absl::OkStatus();
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryEstimate est, EstimateMemory(o));
-      return WriteOutput("", Summary(o, *a, trace, curve, est));
+      if (a->json) {
+        return WriteOutput("", SummaryJson(o, device, output, trace, curve, est).dump(2) + "\n");
+      }
+      return WriteOutput("", Summary(o, output, trace, curve, est));
     };
   });
 }

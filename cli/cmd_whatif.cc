@@ -1,7 +1,10 @@
 // swapplan whatif --model PRESET --device PRESET --scale batch|seq|hidden|layers
 //                 [synthesizer flags] [--step N] [--max-value N] [--reserve X]
-//                 [--max-overhead 20%] [--extrapolate-from A,B]
-//                 [--planners a,b,...] [--json] [-o FILE]
+//                 [--copy-latency T] [--half-duplex] [--max-overhead 20%]
+//                 [--extrapolate-from A,B] [--planners a,b,...] [--json] [-o FILE]
+//
+// Exit 3 when no planner fits even the smallest value, with the reason (a
+// persistent state larger than the budget needs parallelism).
 //
 // The largest micro-batch / sequence / hidden size / layer count that fits
 // the device per planner, and the simulated step time at every value tried
@@ -11,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +23,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
-#include "sim_flags.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
 #include "swapplan/eval/whatif.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 #include "synth_flags.h"
@@ -29,20 +36,37 @@ namespace swapplan::cli {
 namespace {
 
 struct WhatIfArgs {
+  FlagSet flags;
   SynthFlags config;
-  std::string scale;
-  int64_t step = 0;
-  int64_t max_value = 0;
-  int32_t max_evaluations = 64;
-  std::string reserve;
-  std::string max_overhead;
-  std::string extrapolate_from;
-  std::string planners;
-  std::string latency;
-  bool half_duplex = false;
+  std::optional<std::string> scale;
+  std::optional<int64_t> step;
+  std::optional<int64_t> max_value;
+  std::optional<int64_t> max_evaluations;
+  std::optional<double> max_overhead;
+  std::optional<std::string> extrapolate_from;
+  std::optional<std::string> planners;
   bool json = false;
-  std::string output;
+  std::optional<std::string> output;
 };
+
+// Why nothing fits the smallest value (empty when something does).
+std::string InfeasibleReason(const WhatIfResult& r) {
+  for (const WhatIfMax& m : r.max) {
+    if (m.value) return "";
+  }
+  if (r.points.empty()) return "no value could be evaluated";
+  const WhatIfPoint& p = r.points.front();
+  const std::string dim(ScaleDimensionName(r.dimension));
+  if (p.persistent_bytes > r.budget_bytes) {
+    return absl::StrCat("at ", dim, " ", p.value, " the persistent state alone (",
+                        FormatBytes(p.persistent_bytes), ": parameters, gradients, optimizer "
+                        "states) exceeds the budget (", FormatBytes(r.budget_bytes),
+                        "); it needs parallelism (--tp, --pp, --zero with --dp), not swapping");
+  }
+  return absl::StrCat("no planner fits ", dim, " ", p.value, ": the unswapped peak is ",
+                      FormatBytes(p.peak_unswapped_bytes), " against a budget of ",
+                      FormatBytes(r.budget_bytes));
+}
 
 // Impact in the paper's sign convention (Table 3): (E − T) / T, negative
 // when the step is slower than the extrapolation.
@@ -61,8 +85,8 @@ std::string ConfigText(const SynthOptions& o) {
                       o.recompute ? ", recompute" : "");
 }
 
-std::string RenderText(const SynthOptions& base, const WhatIfResult& r, double seconds,
-                       bool explicit_extrapolation) {
+std::string RenderText(const SynthOptions& base, const ResolvedDevice& d, const WhatIfResult& r,
+                       double seconds, bool explicit_extrapolation) {
   const std::string dim(ScaleDimensionName(r.dimension));
   std::string out;
   absl::StrAppend(&out, "what-if   ", ConfigText(base), "; scaling ", dim, " from ", r.start,
@@ -70,7 +94,7 @@ std::string RenderText(const SynthOptions& base, const WhatIfResult& r, double s
   absl::StrAppend(&out, "budget    ", BytesExact(r.budget_bytes), " = device memory ",
                   FormatBytes(r.device_memory_bytes), " - reserve ", FormatBytes(r.reserve_bytes),
                   "\n");
-  DeviceModel link;
+  DeviceModel link = d.model;
   link.h2d_bandwidth_bytes_per_s = r.h2d_bandwidth_bytes_per_s;
   link.d2h_bandwidth_bytes_per_s = r.d2h_bandwidth_bytes_per_s;
   absl::StrAppend(&out, "link      ", LinkText(link), "\n");
@@ -136,28 +160,31 @@ std::string RenderText(const SynthOptions& base, const WhatIfResult& r, double s
                     m.first_failing ? absl::StrCat(*m.first_failing) : std::string("-")});
   }
   absl::StrAppend(&out, summary.Render());
+  const std::string reason = InfeasibleReason(r);
+  if (!reason.empty()) absl::StrAppend(&out, "\ninfeasible: ", reason, "\n");
   return out;
 }
 
-std::string RenderJson(const SynthOptions& base, const WhatIfResult& r) {
+std::string RenderJson(const SynthOptions& base, const ResolvedDevice& d, const WhatIfResult& r) {
   using nlohmann::json;
   auto opt = [](const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); };
   json j;
   j["model"] = base.model.name;
-  j["device"] = base.device.name;
+  ResolvedDevice shown = d;
+  shown.model.reserve_bytes = r.reserve_bytes;
+  j["device"] = DeviceJson(shown);
   j["configuration"] = ConfigText(base);
   j["dimension"] = std::string(ScaleDimensionName(r.dimension));
   j["start"] = r.start;
   j["step"] = r.step;
-  j["device_memory_bytes"] = r.device_memory_bytes;
-  j["reserve_bytes"] = r.reserve_bytes;
   j["budget_bytes"] = r.budget_bytes;
-  j["max_overhead_vs_ideal"] = r.max_overhead_vs_ideal;
-  j["h2d_bandwidth_bytes_per_s"] = r.h2d_bandwidth_bytes_per_s;
-  j["d2h_bandwidth_bytes_per_s"] = r.d2h_bandwidth_bytes_per_s;
+  j["max_overhead_vs_ideal_fraction"] = r.max_overhead_vs_ideal;
   j["planners"] = r.planners;
-  j["evaluations"] = r.evaluations;
+  j["num_evaluations"] = r.evaluations;
   j["note"] = r.note;
+  const std::string reason = InfeasibleReason(r);
+  j["feasible"] = reason.empty();
+  j["infeasible_reason"] = reason.empty() ? json(nullptr) : json(reason);
   j["extrapolation_from"] = opt(r.extrapolation_from);
   j["extrapolation_to"] = opt(r.extrapolation_to);
   json points = json::array();
@@ -168,18 +195,18 @@ std::string RenderJson(const SynthOptions& base, const WhatIfResult& r) {
       json cell = {{"feasible", c.feasible}, {"fits", c.fits}};
       if (c.feasible) {
         cell["iteration_time_ns"] = c.iteration_time_ns;
-        cell["overhead_vs_ideal"] = c.overhead_vs_ideal;
+        cell["overhead_vs_ideal_fraction"] = c.overhead_vs_ideal;
         cell["stall_ns"] = c.stall_ns;
         cell["recompute_ns"] = c.recompute_ns;
-        cell["peak_bytes"] = c.peak_bytes;
+        cell["peak_with_policy_bytes"] = c.peak_bytes;
       }
       results[r.planners[i]] = std::move(cell);
     }
     points.push_back({{"value", p.value},
                       {"peak_unswapped_bytes", p.peak_unswapped_bytes},
                       {"persistent_bytes", p.persistent_bytes},
-                      {"ideal_time_ns", p.ideal_time_ns},
-                      {"extrapolated_time_ns", opt(p.extrapolated_time_ns)},
+                      {"ideal_iteration_time_ns", p.ideal_time_ns},
+                      {"extrapolated_iteration_time_ns", opt(p.extrapolated_time_ns)},
                       {"results", std::move(results)}});
   }
   j["points"] = std::move(points);
@@ -194,42 +221,35 @@ std::string RenderJson(const SynthOptions& base, const WhatIfResult& r) {
   return j.dump(2) + "\n";
 }
 
-absl::Status Run(const WhatIfArgs& a) {
+absl::Status Run(WhatIfArgs& a) {
+  a.flags.Parse();
   WhatIfOptions o;
-  SWAPPLAN_ASSIGN_OR_RETURN(o.base, BuildSynthOptions(a.config));
-  ParseScaleDimension(a.scale, &o.dimension);  // checked by CLI11
-  o.step = a.step;
-  o.max_value = a.max_value;
-  o.max_evaluations = a.max_evaluations;
-  if (!a.reserve.empty()) {
-    absl::StatusOr<int64_t> b = ParseBytes(a.reserve);
-    if (!b.ok()) return absl::InvalidArgumentError(absl::StrCat("--reserve: ", b.status().message()));
-    o.reserve_bytes = *b;
+  if (!a.scale) {
+    a.flags.Add("--scale is required: batch, seq, hidden or layers");
+  } else {
+    ParseScaleDimension(*a.scale, &o.dimension);  // a Choice
   }
-  if (!a.max_overhead.empty()) {
-    absl::StatusOr<double> f = ParseFraction(a.max_overhead);
-    if (!f.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--max-overhead: ", f.status().message()));
-    }
-    o.max_overhead_vs_ideal = *f;
-  }
-  for (absl::string_view v : absl::StrSplit(a.extrapolate_from, ',', absl::SkipEmpty())) {
+  o.step = a.step.value_or(0);
+  o.max_value = a.max_value.value_or(0);
+  o.max_evaluations = static_cast<int32_t>(a.max_evaluations.value_or(64));
+  o.max_overhead_vs_ideal = a.max_overhead.value_or(0);
+  for (absl::string_view v : absl::StrSplit(a.extrapolate_from.value_or(""), ',', absl::SkipEmpty())) {
     int64_t x = 0;
     if (!absl::SimpleAtoi(v, &x)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--extrapolate-from: '", v, "' is not an integer"));
+      a.flags.Add(absl::StrCat("--extrapolate-from: '", v, "' is not an integer"));
+      continue;
     }
     o.extrapolate_from.push_back(x);
   }
-  for (absl::string_view name : absl::StrSplit(a.planners, ',', absl::SkipEmpty())) {
+  for (absl::string_view name : absl::StrSplit(a.planners.value_or(""), ',', absl::SkipEmpty())) {
     o.planners.emplace_back(name);
   }
-  if (!a.latency.empty()) {
-    absl::StatusOr<int64_t> v = ParseDurationNs(a.latency);
-    if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("--latency: ", v.status().message()));
-    o.simulator.device.copy_latency_ns = *v;
-  }
-  o.simulator.device.copy_engines = a.half_duplex ? 1 : 2;
+  ResolvedDevice device;
+  SWAPPLAN_ASSIGN_OR_RETURN(o.base, BuildSynthOptions(a.config, &a.flags, &device));
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  o.reserve_bytes = device.model.reserve_bytes;
+  o.simulator.device.copy_latency_ns = device.model.copy_latency_ns;
+  o.simulator.device.copy_engines = device.model.copy_engines;
   const std::string dim(ScaleDimensionName(o.dimension));
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const WhatIfPoint& p, double elapsed) {
@@ -246,9 +266,14 @@ absl::Status Run(const WhatIfArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The text shows the search time only when it is worth reading (it differs
   // from run to run; goldens run fast searches).
-  return WriteOutput(a.output, a.json ? RenderJson(o.base, r)
-                                      : RenderText(o.base, r, seconds >= 1.0 ? seconds : -1,
-                                                   !o.extrapolate_from.empty()));
+  SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
+      a.output.value_or(""), a.json ? RenderJson(o.base, device, r)
+                                    : RenderText(o.base, device, r, seconds >= 1.0 ? seconds : -1,
+                                                 !o.extrapolate_from.empty())));
+  if (const std::string reason = InfeasibleReason(r); !reason.empty()) {
+    return Error(ErrorKind::kInfeasible, absl::StrCat(ConfigText(o.base), ": ", reason));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -260,36 +285,29 @@ void SetupWhatIf(CLI::App& root, Action* action) {
       "Grow one dimension of a synthesized training step (micro-batch, sequence, hidden size, "
       "layers) and find the largest value that fits the device per planner, with the simulated "
       "step time at each value tried and the linear extrapolation from sizes that fit without "
-      "swapping.");
-  AddSynthConfigFlags(sub, &a->config);
-  sub->add_option("--scale", a->scale, "Dimension to grow: batch, seq, hidden or layers")
-      ->required()
-      ->check(CLI::IsMember({"batch", "seq", "hidden", "layers"}));
-  sub->add_option("--step", a->step,
-                  "Grid step (default: batch 1, seq 1024, hidden 128 or the next multiple of "
-                  "2 x heads x tp, layers the pipeline degree)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--max-value", a->max_value, "Largest value to try (default: no limit)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--max-evaluations", a->max_evaluations, "Syntheses at most")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--reserve", a->reserve,
-                  "Memory kept back for fragmentation and workspace (default 0); budget = device "
-                  "memory - reserve");
-  sub->add_option("--max-overhead", a->max_overhead,
-                  "Count a step as fitting only when it is at most this much slower than ideal "
-                  "(e.g. 20%; default: any step that runs)");
-  sub->add_option("--extrapolate-from", a->extrapolate_from,
-                  "A,B: the two values (fitting without swapping) to extrapolate the step time "
-                  "through (default: the two largest tried)");
-  sub->add_option("--planners", a->planners,
-                  "Comma-separated planners to size (default: compare's; ideal is the reference)");
-  sub->add_option("--latency", a->latency, "Fixed cost of every copy, e.g. 10us (default 0)");
-  sub->add_flag("--half-duplex", a->half_duplex,
-                "Both directions share one link (copies run one at a time)");
-  sub->add_flag("--json", a->json, "Machine-readable JSON output");
-  sub->add_option("-o,--output", a->output, "Write to FILE instead of stdout");
+      "swapping. Exit 3 when nothing fits the smallest value.");
+  FlagSet& f = a->flags;
+  AddSynthConfigFlags(sub, &f, &a->config, /*reserve=*/true);
+  f.Choice(sub, "--scale", &a->scale, {"batch", "seq", "hidden", "layers"},
+           "Dimension to grow: batch, seq, hidden or layers (required)");
+  f.Int(sub, "--step", &a->step,
+        "Grid step (default: batch 1, seq 1024, hidden 128 or the next multiple of 2 x heads x "
+        "tp, layers the pipeline degree)",
+        0, INT64_MAX);
+  f.Int(sub, "--max-value", &a->max_value, "Largest value to try (default: no limit)", 0,
+        INT64_MAX);
+  f.Int(sub, "--max-evaluations", &a->max_evaluations, "Syntheses at most (default 64)", 1,
+        INT32_MAX);
+  f.Fraction(sub, "--max-overhead", &a->max_overhead,
+             "Count a step as fitting only when it is at most this much slower than ideal (e.g. "
+             "20%; default: any step that runs)");
+  f.Text(sub, "--extrapolate-from", &a->extrapolate_from,
+         "A,B: the two values (fitting without swapping) to extrapolate the step time through "
+         "(default: the two largest tried)");
+  f.Text(sub, "--planners", &a->planners,
+         "Comma-separated planners to size (default: compare's; ideal is the reference)");
+  sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/whatif.schema.json)");
+  f.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
   sub->callback([a, action] { *action = [a]() { return Run(*a); }; });
 }
 

@@ -1,9 +1,11 @@
 // swapplan: command-line entry point. Parses the subcommand with CLI11, runs
-// its action and maps the resulting status to an exit code (cli.h).
+// its action and maps the resulting status to an exit code (cli.h); every
+// line of a failed status's message is printed as "swapplan: <line>".
 #include <exception>
 #include <iostream>
 
 #include "cli.h"
+#include "flags.h"
 #include "trace_input.h"
 
 int main(int argc, char** argv) {
@@ -11,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "swapplan: plan activation swapping between accelerator and host memory from "
       "recorded training traces."};
+  app.name("swapplan");
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;
@@ -28,6 +31,8 @@ int main(int argc, char** argv) {
   cli::SetupSearch(app, &action);
   cli::SetupPolicy(app, &action);
   cli::SetupImport(app, &action);
+  cli::SetupDevices(app, &action);
+  cli::SetupHelp(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -41,7 +46,10 @@ int main(int argc, char** argv) {
     status = absl::InternalError(e.what());
   }
   if (!status.ok()) {
-    std::cerr << "swapplan: " << status.message() << "\n";
+    // Several problems (a FlagSet's) are several lines, each prefixed.
+    for (const std::string& line : cli::StatusLines(status)) {
+      std::cerr << "swapplan: " << line << "\n";
+    }
     return cli::ExitCodeFor(status);
   }
   return cli::kExitOk;

@@ -2,16 +2,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "swapplan/device/presets.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
 namespace swapplan::cli {
 
-void AddSynthConfigFlags(CLI::App* sub, SynthFlags* f) {
+void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f, bool reserve) {
   sub->add_option("--model", f->model, "Model preset: " + absl::StrJoin(ModelPresetNames(), ", "))
       ->capture_default_str();
-  sub->add_option("--device", f->device, "Device preset: " + absl::StrJoin(DevicePresetNames(), ", "))
-      ->capture_default_str();
+  AddDeviceFlags(sub, fs, &f->device,
+                 {.reserve = reserve,
+                  .compute_scale = false,
+                  .roofline = true,
+                  .default_device = kSynthDefaultDevice});
   sub->add_option("--layers", f->layers, "Transformer layers (whole model)");
   sub->add_option("--hidden", f->hidden, "Hidden size");
   sub->add_option("--ffn", f->ffn, "FFN hidden size (per expert)");
@@ -40,12 +44,6 @@ void AddSynthConfigFlags(CLI::App* sub, SynthFlags* f) {
   sub->add_option("--seed", f->seed, "Seed of the MoE routing")->capture_default_str();
   sub->add_option("--moe-imbalance", f->moe_imbalance, "Spread of per-expert load (σ)")
       ->capture_default_str();
-  sub->add_option("--device-memory", f->device_memory, "Override device capacity (e.g. 64GiB)");
-  sub->add_option("--h2d", f->h2d, "Override host-to-device bandwidth (e.g. 25GB/s)");
-  sub->add_option("--d2h", f->d2h, "Override device-to-host bandwidth");
-  sub->add_option("--hbm-bandwidth", f->hbm_bandwidth, "Override HBM bandwidth");
-  sub->add_option("--link-bandwidth", f->link_bandwidth, "Override device link bandwidth");
-  sub->add_option("--peak-flops", f->peak_flops, "Override peak FLOP/s (e.g. 312e12)");
   sub->add_option("--flops-efficiency", f->flops_efficiency, "Fraction of peak FLOP/s reached")
       ->capture_default_str();
   sub->add_option("--hbm-efficiency", f->hbm_efficiency, "Fraction of HBM bandwidth reached")
@@ -68,10 +66,21 @@ void AddSynthRunFlags(CLI::App* sub, SynthFlags* f) {
                   "with --seed, or @FILE (one per iteration, in order)");
 }
 
-absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a) {
+absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a, FlagSet* fs,
+                                               ResolvedDevice* device) {
   SynthOptions o;
-  SWAPPLAN_ASSIGN_OR_RETURN(o.model, ModelPreset(a.model));
-  SWAPPLAN_ASSIGN_OR_RETURN(o.device, DevicePreset(a.device));
+  DeviceDefaults defaults;
+  defaults.preset = kSynthDefaultDevice;
+  *device = ResolveDevice(a.device, defaults, {}, fs);
+  absl::StatusOr<ModelConfig> model = ModelPreset(a.model);
+  if (!model.ok()) fs->Add(std::string(model.status().message()));
+  SWAPPLAN_RETURN_IF_ERROR(fs->Status());
+  o.model = *std::move(model);
+  o.device = device->model;
+  o.device.reserve_bytes = 0;  // whatif keeps the reserve apart (WhatIfOptions)
+  const DevicePresetInfo* preset =
+      FindDevicePreset(a.device.device.value_or(kSynthDefaultDevice));
+  o.npu_op_names = preset != nullptr && preset->vendor == DeviceVendor::kHuawei;
   ModelConfig& m = o.model;
   if (a.layers) m.layers = *a.layers;
   if (a.hidden) m.hidden_size = *a.hidden;
@@ -88,23 +97,6 @@ absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a) {
   if (a.layers || a.hidden || a.ffn || a.heads || a.kv_heads || a.vocab || a.experts) {
     m.name = absl::StrCat(m.name, "-custom");
   }
-  DeviceSpec& d = o.device;
-  if (a.device_memory) {
-    SWAPPLAN_ASSIGN_OR_RETURN(d.memory_bytes, ParseBytes(*a.device_memory));
-  }
-  if (a.h2d) {
-    SWAPPLAN_ASSIGN_OR_RETURN(d.h2d_bytes_per_s, ParseBandwidth(*a.h2d));
-  }
-  if (a.d2h) {
-    SWAPPLAN_ASSIGN_OR_RETURN(d.d2h_bytes_per_s, ParseBandwidth(*a.d2h));
-  }
-  if (a.hbm_bandwidth) {
-    SWAPPLAN_ASSIGN_OR_RETURN(d.hbm_bytes_per_s, ParseBandwidth(*a.hbm_bandwidth));
-  }
-  if (a.link_bandwidth) {
-    SWAPPLAN_ASSIGN_OR_RETURN(d.link_bytes_per_s, ParseBandwidth(*a.link_bandwidth));
-  }
-  if (a.peak_flops) d.peak_flops_per_s = *a.peak_flops;
   o.seq_length_tokens = a.seq ? *a.seq : PresetSequenceLength(m);
   o.micro_batch_sequences = a.micro_batch;
   o.num_micro_batches = a.micro_batches;

@@ -12,13 +12,21 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "device_flags.h"
+#include "flags.h"
 #include "swapplan/synth/config.h"
 
 namespace swapplan::cli {
 
+// The synthesizer's default device (an alias of a100-80gb whose name the
+// bundled synthesized traces carry).
+inline constexpr char kSynthDefaultDevice[] = "a100-80g";
+
 struct SynthFlags {
   std::string model = "llama2-7b";
-  std::string device = "a100-80g";
+  // --device, --device-memory, the bandwidths and the roofline figures
+  // (device_flags.h).
+  DeviceFlags device;
   std::optional<int32_t> layers, heads, kv_heads, experts, top_k;
   std::optional<int64_t> hidden, ffn, vocab, seq;
   std::optional<double> dropout;
@@ -34,22 +42,24 @@ struct SynthFlags {
   uint64_t seed = 1;
   double moe_imbalance = 0.3;
   double flops_efficiency = 1.0, hbm_efficiency = 1.0;
-  std::optional<std::string> device_memory, h2d, d2h, hbm_bandwidth, link_bandwidth;
-  std::optional<double> peak_flops;
 };
 
 // Declares the model, device, parallelism, shape, dtype, recomputation,
 // routing and efficiency flags on `sub` (everything but the iteration
-// count and sequence changes).
-void AddSynthConfigFlags(CLI::App* sub, SynthFlags* flags);
+// count and sequence changes); the device flags are parsed by `fs`, with
+// --reserve when `reserve` (whatif).
+void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* flags, bool reserve);
 
 // Declares --iterations, --loss-scale-skip-every, --validation-every,
 // --validation-micro-batches, --seq-lengths.
 void AddSynthRunFlags(CLI::App* sub, SynthFlags* flags);
 
-// The synthesizer options the flags describe (presets, then overrides),
-// validated. InvalidArgument / NotFound naming the flag or preset.
-absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& flags);
+// The synthesizer options the flags describe (presets, then overrides).
+// Problems with the device flags go to `fs` (also the `device` it
+// resolved); the returned status is InvalidArgument / NotFound naming the
+// flag or preset for the rest (call after fs->Parse()).
+absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& flags, FlagSet* fs,
+                                               ResolvedDevice* device);
 
 }  // namespace swapplan::cli
 

@@ -186,7 +186,7 @@ def check_peak(record, policy):
     if out.returncode not in (0, 2):  # 2: violations, still a report
         raise RuntimeError("swapplan check failed: " + (out.stderr or out.stdout))
     report = json.loads(out.stdout)
-    return report["peak_bytes"], report["violations"]
+    return report["peak_with_policy_bytes"], report["violations"]
 
 
 def main(argv=None):

@@ -30,7 +30,7 @@ class AllocatorCheck(support.RecorderTestCase):
         self.assertEqual(check["ops"], rec.summary["ops"])
         self.assertEqual(check["ops_with_after_diff"], 0, check)
         summary = support.inspect_json(rec.path)
-        self.assertEqual(summary["allocator_diff"]["ops_compared"], rec.summary["ops"])
+        self.assertEqual(summary["allocator_diff"]["num_ops_compared"], rec.summary["ops"])
         self.assertEqual(summary["allocator_diff"]["max_abs_bytes"], 0)
         self.assertTrue(all("allocator_bytes_in_use" in o for o in tr.ops(2)))
 

@@ -20,7 +20,7 @@ class Examples(support.RecorderTestCase):
         doc = support.load_trace(out)
         inspected = support.inspect_json(out)
         self.assertEqual(inspected["peak_unswapped_bytes"], summary["peak_bytes"])
-        self.assertEqual(inspected["ops"], summary["ops"])
+        self.assertEqual(inspected["num_ops"], summary["ops"])
         return summary, support.TraceView(doc), inspected
 
     def assert_training_kinds(self, tr):
@@ -35,7 +35,7 @@ class Examples(support.RecorderTestCase):
         self.assertEqual((md["model_name"], md["model_layers"], md["device_name"]),
                          ("gpt2-small", 2, "cpu"))
         self.assertTrue(md["framework"].startswith("pytorch "))
-        self.assertEqual(inspected["iterations"], 2)
+        self.assertEqual(inspected["num_iterations"], 2)
         names = set(tr.op_names(1))
         self.assertTrue({"aten::_softmax", "aten::native_layer_norm", "aten::gelu",
                          "aten::embedding"} <= names)

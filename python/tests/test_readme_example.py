@@ -27,4 +27,4 @@ class ReadmeExample(support.RecorderTestCase):
         self.assertEqual(rec.summary["iterations"], 3)
         summary = support.inspect_json(self.path("mlp.json.gz"))
         self.assertEqual(summary["peak_unswapped_bytes"], rec.peak_bytes)
-        self.assertEqual(summary["iterations"], 3)
+        self.assertEqual(summary["num_iterations"], 3)

@@ -9,6 +9,7 @@
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/sim/checker.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -187,7 +188,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
                            std::chrono::steady_clock::now() - t0)
                            .count();
     if (!policy.ok()) {
-      if (policy.status().code() != absl::StatusCode::kResourceExhausted) {
+      if (KindOf(policy.status()) != ErrorKind::kInfeasible) {
         return absl::Status(policy.status().code(),
                             absl::StrCat(info->name, ": ", policy.status().message()));
       }
@@ -211,7 +212,7 @@ absl::StatusOr<CompareOptions::PlannerOption> ParsePlannerOption(absl::string_vi
   const size_t dot = text.find('.'), eq = text.find('=');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || eq < dot || dot == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit=30s"));
+        "'", text, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit-ns=30s"));
   }
   CompareOptions::PlannerOption o{std::string(text.substr(0, dot)),
                                   std::string(text.substr(dot + 1, eq - dot - 1)),

@@ -12,6 +12,7 @@
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/synth/synth.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -117,9 +118,9 @@ absl::Status WhatIfOptions::Validate() const {
   if (max_evaluations < 1) {
     return bad(absl::StrCat("max evaluations is ", max_evaluations, "; must be >= 1"));
   }
-  if (reserve_bytes < 0 || reserve_bytes >= base.device.memory_bytes) {
+  if (reserve_bytes < 0 || reserve_bytes >= base.device.capacity_bytes) {
     return bad(absl::StrCat("reserve ", FormatBytes(reserve_bytes), " leaves no budget out of ",
-                            FormatBytes(base.device.memory_bytes)));
+                            FormatBytes(base.device.capacity_bytes)));
   }
   if (!(max_overhead_vs_ideal >= 0) || !std::isfinite(max_overhead_vs_ideal)) {
     return bad(absl::StrCat("max overhead is ", max_overhead_vs_ideal, "; must be >= 0"));
@@ -186,7 +187,9 @@ absl::StatusOr<bool> Search::Evaluate(int64_t k) {
   absl::StatusOr<Trace> trace = o.Validate().ok() ? SynthesizeTrace(o, "whatif")
                                                   : absl::StatusOr<Trace>(o.Validate());
   if (!trace.ok()) {
-    if (k == 0 || trace.status().code() != absl::StatusCode::kInvalidArgument) {
+    // A configuration the synthesizer refuses (malformed input) at a larger
+    // value is a grid point that fits nothing; anything else is an error.
+    if (k == 0 || KindOf(trace.status()) != ErrorKind::kMalformedInput) {
       return trace.status();
     }
     unbuildable_.insert(k);
@@ -199,7 +202,7 @@ absl::StatusOr<bool> Search::Evaluate(int64_t k) {
   }
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(*trace));
   CompareOptions co;
-  co.budget.device_memory_bytes = o.device.memory_bytes;
+  co.budget.device_memory_bytes = o.device.capacity_bytes;
   co.budget.reserve_bytes = options_.reserve_bytes;
   co.simulator = options_.simulator;
   co.planners = compared_;
@@ -250,7 +253,7 @@ absl::StatusOr<WhatIfResult> Search::Run() {
   r_.dimension = options_.dimension;
   r_.start = DimensionValue(base_, options_.dimension);
   r_.step = options_.step > 0 ? options_.step : DefaultStep(base_, options_.dimension);
-  r_.device_memory_bytes = base_.device.memory_bytes;
+  r_.device_memory_bytes = base_.device.capacity_bytes;
   r_.reserve_bytes = options_.reserve_bytes;
   r_.budget_bytes = r_.device_memory_bytes - r_.reserve_bytes;
   r_.max_overhead_vs_ideal = options_.max_overhead_vs_ideal;

@@ -74,8 +74,8 @@ absl::Status FinishPolicy(const PlanningProblem& problem, absl::string_view plan
 }
 
 absl::Status Planner::SetOption(absl::string_view name, absl::string_view value) {
-  return absl::InvalidArgumentError(absl::StrCat("planner ", this->name(), " has no option '",
-                                                 name, "' (given '", value, "')"));
+  return Error(ErrorKind::kUsage, absl::StrCat(this->name(), " has no option '", name,
+                                               "' (it takes none; given '", value, "')"));
 }
 
 }  // namespace swapplan

@@ -438,10 +438,17 @@ CheckOptions CheckOptionsFor(const Policy& policy) {
       iteration_time_ns = 0;
     }
   }
-  if (model == DurationSourceName(DurationSource::kRecorded)) {
+  // The configured model (auto, eq1, recorded); older policies recorded the
+  // resolved source ("recorded", "estimated (Eq. 1)").
+  OpTimeModel m = OpTimeModel::kAuto;
+  if (ParseOpTimeModel(model, &m)) {
+    o.op_time_model = m;
+  } else if (model == DurationSourceName(DurationSource::kRecorded)) {
     o.op_time_model = OpTimeModel::kRecorded;
   } else if (model == DurationSourceName(DurationSource::kEstimated)) {
     o.op_time_model = OpTimeModel::kEq1;
+  }
+  if (o.op_time_model == OpTimeModel::kEq1 || o.op_time_model == OpTimeModel::kAuto) {
     o.iteration_time_ns = std::max<int64_t>(iteration_time_ns, 0);
   }
   return o;

@@ -1,5 +1,5 @@
-// Presets and validation of the synthesizer configuration. Sources of the
-// device figures are in README.md ("Device presets").
+// Presets and validation of the synthesizer configuration. The device
+// presets are device/presets.h (sources in docs/devices.md).
 #include "swapplan/synth/config.h"
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "swapplan/device/presets.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 namespace {
@@ -71,32 +73,24 @@ std::vector<ModelConfig> AllModels() {
   return v;
 }
 
-DeviceSpec Device(absl::string_view name, double mem_gib, double hbm, double flops, double h2d,
-                  double d2h, double link, bool npu) {
-  DeviceSpec d;
-  d.name = std::string(name);
-  d.memory_bytes = static_cast<int64_t>(mem_gib * static_cast<double>(int64_t{1} << 30));
-  d.hbm_bytes_per_s = hbm;
-  d.peak_flops_per_s = flops;
-  d.h2d_bytes_per_s = h2d;
-  d.d2h_bytes_per_s = d2h;
-  d.link_bytes_per_s = link;
-  d.npu_op_names = npu;
-  return d;
-}
-
-std::vector<DeviceSpec> AllDevices() {
-  // name, HBM GiB, HBM B/s, dense 16-bit FLOP/s, h2d, d2h (typical measured
-  // pinned copies), device link per direction. See README "Device presets".
-  return {
-      Device("a100-80g", 80, 2.039e12, 312e12, 24.5e9, 26.0e9, 300e9, false),
-      Device("h100-80g", 80, 3.35e12, 989e12, 52e9, 53e9, 450e9, false),
-      Device("h200-141g", 141, 4.8e12, 989e12, 52e9, 53e9, 450e9, false),
-      Device("ascend-910b-64g", 64, 1.6e12, 313e12, 22e9, 24e9, 196e9, true),
-  };
-}
-
 bool Positive(double v) { return v > 0 && std::isfinite(v); }
+
+// The roofline figures the synthesizer needs on top of a valid device model.
+absl::Status ValidateSynthDevice(const DeviceModel& d) {
+  if (absl::Status s = d.Validate(); !s.ok()) return Bad(s.message());
+  struct Field {
+    const char* flag;
+    double v;
+  };
+  for (const Field& f : {Field{"--memory-bandwidth", d.memory_bandwidth_bytes_per_s},
+                         Field{"--peak-flops", d.peak_flops_per_s},
+                         Field{"--interconnect-bandwidth", d.interconnect_bandwidth_bytes_per_s}}) {
+    if (!Positive(f.v)) {
+      return Bad(absl::StrCat(f.flag, " is ", f.v, "; the roofline needs it > 0"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -136,18 +130,9 @@ absl::Status ModelConfig::Validate() const {
   return absl::OkStatus();
 }
 
-absl::Status DeviceSpec::Validate() const {
-  if (memory_bytes <= 0) return Bad(absl::StrCat("device memory is ", memory_bytes, "; must be > 0"));
-  struct Field {
-    const char* flag;
-    double v;
-  };
-  for (const Field& f : {Field{"--hbm-bandwidth", hbm_bytes_per_s},
-                         Field{"--peak-flops", peak_flops_per_s}, Field{"--h2d", h2d_bytes_per_s},
-                         Field{"--d2h", d2h_bytes_per_s}, Field{"--link-bandwidth", link_bytes_per_s}}) {
-    if (!Positive(f.v)) return Bad(absl::StrCat(f.flag, " is ", f.v, "; must be > 0"));
-  }
-  return absl::OkStatus();
+DeviceModel DefaultSynthDevice() {
+  absl::StatusOr<DeviceModel> d = DevicePresetModel("a100-80g");
+  return d.ok() ? *d : DeviceModel();
 }
 
 absl::Status ParallelConfig::Validate() const {
@@ -168,7 +153,7 @@ absl::Status ParallelConfig::Validate() const {
 
 absl::Status SynthOptions::Validate() const {
   if (absl::Status s = model.Validate(); !s.ok()) return s;
-  if (absl::Status s = device.Validate(); !s.ok()) return s;
+  if (absl::Status s = ValidateSynthDevice(device); !s.ok()) return s;
   if (absl::Status s = parallel.Validate(); !s.ok()) return s;
   const int32_t tp = parallel.tensor_parallel;
   if (model.num_heads % tp != 0) {
@@ -258,23 +243,18 @@ absl::StatusOr<ModelConfig> ModelPreset(absl::string_view name) {
                                           absl::StrJoin(ModelPresetNames(), ", "), ")"));
 }
 
-absl::StatusOr<DeviceSpec> DevicePreset(absl::string_view name) {
-  for (DeviceSpec& d : AllDevices()) {
-    if (absl::EqualsIgnoreCase(d.name, name)) return d;
-  }
-  return absl::NotFoundError(absl::StrCat("synth: unknown device preset '", name, "' (known: ",
-                                          absl::StrJoin(DevicePresetNames(), ", "), ")"));
+absl::Status UseDevicePreset(absl::string_view name, SynthOptions* o) {
+  const DevicePresetInfo* info = FindDevicePreset(name);
+  absl::StatusOr<DeviceModel> d = DevicePresetModel(name);
+  if (!d.ok()) return Error(ErrorKind::kNotFound, absl::StrCat("synth: ", d.status().message()));
+  o->device = *std::move(d);
+  o->npu_op_names = info->vendor == DeviceVendor::kHuawei;
+  return absl::OkStatus();
 }
 
 std::vector<std::string> ModelPresetNames() {
   std::vector<std::string> v;
   for (const ModelConfig& m : AllModels()) v.push_back(m.name);
-  return v;
-}
-
-std::vector<std::string> DevicePresetNames() {
-  std::vector<std::string> v;
-  for (const DeviceSpec& d : AllDevices()) v.push_back(d.name);
   return v;
 }
 

@@ -52,7 +52,7 @@ NameId Emitter::NameOf(Site site) {
   NameId& n = names_[static_cast<size_t>(site)];
   if (n < 0) {
     const SiteInfo& info = kSiteInfo[static_cast<size_t>(site)];
-    n = b_->InternOpName(o_.device.npu_op_names && info.npu_name != nullptr ? info.npu_name
+    n = b_->InternOpName(o_.npu_op_names && info.npu_name != nullptr ? info.npu_name
                                                                             : info.cuda_name);
   }
   return n;
@@ -119,7 +119,7 @@ void Emitter::Comm(Site site, Ids inputs, Ids outputs, double payload_bytes, int
       ns = CollectiveDurationNs(CollectiveKind::kPointToPoint, payload_bytes, group, o_.device);
       break;
     case CostKind::kHostToDevice:
-      ns = HostCopyDurationNs(payload_bytes, o_.device.h2d_bytes_per_s);
+      ns = HostCopyDurationNs(payload_bytes, o_.device.h2d_bandwidth_bytes_per_s);
       break;
     case CostKind::kCompute:
       ns = RooflineDurationNs(0, payload_bytes, o_.device, o_.flops_efficiency, o_.hbm_efficiency);

@@ -153,10 +153,10 @@ void Generator::CreateParams() {
 void Generator::SetMetadata() {
   TraceMetadata& md = b_->metadata();
   md.device_name = o_.device.name;
-  md.device_memory_bytes = o_.device.memory_bytes;
-  md.h2d_bandwidth_bytes_per_s = o_.device.h2d_bytes_per_s;
-  md.d2h_bandwidth_bytes_per_s = o_.device.d2h_bytes_per_s;
-  md.framework = std::string(o_.device.npu_op_names ? absl::string_view("pytorch+torch_npu")
+  md.device_memory_bytes = o_.device.capacity_bytes;
+  md.h2d_bandwidth_bytes_per_s = o_.device.h2d_bandwidth_bytes_per_s;
+  md.d2h_bandwidth_bytes_per_s = o_.device.d2h_bandwidth_bytes_per_s;
+  md.framework = std::string(o_.npu_op_names ? absl::string_view("pytorch+torch_npu")
                                                     : absl::string_view("pytorch")) +
                  " (synthesized)";
   md.recorder = "swapplan-synth";
@@ -176,7 +176,7 @@ void Generator::SetMetadata() {
       {"synth.ffn", absl::StrCat(m.ffn_hidden_size)},
       {"synth.flops_efficiency", absl::StrCat(o_.flops_efficiency)},
       {"synth.fp32_grad_accumulation", b(o_.fp32_grad_accumulation)},
-      {"synth.hbm_bandwidth_bytes_per_s", absl::StrCat(o_.device.hbm_bytes_per_s)},
+      {"synth.hbm_bandwidth_bytes_per_s", absl::StrCat(o_.device.memory_bandwidth_bytes_per_s)},
       {"synth.hbm_efficiency", absl::StrCat(o_.hbm_efficiency)},
       {"synth.heads", absl::StrCat(m.num_heads)},
       {"synth.hidden", absl::StrCat(m.hidden_size)},
@@ -184,7 +184,7 @@ void Generator::SetMetadata() {
       {"synth.kv_heads", absl::StrCat(m.num_kv_heads)},
       {"synth.layer_offset", absl::StrCat(layer_offset_)},
       {"synth.layers", absl::StrCat(m.layers)},
-      {"synth.link_bandwidth_bytes_per_s", absl::StrCat(o_.device.link_bytes_per_s)},
+      {"synth.link_bandwidth_bytes_per_s", absl::StrCat(o_.device.interconnect_bandwidth_bytes_per_s)},
       {"synth.loss_scale_skip_every", absl::StrCat(o_.loss_scale_skip_every)},
       {"synth.loss_scaling", b(o_.loss_scaling())},
       {"synth.micro_batch", absl::StrCat(o_.micro_batch_sequences)},

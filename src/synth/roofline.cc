@@ -12,15 +12,15 @@ int64_t Ns(double seconds) {
 
 }  // namespace
 
-int64_t RooflineDurationNs(double flops, double bytes, const DeviceSpec& device,
+int64_t RooflineDurationNs(double flops, double bytes, const DeviceModel& device,
                            double flops_efficiency, double hbm_efficiency) {
   const double compute = flops / (device.peak_flops_per_s * flops_efficiency);
-  const double memory = bytes / (device.hbm_bytes_per_s * hbm_efficiency);
+  const double memory = bytes / (device.memory_bandwidth_bytes_per_s * hbm_efficiency);
   return Ns(std::max(compute, memory));
 }
 
 int64_t CollectiveDurationNs(CollectiveKind kind, double bytes, int32_t group,
-                             const DeviceSpec& device) {
+                             const DeviceModel& device) {
   const double n = std::max(1, group);
   double moved = bytes;
   switch (kind) {
@@ -34,7 +34,7 @@ int64_t CollectiveDurationNs(CollectiveKind kind, double bytes, int32_t group,
     case CollectiveKind::kPointToPoint:
       break;
   }
-  return Ns(moved / device.link_bytes_per_s);
+  return Ns(moved / device.interconnect_bandwidth_bytes_per_s);
 }
 
 int64_t HostCopyDurationNs(double bytes, double bytes_per_s) { return Ns(bytes / bytes_per_s); }

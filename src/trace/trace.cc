@@ -1,6 +1,7 @@
 #include "swapplan/trace/trace.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace swapplan {
 

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 
 namespace swapplan {
 namespace {
@@ -137,6 +138,57 @@ absl::StatusOr<double> ParseFraction(absl::string_view text) {
   if (suffix == "%") v /= 100;
   if (!(v >= 0) || !std::isfinite(v)) {
     return absl::InvalidArgumentError(absl::StrCat("fraction '", text, "' is negative"));
+  }
+  return v;
+}
+
+namespace {
+
+// InvalidArgument when `text` is empty or a bare number: `example_unit` is
+// appended to the number in the suggestion ("B or 600GiB").
+absl::Status RequireUnit(absl::string_view text, absl::string_view what,
+                         absl::string_view suggestion) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  if (t.empty()) return absl::InvalidArgumentError("empty value");
+  double v = 0;
+  std::string suffix;
+  absl::Status st = SplitNumber(t, what, &v, &suffix);
+  if (!st.ok()) return st;
+  if (suffix.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", t, "' needs a unit, e.g. ",
+                                                   absl::StrReplaceAll(suggestion, {{"N", t}})));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseBytesWithUnit(absl::string_view text) {
+  if (absl::Status s = RequireUnit(text, "size", "NB or NGiB"); !s.ok()) return s;
+  return ParseBytes(text);
+}
+
+absl::StatusOr<double> ParseBandwidthWithUnit(absl::string_view text) {
+  if (absl::Status s = RequireUnit(text, "bandwidth", "NGB/s"); !s.ok()) return s;
+  return ParseBandwidth(text);
+}
+
+absl::StatusOr<int64_t> ParseDurationWithUnit(absl::string_view text) {
+  if (absl::Status s = RequireUnit(text, "duration", "Nus or Nms"); !s.ok()) return s;
+  return ParseDurationNs(text);
+}
+
+absl::StatusOr<double> ParseRatio(absl::string_view text) {
+  double v = 0;
+  std::string suffix;
+  absl::Status st = SplitNumber(text, "ratio", &v, &suffix);
+  if (!st.ok()) return st;
+  if (suffix != "" && suffix != "x") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ratio '", text, "': unknown unit '", suffix, "' (use x or none)"));
+  }
+  if (!(v > 0) || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat("ratio '", text, "' must be > 0"));
   }
   return v;
 }

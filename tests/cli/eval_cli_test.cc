@@ -115,16 +115,16 @@ TEST_CASE("regress: a recorded baseline passes, per-row report", "[cli][regress]
 
 TEST_CASE("regress: a doctored faster baseline fails with the row named", "[cli][regress]") {
   CliRun r = Swapplan("regress --baseline quality/toy_doctored.json");
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 4);  // SPEC §10: a quality regression
   CheckGolden("regress_toy_doctored.txt", r.out);
   CHECK(r.err == "swapplan: regress: 1 of 5 rows fail against quality/toy_doctored.json\n");
   // +10.71% passes an 11% tolerance, not 10%.
   CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 11%").exit_code == 0);
-  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 0.1").exit_code == 1);
+  CHECK(Swapplan("regress --baseline quality/toy_doctored.json --tolerance 0.1").exit_code == 4);
   CliRun j = Swapplan("regress --baseline quality/toy_doctored.json --json");
-  CHECK(j.exit_code == 1);
+  CHECK(j.exit_code == 4);
   const nlohmann::json doc = nlohmann::json::parse(j.out);
-  CHECK(doc["failures"] == 1);
+  CHECK(doc["num_failures"] == 1);
   CHECK(doc["rows"][2]["planner"] == "lru");
   CHECK(doc["rows"][2]["verdict"] == "slower");
   CHECK(doc["rows"][2]["baseline"]["iteration_time_ns"] == 1400);
@@ -145,7 +145,7 @@ TEST_CASE("regress: --update rewrites the baseline, which then passes", "[cli][r
   const std::string copy = dir + "/quality/q.json";
   std::filesystem::copy_file(swapplan::testing::DataPath("quality/toy_doctored.json"), copy,
                              std::filesystem::copy_options::overwrite_existing);
-  CHECK(Swapplan("regress --baseline '" + copy + "'").exit_code == 1);
+  CHECK(Swapplan("regress --baseline '" + copy + "'").exit_code == 4);
   CliRun u = Swapplan("regress --baseline '" + copy + "' --update");
   CHECK(u.exit_code == 0);
   CHECK(u.out.find("updated   " + copy) != std::string::npos);

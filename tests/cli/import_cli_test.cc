@@ -46,7 +46,8 @@ TEST_CASE("compare and curve read imported formats directly", "[cli][import]") {
   CliRun c = Swapplan("curve import/snapshot_v2.pickle --iteration 1");
   CHECK(c.exit_code == 0);
   CheckGolden("import_snapshot_curve.csv", c.out);
-  CliRun p = Swapplan("compare import/small_et.json --device-memory 600B --bandwidth 1GB/s "
+  CliRun p = Swapplan("compare import/small_et.json --device-memory 600B --h2d-bandwidth 1GB/s "
+                      "--d2h-bandwidth 1GB/s "
                       "--planners noswap,recompute --json");
   CHECK(p.exit_code == 0);
   CHECK(p.out.find("\"feasible\"") != std::string::npos);

@@ -23,7 +23,7 @@ using swapplan::testing::CliRun;
 using swapplan::testing::ReadFile;
 using swapplan::testing::Swapplan;
 
-const char* kToy = "traces/chameleon_toy.json --reserve 100 --min-tensor-bytes 0";
+const char* kToy = "traces/chameleon_toy.json --reserve 100B --min-tensor-bytes 0";
 
 TEST_CASE("plan: summary, JSON and explanation goldens", "[cli][plan]") {
   CliRun r = Swapplan(std::string("plan ") + kToy);
@@ -56,7 +56,7 @@ TEST_CASE("plan -o writes a policy that check accepts", "[cli][plan]") {
 TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[cli][plan]") {
   std::string path = swapplan::testing::TempDir() + "/never_policy.json";
   // The papers' rule: no release before the copy out completes.
-  CliRun r = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 "
+  CliRun r = Swapplan("plan traces/chameleon_toy.json --reserve 300B --min-tensor-bytes 0 "
                       "--release-wait never -o '" + path + "'");
   CHECK(r.exit_code == 3);
   CHECK(r.out.empty());
@@ -68,7 +68,7 @@ TEST_CASE("plan: infeasible budget exits 3 with the bytes missing and where", "[
         "over-budget op)\n");
   CHECK_FALSE(std::filesystem::exists(path));
   // With --explain the reasoning still goes to stdout.
-  CliRun x = Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 "
+  CliRun x = Swapplan("plan traces/chameleon_toy.json --reserve 300B --min-tensor-bytes 0 "
                       "--release-wait never --explain");
   CHECK(x.exit_code == 3);
   CHECK(x.out.find("maximal-fallback") != std::string::npos);
@@ -80,10 +80,10 @@ TEST_CASE("plan: release waits make the toy fit 700 bytes with a 100 ns stall", 
   // policy file (the flag on the item) and check's count of planned waits.
   std::string path = swapplan::testing::TempDir() + "/release_wait_policy.json";
   CliRun r =
-      Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 --explain");
+      Swapplan("plan traces/chameleon_toy.json --reserve 300B --min-tensor-bytes 0 --explain");
   CHECK(r.exit_code == 0);
   CheckGolden("plan_toy_release_wait_explain.txt", r.out);
-  REQUIRE(Swapplan("plan traces/chameleon_toy.json --reserve 300 --min-tensor-bytes 0 -o '" +
+  REQUIRE(Swapplan("plan traces/chameleon_toy.json --reserve 300B --min-tensor-bytes 0 -o '" +
                    path + "'").exit_code == 0);
   CliRun c = Swapplan("check traces/chameleon_toy.json '" + path + "'");
   CHECK(c.exit_code == 0);
@@ -96,16 +96,18 @@ TEST_CASE("plan: bad input exits 2", "[cli][plan]") {
   CliRun bw = Swapplan("plan traces/toy_valid.json");
   CHECK(bw.exit_code == 2);
   CHECK(bw.err ==
-        "swapplan: no h2d bandwidth: give --h2d-bandwidth (traces/toy_valid.json does not record "
-        "it)\n");
+        "swapplan: no h2d bandwidth: give --h2d-bandwidth or --device (traces/toy_valid.json "
+        "does not record it)\n"
+        "swapplan: no d2h bandwidth: give --d2h-bandwidth or --device (traces/toy_valid.json "
+        "does not record it)\n");
   CliRun mem = Swapplan("plan traces/toy_valid.json --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
                      "--reserve 8KiB");
   CHECK(mem.exit_code == 2);
   CHECK(mem.err ==
-        "swapplan: --reserve 8192 bytes is more than the device memory (4096 bytes)\n");
+        "swapplan: --reserve 8.00 KiB leaves no budget out of 4.00 KiB of device memory\n");
   CHECK(Swapplan(std::string("plan ") + kToy + " --iteration 1").exit_code == 2);
   CHECK(Swapplan(std::string("plan ") + kToy + " --normalization l2").exit_code == 2);
-  CHECK(Swapplan(std::string("plan ") + kToy + " --runtime-key-bits 16").exit_code == 2);
+  CHECK(Swapplan(std::string("plan ") + kToy + " --runtime-key-mask-bits 16").exit_code == 2);
   CHECK(Swapplan("plan --help").exit_code == 0);
 }
 

@@ -67,8 +67,8 @@ TEST_CASE("compare --save-policies writes only policies that pass check", "[cli]
   // The last: Chameleon on Eq. (1) op times with an explicit T_iter; check
   // takes the op-time model the policy recorded (CheckOptionsFor).
   for (const char* budget :
-       {"--device-memory 700 --reserve 100", "--oversubscription 1.5",
-        "--device-memory 700 --reserve 100 --planner-option chameleon.op_time_model=eq1 "
+       {"--device-memory 700B --reserve 100B", "--oversubscription 1.5",
+        "--device-memory 700B --reserve 100B --planner-option chameleon.op_time_model=eq1 "
         "--planner-option chameleon.iteration_time_ns=6000 "
         "--planner-option chameleon.min_tensor_bytes=0"}) {
     INFO(budget);
@@ -79,7 +79,7 @@ TEST_CASE("compare --save-policies writes only policies that pass check", "[cli]
       swapplan::testing::CliRun c =
           Swapplan(std::string("compare ") + trace + " " + budget +
                    " --planners ideal,noswap,chameleon,recompute,vdnn,lru,bucket,advisor "
-                   "--planner-option advisor.generations=2 --save-policies '" + dir + "'");
+                   "--planner-option advisor.max_generations=2 --save-policies '" + dir + "'");
       CHECK((c.exit_code == 0 || c.exit_code == 3));
       CHECK(c.out.find("invalid") == std::string::npos);
       int written = 0;

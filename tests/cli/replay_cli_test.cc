@@ -85,11 +85,11 @@ TEST_CASE("replay: JSON rows and totals", "[cli][replay]") {
   CHECK(j["trace"] == SmallTrace());
   j["trace"] = "small.trace";
   const nlohmann::json& t = j["totals"];
-  CHECK(t["iterations"] == 12);
+  CHECK(t["num_iterations"] == 12);
   CHECK(t["first_unresolved_oom_iteration"] == 7);
-  CHECK(t["ooms_after_warmup"].get<int64_t>() > 0);
-  CHECK(t["uses_while_off_device"] == 0);
-  CHECK(t["policies_generated"].get<int64_t>() > 0);
+  CHECK(t["num_ooms_after_warmup"].get<int64_t>() > 0);
+  CHECK(t["num_uses_while_off_device"] == 0);
+  CHECK(t["num_policies_generated"].get<int64_t>() > 0);
   CheckGolden("replay_small_naive.json", j.dump(2) + "\n");
 }
 
@@ -116,7 +116,8 @@ TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]")
   // made at once.
   CliRun r = Swapplan(
       "replay ../../traces/loss_scale_validation.json.gz --device-memory 2.6MB "
-      "--bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 --genpolicy-iterations 0 -q" +
+      "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
+      "--genpolicy-iterations 0 -q" +
       kPaperFlags);
   INFO(r.err);
   CHECK(r.exit_code == 0);
@@ -126,7 +127,7 @@ TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]")
 TEST_CASE("replay: usage errors", "[cli][replay]") {
   CliRun r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --matcher exact");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "swapplan: --matcher: unknown matcher 'exact' (fuzzy, naive)\n");
+  CHECK(r.err == "swapplan: --matcher: 'exact' is not one of fuzzy, naive\n");
   r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --planner magic");
   CHECK(r.exit_code == 2);
   CHECK(r.err.rfind("swapplan: --planner: unknown planner 'magic' (known: ", 0) == 0);
@@ -135,17 +136,25 @@ TEST_CASE("replay: usage errors", "[cli][replay]") {
   CHECK(r.err == "swapplan: --rows: 'some' is not one of all, changes, none\n");
   r = Swapplan("replay ../../traces/loss_scale_validation.json.gz");
   CHECK(r.exit_code == 2);
+  // Every missing input at once, one line each.
   CHECK(r.err ==
-        "swapplan: --device-memory is required: ../../traces/loss_scale_validation.json.gz does "
-        "not record the device memory\n");
+        "swapplan: no device memory: give --device-memory or --device "
+        "(../../traces/loss_scale_validation.json.gz does not record it)\n"
+        "swapplan: no h2d bandwidth: give --h2d-bandwidth or --device "
+        "(../../traces/loss_scale_validation.json.gz does not record it)\n"
+        "swapplan: no d2h bandwidth: give --d2h-bandwidth or --device "
+        "(../../traces/loss_scale_validation.json.gz does not record it)\n");
   r = Swapplan("replay ../../traces/loss_scale_validation.json.gz --device-memory 1MB");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
-        "swapplan: replay: no h2d bandwidth: none given and none in the metadata of "
-        "../../traces/loss_scale_validation.json.gz\n");
+        "swapplan: no h2d bandwidth: give --h2d-bandwidth or --device "
+        "(../../traces/loss_scale_validation.json.gz does not record it)\n"
+        "swapplan: no d2h bandwidth: give --d2h-bandwidth or --device "
+        "(../../traces/loss_scale_validation.json.gz does not record it)\n");
   r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --reserve 90MiB");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "swapplan: --reserve 90.00 MiB leaves no budget out of 83.00 MiB\n");
+  CHECK(r.err ==
+        "swapplan: --reserve 90.00 MiB leaves no budget out of 83.00 MiB of device memory\n");
   r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --max-length-change 2");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==

@@ -57,14 +57,14 @@ TEST_CASE("simulate: text and JSON goldens", "[cli]") {
 
 TEST_CASE("simulate: link, half-duplex and naive record-stream options", "[cli]") {
   CliRun r = Swapplan(std::string("simulate ") + kVdnn +
-                   " --latency 10ns --half-duplex --naive-record-stream --launch-queue-depth 3");
+                   " --copy-latency 10ns --half-duplex --naive-record-stream --launch-queue-depth 3");
   CHECK(r.exit_code == 0);
   CheckGolden("simulate_vdnn_naive.txt", r.out);
 }
 
 TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
   CliRun r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
-                   "--device-memory 550");
+                   "--device-memory 550B");
   CHECK(r.exit_code == 3);
   CheckGolden("simulate_lru_oom.txt", r.out);
   CHECK(r.err ==
@@ -80,26 +80,26 @@ TEST_CASE("simulate: OOM prints the result and exits 3", "[cli]") {
 // own 200 ns of release waits: 1.2 us + 400 ns = 1.6 us, no OOM, exit 0.
 TEST_CASE("simulate --oom-handling algorithm3 resolves the OOM with a passive swap", "[cli]") {
   CliRun r = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
-                      "--device-memory 550 --oom-handling algorithm3");
+                      "--device-memory 550B --oom-handling algorithm3");
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CheckGolden("simulate_lru_algorithm3.txt", r.out);
   CliRun j = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
-                      "--device-memory 550 --oom-handling algorithm3 --json");
+                      "--device-memory 550B --oom-handling algorithm3 --json");
   REQUIRE(j.exit_code == 0);
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   CHECK(doc["feasible"] == true);
   CHECK(doc["iteration_time_ns"] == 1600);
-  CHECK(doc["oom_handling"]["allocation_failures"] == 1);
-  CHECK(doc["oom_handling"]["passive_swap_outs"] == 1);
-  CHECK(doc["oom_handling"]["passive_bytes_d2h"] == 100);
+  CHECK(doc["oom_handling"]["num_allocation_failures"] == 1);
+  CHECK(doc["oom_handling"]["num_passive_swap_outs"] == 1);
+  CHECK(doc["oom_handling"]["passive_d2h_bytes"] == 100);
   CHECK(doc["oom_handling"]["passive_stall_ns"] == 200);
-  CHECK(doc["oom_handling"]["unresolved"] == 0);
+  CHECK(doc["oom_handling"]["num_unresolved"] == 0);
   // Too little memory for passive swaps to help everywhere: at 250 B, b10
   // needs 300 B of its own inputs and outputs at once. Still an OOM, exit 3,
   // and the line says where.
   CliRun u = Swapplan("simulate traces/two_layers.json policies/two_layers/lru.json "
-                      "--device-memory 250 --oom-handling algorithm3");
+                      "--device-memory 250B --oom-handling algorithm3");
   CHECK(u.exit_code == 3);
   CHECK(u.out.find("OOM handling    Algorithm 3: ") != std::string::npos);
   CHECK(u.out.find(" unresolved (first at op 8 (b10), 50 B missing)") != std::string::npos);
@@ -150,9 +150,9 @@ TEST_CASE("simulate: bad inputs exit 2", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("swapplan: policy fingerprint (") &&
                         Catch::EndsWith("[fingerprint-mismatch]\n"));
-  r = Swapplan(std::string("simulate ") + kVdnn + " --latency fast");
+  r = Swapplan(std::string("simulate ") + kVdnn + " --copy-latency fast");
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::StartsWith("swapplan: --latency: "));
+  CHECK(r.err == "swapplan: --copy-latency: invalid duration 'fast'\n");
   CHECK(Swapplan(std::string("simulate ") + kVdnn + " --launch-queue-depth 0").exit_code == 2);
   r = Swapplan("simulate traces/two_layers.json nope.json");
   CHECK(r.exit_code == 2);
@@ -160,15 +160,15 @@ TEST_CASE("simulate: bad inputs exit 2", "[cli]") {
 }
 
 TEST_CASE("compare: text and JSON goldens", "[cli]") {
-  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100");
+  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 700B --reserve 100B");
   CHECK(r.exit_code == 0);
   CheckGolden("compare_two_layers.txt", MaskPlanTimes(r.out));
-  CliRun j = Swapplan("compare traces/two_layers.json --device-memory 700 --reserve 100 --json");
+  CliRun j = Swapplan("compare traces/two_layers.json --device-memory 700B --reserve 100B --json");
   CHECK(j.exit_code == 0);
   CheckGolden("compare_two_layers.json", MaskPlanTimesJson(j.out));
   // A roomier budget where every planner fits, on a half-duplex link.
-  CliRun h = Swapplan("compare traces/two_layers.json --device-memory 800 --half-duplex "
-                   "--latency 10ns --planners vdnn,bucket,lru,recompute");
+  CliRun h = Swapplan("compare traces/two_layers.json --device-memory 800B --half-duplex "
+                   "--copy-latency 10ns --planners vdnn,bucket,lru,recompute");
   CHECK(h.exit_code == 0);
   CheckGolden("compare_two_layers_800.txt", MaskPlanTimes(h.out));
 }
@@ -182,20 +182,20 @@ TEST_CASE("compare: --oversubscription states the budget above the persistent by
   REQUIRE(j.exit_code == 0);
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   CHECK(doc["budget_bytes"] == 700);
-  CHECK(doc["oversubscription"] == 2.0);
+  CHECK(doc["oversubscription_ratio"] == 2.0);
   CHECK(doc["persistent_bytes"] == 200);
-  CHECK(doc["device_memory_bytes"] == 0);
-  CliRun both = Swapplan("compare traces/chameleon_toy.json --oversubscription 2 --reserve 10");
+  CHECK(doc["device"]["capacity_bytes"] == 1000);  // the trace's, not used for the budget
+  CliRun both = Swapplan("compare traces/chameleon_toy.json --oversubscription 2x --reserve 10B");
   CHECK(both.exit_code == 2);
   CHECK(both.err == "swapplan: --oversubscription replaces --device-memory and --reserve: give "
                     "one or the other\n");
   CliRun low = Swapplan("compare traces/chameleon_toy.json --oversubscription 0.5");
   CHECK(low.exit_code == 2);
-  CHECK(low.err == "swapplan: --oversubscription 0.5 must be >= 1 (1 = the peak fits)\n");
+  CHECK(low.err == "swapplan: --oversubscription: 0.5x must be >= 1x (1x = the peak fits)\n");
 }
 
 TEST_CASE("compare: no planner fits -> exit 3 with the table printed", "[cli]") {
-  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 300 --planners ideal,noswap,lru");
+  CliRun r = Swapplan("compare traces/two_layers.json --device-memory 300B --planners ideal,noswap,lru");
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.out, Catch::Contains("\nnoswap   no ") && Catch::Contains("\nlru      no "));
   CHECK(r.err == "swapplan: no planner reaches the budget of 300 B on traces/two_layers.json\n");
@@ -208,11 +208,14 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
                  "recompute, vdnn, lru, bucket, advisor)\n");
   r = Swapplan("compare traces/toy_valid.json");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "swapplan: no copy bandwidth: give --bandwidth (or --h2d-bandwidth and "
-                 "--d2h-bandwidth); traces/toy_valid.json does not record one\n");
+  CHECK(r.err ==
+        "swapplan: no h2d bandwidth: give --h2d-bandwidth or --device (traces/toy_valid.json "
+        "does not record it)\n"
+        "swapplan: no d2h bandwidth: give --d2h-bandwidth or --device (traces/toy_valid.json "
+        "does not record it)\n");
   r = Swapplan("compare traces/two_layers.json --reserve 1KiB");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "swapplan: --reserve 1.00 KiB leaves no budget out of 600 B\n");
+  CHECK(r.err == "swapplan: --reserve 1.00 KiB leaves no budget out of 600 B of device memory\n");
   r = Swapplan("compare traces/two_layers.json --iteration 2");
   CHECK(r.exit_code == 2);
   for (const char* sub : {"simulate", "compare"}) {

@@ -164,7 +164,7 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
         "chameleon, recompute, vdnn, lru, bucket, advisor)");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planner_options": ["lru"]}]})") ==
         "q.json: $.entries[0].planner_options[0]: 'lru': expected PLANNER.NAME=VALUE, e.g. "
-        "advisor.time-limit=30s");
+        "advisor.time-limit-ns=30s");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "colour": 1}]})") ==
         "q.json: $.entries[0].colour: unknown field");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2,

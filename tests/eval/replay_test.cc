@@ -28,7 +28,7 @@ Trace SmallRun(int32_t iterations, int32_t skip_every, int32_t validation_every)
   o.model.num_kv_heads = 4;
   o.model.vocab_size = 1024;
   o.seq_length_tokens = 1024;
-  o.device = *DevicePreset("a100-80g");
+  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
   o.flops_efficiency = 0.01;
   o.hbm_efficiency = 0.01;
   o.iterations = iterations;

@@ -29,8 +29,8 @@ SynthOptions Tiny() {
   o.model.num_kv_heads = 8;
   o.model.ffn_hidden_size = 1408;
   o.model.vocab_size = 1000;
-  o.device = *DevicePreset("a100-80g");
-  o.device.memory_bytes = int64_t{300} << 20;
+  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
+  o.device.capacity_bytes = int64_t{300} << 20;
   o.seq_length_tokens = 1024;
   return o;
 }
@@ -49,7 +49,7 @@ std::vector<std::optional<int64_t>> NaiveMax(const WhatIfOptions& w, int64_t las
     absl::StatusOr<Trace> t = SynthesizeTrace(o);
     REQUIRE(t.ok());
     CompareOptions c;
-    c.budget.device_memory_bytes = o.device.memory_bytes;
+    c.budget.device_memory_bytes = o.device.capacity_bytes;
     c.planners = planners;
     absl::StatusOr<Comparison> r = ComparePlanners(*t, c);
     REQUIRE(r.ok());
@@ -159,7 +159,7 @@ TEST_CASE("whatif: noswap's maximum is where the closed-form peak stops fitting"
     o.micro_batch_sequences = b;
     absl::StatusOr<MemoryEstimate> e = EstimateMemory(o);
     REQUIRE(e.ok());
-    if (e->peak_bytes <= w.base.device.memory_bytes) last_fit = b;
+    if (e->peak_bytes <= w.base.device.capacity_bytes) last_fit = b;
   }
   REQUIRE(r->max[0].value.has_value());
   CHECK(*r->max[0].value == last_fit);

@@ -132,8 +132,10 @@ TEST_CASE("Memory snapshot: hostile pickles are refused, nothing runs") {
   REQUIRE_FALSE(cycle.ok());
   CHECK(cycle.status().message() == "mem: segments[0]: is not a dict [snapshot-schema]");
   // STACK_GLOBAL + REDUCE, as pickle.dumps of a class instance writes them.
+  static constexpr char kStackGlobal[] =
+      "\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x8c\x06system\x93.";
   auto stack_global =
-      ImportText(std::string("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x8c\x06system\x93.", 31),
+      ImportText(std::string(kStackGlobal, sizeof(kStackGlobal) - 1),
                  "memory-snapshot");
   REQUIRE_FALSE(stack_global.ok());
   CHECK(std::string(stack_global.status().message()).find("(STACK_GLOBAL) is refused") !=

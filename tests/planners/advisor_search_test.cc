@@ -354,7 +354,7 @@ TEST_CASE("search: stops on convergence; progress once per generation", "[adviso
 TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]") {
   const Trace& t = Training();
   AdvisorPlanner planner;
-  REQUIRE(planner.SetOption("generations", "2").ok());
+  REQUIRE(planner.SetOption("max-generations", "2").ok());
   REQUIRE(planner.SetOption("population", "4").ok());
   REQUIRE(planner.SetOption("threads", "1").ok());
   // sgd alone uses four 100-byte tensors: 300 bytes cannot run it.
@@ -371,7 +371,7 @@ TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]")
         "class per tensor size; op 4 (sgd) alone pins 400 B)");
   CHECK(std::string(planner.SetOption("popsize", "4").message()).rfind(
             "advisor has no option 'popsize'", 0) == 0);
-  CHECK(std::string(planner.SetOption("mutation", "2").message()) ==
+  CHECK(std::string(planner.SetOption("mutation-probability", "2").message()) ==
         "search options: mutation_probability is 2; must be in [0, 1]");
   pp.device.capacity_bytes = 600;
   absl::StatusOr<Policy> ok = planner.Plan(pp);

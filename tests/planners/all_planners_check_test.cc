@@ -67,9 +67,9 @@ TEST_CASE("every planner's policies pass check; check and simulate agree on the 
         INFO("planner " << info.name);
         std::unique_ptr<Planner> planner = info.create();
         if (std::string(info.name) == "advisor") {
-          REQUIRE(planner->SetOption("generations", "2").ok());
+          REQUIRE(planner->SetOption("max_generations", "2").ok());
           REQUIRE(planner->SetOption("population", "6").ok());
-          REQUIRE(planner->SetOption("time-limit", "5s").ok());
+          REQUIRE(planner->SetOption("time_limit_ns", "5s").ok());
           REQUIRE(planner->SetOption("threads", "1").ok());
         }
         absl::StatusOr<Policy> p = planner->Plan(problem);

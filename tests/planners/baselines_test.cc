@@ -325,7 +325,7 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
       INFO("planner " << info.name << ", budget " << budget);
       std::unique_ptr<Planner> planner = info.create();
       if (std::string(info.name) == "advisor") {  // a short search keeps the test fast
-        REQUIRE(planner->SetOption("generations", "2").ok());
+        REQUIRE(planner->SetOption("max-generations", "2").ok());
         REQUIRE(planner->SetOption("population", "8").ok());
         REQUIRE(planner->SetOption("threads", "1").ok());
       }

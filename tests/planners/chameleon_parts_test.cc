@@ -13,6 +13,7 @@
 #include "swapplan/planners/chameleon/logical_layers.h"
 #include "swapplan/planners/chameleon/mrl.h"
 #include "swapplan/planners/chameleon/range_max_tree.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 namespace {
@@ -407,7 +408,8 @@ TEST_CASE("options: every recorded parameter can be set again; bad names and val
              Catch::StartsWith("chameleon has no option 'layer' (known: layers, "));
   const absl::Status bad = d.Set("normalization", "mean");
   CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
-  CHECK(bad.message() == "chameleon option normalization: 'mean' is not max or minmax");
+  CHECK(KindOf(bad) == ErrorKind::kUsage);
+  CHECK(bad.message() == "chameleon option normalization: 'mean' is not one of max, minmax");
   CHECK(d.normalization == ScoreNormalization::kMax);  // unchanged
 
   // The planner validates before it keeps a value: a range error leaves the

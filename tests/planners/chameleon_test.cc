@@ -196,10 +196,9 @@ TEST_CASE("chameleon: worked two-layer example", "[chameleon]") {
   CHECK(kc.op_mask == 0x41);
   CHECK(kc.op_history == 0x0600);
 
-  // Parameters: resolved values.
-  CHECK(p->parameters[0] == std::pair<std::string, std::string>{"layers", "2"});
-  CHECK(p->parameters[1] ==
-        std::pair<std::string, std::string>{"layers_source", "trace metadata"});
+  // Parameters: the options as configured (ChameleonOptionTable), so that
+  // planning again with them gives this policy.
+  CHECK(p->parameters == ToyOptions().ToParameters());
 }
 
 TEST_CASE("chameleon: nothing to do under the budget", "[chameleon]") {

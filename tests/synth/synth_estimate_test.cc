@@ -38,7 +38,7 @@ Check PeakVsEstimate(const SynthOptions& o) {
 SynthOptions Preset(const char* model, const char* device) {
   SynthOptions o;
   o.model = *ModelPreset(model);
-  o.device = *DevicePreset(device);
+  REQUIRE(UseDevicePreset(device, &o).ok());
   o.seq_length_tokens = PresetSequenceLength(o.model);
   return o;
 }

@@ -449,7 +449,8 @@ TEST_CASE("synth: configuration errors", "[synth]") {
   CHECK(ModelPreset("llama9").status().message() ==
         "synth: unknown model preset 'llama9' (known: llama2-7b, llama2-13b, llama2-70b, "
         "llama3-8b, mixtral-8x7b, gpt2)");
-  CHECK(DevicePreset("tpu").status().code() == absl::StatusCode::kNotFound);
+  SynthOptions tpu;
+  CHECK(UseDevicePreset("tpu", &tpu).code() == absl::StatusCode::kNotFound);
 }
 
 TEST_CASE("synth: presets", "[synth]") {
@@ -463,9 +464,15 @@ TEST_CASE("synth: presets", "[synth]") {
   ModelConfig mx = *ModelPreset("mixtral-8x7b");
   CHECK(mx.num_experts == 8);
   CHECK(mx.experts_top_k == 2);
-  DeviceSpec npu = *DevicePreset("ascend-910b-64g");
-  CHECK(npu.memory_bytes == int64_t{64} << 30);
+  SynthOptions npu;
+  REQUIRE(UseDevicePreset("ascend-910b-64g", &npu).ok());
+  CHECK(npu.device.capacity_bytes == int64_t{64} << 30);
+  CHECK(npu.device.name == "ascend-910b-64g");  // the alias keeps its spelling
   CHECK(npu.npu_op_names);
+  SynthOptions h100;
+  REQUIRE(UseDevicePreset("H100-80GB", &h100).ok());
+  CHECK(h100.device.name == "h100-80gb");
+  CHECK_FALSE(h100.npu_op_names);
   for (const std::string& m : ModelPresetNames()) {
     ModelConfig c = *ModelPreset(m);
     CHECK(c.Validate().ok());

@@ -31,12 +31,12 @@ inline SynthOptions TinyOptions() {
   o.model.ffn_hidden_size = 16;
   o.model.vocab_size = 16;
   o.device.name = "round";
-  o.device.memory_bytes = 1 << 20;
+  o.device.capacity_bytes = 1 << 20;
   o.device.peak_flops_per_s = 1e12;
-  o.device.hbm_bytes_per_s = 1e9;
-  o.device.h2d_bytes_per_s = 1e9;
-  o.device.d2h_bytes_per_s = 1e9;
-  o.device.link_bytes_per_s = 1e9;
+  o.device.memory_bandwidth_bytes_per_s = 1e9;
+  o.device.h2d_bandwidth_bytes_per_s = 1e9;
+  o.device.d2h_bandwidth_bytes_per_s = 1e9;
+  o.device.interconnect_bandwidth_bytes_per_s = 1e9;
   o.seq_length_tokens = 4;
   return o;
 }

@@ -166,7 +166,7 @@ TEST_CASE("synth: roofline durations and wall time", "[synth]") {
 }
 
 TEST_CASE("synth: roofline and collective formulas", "[synth]") {
-  DeviceSpec d = TinyOptions().device;  // 1000 FLOP/ns, 1 B/ns everywhere
+  DeviceModel d = TinyOptions().device;  // 1000 FLOP/ns, 1 B/ns everywhere
   CHECK(RooflineDurationNs(2e6, 100, d, 1, 1) == 2000);   // compute-bound
   CHECK(RooflineDurationNs(1000, 300, d, 1, 1) == 300);   // memory-bound
   CHECK(RooflineDurationNs(1000, 300, d, 1, 0.5) == 600); // half the bandwidth reached
@@ -233,7 +233,7 @@ TEST_CASE("synth: metadata", "[synth]") {
 TEST_CASE("synth: op names follow the device", "[synth]") {
   SynthOptions o = TinyOptions();
   Trace cuda = Synth(o);
-  o.device = *DevicePreset("ascend-910b-64g");
+  REQUIRE(UseDevicePreset("ascend-910b-64g", &o).ok());
   Trace npu = Synth(o);
   auto has = [](const Trace& t, const std::string& n) {
     for (const std::string& s : t.op_names()) {

@@ -87,5 +87,32 @@ TEST_CASE("UTF-8 validation", "[util][utf8]") {
   CHECK_FALSE(IsValidUtf8("\xff"));
 }
 
+TEST_CASE("units required where a unit is expected", "[util][units]") {
+  // The same values as ParseBytes & co. once a unit is there...
+  CHECK(*ParseBytesWithUnit("600B") == 600);
+  CHECK(*ParseBytesWithUnit("64GiB") == 68719476736LL);  // 64 * 2^30
+  CHECK(*ParseBandwidthWithUnit("25GB/s") == 25e9);
+  CHECK(*ParseDurationWithUnit("10us") == 10000);
+  // ...a bare number is refused with the units it could have meant.
+  CHECK(ParseBytesWithUnit("600").status().message() == "'600' needs a unit, e.g. 600B or 600GiB");
+  CHECK(ParseBandwidthWithUnit("25").status().message() == "'25' needs a unit, e.g. 25GB/s");
+  CHECK(ParseDurationWithUnit("10").status().message() == "'10' needs a unit, e.g. 10us or 10ms");
+  CHECK(ParseBytesWithUnit("").status().message() == "empty value");
+  CHECK(ParseBytesWithUnit(" ").status().message() == "empty value");
+  CHECK(ParseBytesWithUnit("lots").status().message() == "invalid size 'lots'");
+  CHECK(ParseBytesWithUnit("6 parsecs").status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("ratios", "[util][units]") {
+  CHECK(*ParseRatio("1.5x") == 1.5);
+  CHECK(*ParseRatio("2") == 2.0);  // dimensionless: no unit to forget
+  CHECK(*ParseRatio("0.25x") == 0.25);
+  CHECK(ParseRatio("0").status().message() == "ratio '0' must be > 0");
+  CHECK(ParseRatio("-1x").status().message() == "ratio '-1x' must be > 0");
+  CHECK(ParseRatio("2y").status().message() ==
+        "invalid ratio '2y': unknown unit 'y' (use x or none)");
+  CHECK(ParseRatio("").status().message() == "empty ratio");
+}
+
 }  // namespace
 }  // namespace swapplan

@@ -377,7 +377,7 @@ TEST_CASE("Recomputed keys equal Chameleon's stored keys", "[varying][match]") {
   o.model.num_kv_heads = 4;
   o.model.vocab_size = 1024;
   o.seq_length_tokens = 1024;
-  o.device = *DevicePreset("a100-80g");
+  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
   o.flops_efficiency = 0.01;
   o.hbm_efficiency = 0.01;
   absl::StatusOr<Trace> t = SynthesizeTrace(o);

@@ -8,7 +8,7 @@
 //
 //   WhatIfOptions o;
 //   SWAPPLAN_ASSIGN_OR_RETURN(o.base.model, ModelPreset("llama2-7b"));
-//   SWAPPLAN_ASSIGN_OR_RETURN(o.base.device, DevicePreset("ascend-910b-64g"));
+//   SWAPPLAN_ASSIGN_OR_RETURN(o.base.device, DevicePresetModel("ascend-910b-64g"));
 //   o.base.micro_batch_sequences = 4;
 //   o.base.model.layers = 5;
 //   o.dimension = ScaleDimension::kBatch;
@@ -73,7 +73,7 @@ int64_t DefaultStep(const SynthOptions& o, ScaleDimension d);
 
 struct WhatIfOptions {
   // Starting configuration (its iterations are forced to 1, tensor names
-  // off). The budget is base.device.memory_bytes − reserve_bytes.
+  // off). The budget is base.device.capacity_bytes − reserve_bytes.
   SynthOptions base;
   ScaleDimension dimension = ScaleDimension::kBatch;
   // Grid step; 0 = DefaultStep.

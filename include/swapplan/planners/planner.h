@@ -24,11 +24,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/planners/option_table.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/trace/trace.h"
 
@@ -74,9 +76,14 @@ class Planner {
   virtual bool unlimited_memory() const { return false; }
   // Sets a planner-specific option from its command-line spelling
   // (`compare --planner-option advisor.time-limit=30s` calls
-  // SetOption("time-limit", "30s") on the advisor). InvalidArgument for an
-  // unknown name or a bad value; the default knows no options.
+  // SetOption("time-limit-ns", "30s") on the advisor). A usage error
+  // (ErrorKind::kUsage) for an unknown name or a bad value; the default
+  // knows no options.
   virtual absl::Status SetOption(absl::string_view name, absl::string_view value);
+  // Every option SetOption accepts, with its type, help and current value
+  // (planners/option_table.h): the names the planner records in
+  // Policy::parameters. The default: none.
+  virtual std::vector<OptionInfo> DescribeOptions() const { return {}; }
 
  protected:
   // The planner itself: the policy's fingerprint, items, schedule, pool,

@@ -1,11 +1,12 @@
 // Configuration of the trace synthesizer (`swapplan synth`): the model, the
 // device, the parallel layout and the run (sequence length, micro-batches,
-// iterations, sequence changes). Presets fill the first two; every field can
-// be overridden afterwards.
+// iterations, sequence changes). Presets fill the first two (the device is
+// the one DeviceModel, from device/presets.h); every field can be
+// overridden afterwards.
 //
 //   SynthOptions o;
 //   SWAPPLAN_ASSIGN_OR_RETURN(o.model, ModelPreset("llama2-7b"));
-//   SWAPPLAN_ASSIGN_OR_RETURN(o.device, DevicePreset("ascend-910b-64g"));
+//   SWAPPLAN_RETURN_IF_ERROR(UseDevicePreset("ascend-910b-64g", &o));  // + torch_npu names
 //   o.parallel.data_parallel = 8;
 //   o.parallel.zero_stage = 2;
 //   o.seq_length_tokens = 4096;
@@ -27,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/device/device_model.h"
 #include "swapplan/synth/seq_lengths.h"
 #include "swapplan/trace/types.h"
 
@@ -79,27 +81,6 @@ struct ModelConfig {
   absl::Status Validate() const;
 };
 
-struct DeviceSpec {
-  // Preset name; goes to the trace's device_name.
-  std::string name = "a100-80g";
-  // HBM capacity.
-  int64_t memory_bytes = int64_t{80} << 30;
-  // HBM bandwidth (datasheet).
-  double hbm_bytes_per_s = 2.039e12;
-  // Dense 16-bit matrix throughput (datasheet, without sparsity). fp32 runs
-  // use the same figure (TF32/HF32 matmuls).
-  double peak_flops_per_s = 312e12;
-  // Host link, pinned-memory copies, per direction (typical measured rates).
-  double h2d_bytes_per_s = 25e9;
-  double d2h_bytes_per_s = 26e9;
-  // Device-to-device link per direction (NVLink / HCCS), for collectives.
-  double link_bytes_per_s = 300e9;
-  // Ascend NPU: fused kernels carry torch_npu names (npu::npu_rms_norm, ...).
-  bool npu_op_names = false;
-
-  absl::Status Validate() const;
-};
-
 struct ParallelConfig {
   // Tensor-parallel degree t (Megatron column/row-parallel linears).
   int32_t tensor_parallel = 1;
@@ -116,9 +97,18 @@ struct ParallelConfig {
   absl::Status Validate() const;
 };
 
+// The synthesizer's default device: the a100-80g preset (device/presets.h).
+DeviceModel DefaultSynthDevice();
+
 struct SynthOptions {
   ModelConfig model;
-  DeviceSpec device;
+  // The device: capacity and host link go to the trace's metadata (its name
+  // to device_name); peak FLOP/s, memory bandwidth and interconnect
+  // bandwidth drive the roofline durations and must be positive.
+  DeviceModel device = DefaultSynthDevice();
+  // Fused kernels carry torch_npu names (npu::npu_rms_norm, ...), as on an
+  // Ascend NPU.
+  bool npu_op_names = false;
   ParallelConfig parallel;
   // Sequence length s (with seq_lengths: the longest, which sizes the
   // persistent rotary / position / mask buffers and the closed-form estimate).
@@ -195,10 +185,11 @@ struct SynthOptions {
 // Model presets: llama2-7b, llama2-13b, llama2-70b, llama3-8b, mixtral-8x7b,
 // gpt2. NotFound listing the known names.
 absl::StatusOr<ModelConfig> ModelPreset(absl::string_view name);
-// Device presets: a100-80g, h100-80g, h200-141g, ascend-910b-64g.
-absl::StatusOr<DeviceSpec> DevicePreset(absl::string_view name);
 std::vector<std::string> ModelPresetNames();
-std::vector<std::string> DevicePresetNames();
+// Sets o->device to device preset `name` (device/presets.h; aliases keep
+// their spelling as the device name) and o->npu_op_names to whether it is
+// an Ascend NPU. NotFound listing the presets.
+absl::Status UseDevicePreset(absl::string_view name, SynthOptions* o);
 // Sequence length a preset is usually trained with (4096 for Llama 2 and
 // Mixtral, 8192 for Llama 3, 1024 for GPT-2).
 int64_t PresetSequenceLength(const ModelConfig& model);

@@ -29,13 +29,13 @@ namespace swapplan {
 enum class CollectiveKind : uint8_t { kAllReduce, kReduceScatter, kAllGather, kPointToPoint };
 
 // Compute kernel: requires efficiencies in (0, 1] and a valid device.
-int64_t RooflineDurationNs(double flops, double bytes, const DeviceSpec& device,
+int64_t RooflineDurationNs(double flops, double bytes, const DeviceModel& device,
                            double flops_efficiency, double hbm_efficiency);
 
 // Collective over `group` ranks moving a tensor of `bytes` (the full,
 // unsharded size for reduce-scatter and all-gather) over device links.
 int64_t CollectiveDurationNs(CollectiveKind kind, double bytes, int32_t group,
-                             const DeviceSpec& device);
+                             const DeviceModel& device);
 
 // Copy over the host link at `bytes_per_s`.
 int64_t HostCopyDurationNs(double bytes, double bytes_per_s);

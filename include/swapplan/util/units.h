@@ -9,7 +9,8 @@
 //
 // Decimal prefixes (kB, MB, GB, TB) are powers of 1000 and binary prefixes
 // (KiB, MiB, GiB, TiB) powers of 1024, as in IEC 80000-13. A bare number is
-// bytes (or bytes per second, or nanoseconds for durations).
+// bytes (or bytes per second, or nanoseconds for durations) for the Parse*
+// functions; the Parse*WithUnit ones refuse it.
 #ifndef SWAPPLAN_UTIL_UNITS_H_
 #define SWAPPLAN_UTIL_UNITS_H_
 
@@ -38,6 +39,18 @@ absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text);
 // 1.5. InvalidArgument for anything else (negative, not finite, a suffix
 // other than %).
 absl::StatusOr<double> ParseFraction(absl::string_view text);
+
+// The same where a unit is expected (command-line flags, SPEC §10): a bare
+// number is refused with InvalidArgument "'600' needs a unit, e.g. 600B or
+// 600GiB" (25GB/s for bandwidths, 10us for durations); an empty text with
+// "empty value".
+absl::StatusOr<int64_t> ParseBytesWithUnit(absl::string_view text);
+absl::StatusOr<double> ParseBandwidthWithUnit(absl::string_view text);
+absl::StatusOr<int64_t> ParseDurationWithUnit(absl::string_view text);
+
+// A ratio: "1.5x" or "1.5" (dimensionless, so no unit to forget). Returns
+// the value; InvalidArgument unless it is positive and finite.
+absl::StatusOr<double> ParseRatio(absl::string_view text);
 
 // "1.50 GiB", "512.00 MiB", "100 B": binary prefixes, two decimals.
 std::string FormatBytes(int64_t bytes);

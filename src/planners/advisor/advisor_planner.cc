@@ -2,11 +2,9 @@
 
 #include <memory>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/util/status_macros.h"
-#include "swapplan/util/units.h"
 
 namespace swapplan {
 
@@ -29,67 +27,16 @@ absl::StatusOr<Policy> AdvisorPlanner::PlanPolicy(const PlanningProblem& problem
   return policy;
 }
 
-namespace {
-
-absl::Status BadValue(absl::string_view name, absl::string_view value, absl::string_view want) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("advisor option ", name, ": '", value, "' is not ", want));
-}
-
-}  // namespace
-
 absl::Status AdvisorPlanner::SetOption(absl::string_view name, absl::string_view value) {
   AdvisorOptions next = options_;  // committed only when valid
-  SearchOptions& s = next.search;
-  int64_t i = 0;
-  double d = 0;
-  if (name == "time-limit") {
-    absl::StatusOr<int64_t> ns = ParseDurationNs(value);
-    if (!ns.ok()) return BadValue(name, value, "a duration like 30s");
-    s.time_limit_ns = *ns;
-  } else if (name == "generations" || name == "population" || name == "threads" ||
-             name == "convergence" || name == "elites") {
-    if (!absl::SimpleAtoi(value, &i) || i < 0 || i > INT32_MAX) {
-      return BadValue(name, value, "a non-negative integer");
-    }
-    const int32_t v = static_cast<int32_t>(i);
-    if (name == "generations") s.max_generations = v;
-    if (name == "population") s.population = v;
-    if (name == "threads") s.threads = v;
-    if (name == "convergence") s.convergence_generations = v;
-    if (name == "elites") s.elites = v;
-  } else if (name == "seed") {
-    uint64_t seed = 0;
-    if (!absl::SimpleAtoi(value, &seed)) return BadValue(name, value, "an unsigned integer");
-    s.seed = seed;
-  } else if (name == "mutation" || name == "temperature") {
-    if (!absl::SimpleAtod(value, &d)) return BadValue(name, value, "a number");
-    (name == "mutation" ? s.mutation_probability : s.selection_temperature) = d;
-  } else if (name == "initial") {
-    if (!ParseInitialPopulation(value, &s.initial)) {
-      return BadValue(name, value, "recorded or random");
-    }
-  } else if (name == "param-residency") {
-    if (!ParseParamResidency(value, &next.planner.param_residency)) {
-      return BadValue(name, value, "double-pass or start-on-host");
-    }
-  } else if (name == "threshold") {
-    if (value == "-1" || value == "auto") {
-      next.planner.eviction_threshold_ns = -1;
-    } else {
-      absl::StatusOr<int64_t> ns = ParseDurationNs(value);
-      if (!ns.ok()) return BadValue(name, value, "a duration like 10us, or auto");
-      next.planner.eviction_threshold_ns = *ns;
-    }
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "advisor has no option '", name,
-        "' (known: time-limit, generations, population, mutation, threads, seed, convergence, "
-        "temperature, elites, initial, param-residency, threshold)"));
-  }
+  SWAPPLAN_RETURN_IF_ERROR(AdvisorOptionTable().Set("advisor", &next, name, value));
   SWAPPLAN_RETURN_IF_ERROR(next.Validate());
   options_ = std::move(next);
   return absl::OkStatus();
+}
+
+std::vector<OptionInfo> AdvisorPlanner::DescribeOptions() const {
+  return AdvisorOptionTable().Describe(options_);
 }
 
 }  // namespace swapplan

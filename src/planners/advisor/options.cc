@@ -106,26 +106,105 @@ absl::Status AdvisorOptions::Validate() const {
   return graph.Validate();
 }
 
+const OptionTable<AdvisorOptions>& AdvisorOptionTable() {
+  using O = AdvisorOptions;
+  using T = OptionType;
+  static const OptionTable<O> table({
+      {"population", T::kInt, "Individuals that survive each generation (seed 002: 144)", "",
+       [](const O& o) { return absl::StrCat(o.search.population); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.population); }},
+      {"mutation_probability", T::kDecimal, "Mutation probability P (seed 002: 0.1)", "",
+       [](const O& o) { return absl::StrCat(o.search.mutation_probability); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionDecimal(v, &o.search.mutation_probability);
+       }},
+      {"cnt_sigma_fraction", T::kDecimal,
+       "CNT mutation: standard deviation as a fraction of the count", "",
+       [](const O& o) { return absl::StrCat(o.search.cnt_sigma_fraction); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.search.cnt_sigma_fraction); }},
+      {"selection_temperature", T::kDecimal,
+       "Softmax temperature of the survival draw (1 = seed 002's Eq. 1)", "",
+       [](const O& o) { return absl::StrCat(o.search.selection_temperature); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionDecimal(v, &o.search.selection_temperature);
+       }},
+      {"elites", T::kInt, "Fastest individuals that always survive (0 = seed 002)", "",
+       [](const O& o) { return absl::StrCat(o.search.elites); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.elites); }},
+      {"initial", T::kChoice,
+       "First generation: the recorded order and mutants of it, or random orders",
+       "recorded, random",
+       [](const O& o) { return std::string(InitialPopulationName(o.search.initial)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseInitialPopulation, &o.search.initial,
+                                  "recorded, random");
+       }},
+      {"time_limit_ns", T::kDurationNs, "Stop after this long, e.g. 60s (0 = no limit)", "",
+       [](const O& o) { return absl::StrCat(o.search.time_limit_ns); },
+       [](O& o, absl::string_view v) { return ParseOptionDurationNs(v, &o.search.time_limit_ns); }},
+      {"max_generations", T::kInt, "Stop after this many generations (0 = no limit)", "",
+       [](const O& o) { return absl::StrCat(o.search.max_generations); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.max_generations); }},
+      {"convergence_generations", T::kInt,
+       "Stop after this many generations without improving the best by more than the "
+       "convergence tolerance (0 = never)",
+       "", [](const O& o) { return absl::StrCat(o.search.convergence_generations); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionInt(v, &o.search.convergence_generations);
+       }},
+      {"convergence_tolerance", T::kDecimal, "Relative improvement that counts as progress", "",
+       [](const O& o) { return absl::StrCat(o.search.convergence_tolerance); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionDecimal(v, &o.search.convergence_tolerance);
+       }},
+      {"threads", T::kInt, "Evaluation threads (0 = all cores; the result does not depend on it)",
+       "", [](const O& o) { return absl::StrCat(o.search.threads); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.search.threads); }},
+      {"seed", T::kUint, "Random seed (same seed, same result)", "",
+       [](const O& o) { return absl::StrCat(o.search.seed); },
+       [](O& o, absl::string_view v) { return ParseOptionUint(v, &o.search.seed); }},
+      {"eviction_threshold_ns", T::kDurationNs,
+       "Belady candidates last used at least this long ago, e.g. 10us (-1 or auto: the time to "
+       "copy one object of the class out)",
+       "", [](const O& o) { return absl::StrCat(o.planner.eviction_threshold_ns); },
+       [](O& o, absl::string_view v) {
+         if (v == "auto" || v == "-1") {
+           o.planner.eviction_threshold_ns = -1;
+           return absl::OkStatus();
+         }
+         return ParseOptionDurationNs(v, &o.planner.eviction_threshold_ns);
+       }},
+      {"threshold_fallback", T::kBool,
+       "When no candidate meets the threshold, evict the Belady choice among all (false: the "
+       "chromosome is infeasible)",
+       "", [](const O& o) { return std::string(o.planner.threshold_fallback ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.planner.threshold_fallback); }},
+      {"param_residency", T::kChoice,
+       "Persistent tensors at the iteration boundary: double-pass (seed 002 §4.2) or "
+       "start-on-host",
+       "double-pass, start-on-host",
+       [](const O& o) { return std::string(ParamResidencyName(o.planner.param_residency)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseParamResidency, &o.planner.param_residency,
+                                  "double-pass, start-on-host");
+       }},
+      {"max_passes", T::kInt, "Passes of the double pass before falling back to pass 1's plan",
+       "", [](const O& o) { return absl::StrCat(o.planner.max_passes); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.planner.max_passes); }},
+      {"order_optimizer_ops", T::kBool,
+       "Keep optimizer ops in their recorded order in the dataflow graph", "",
+       [](const O& o) { return std::string(o.graph.order_optimizer_ops ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.graph.order_optimizer_ops); }},
+      {"order_side_effects", T::kBool,
+       "Keep ops with side effects in their recorded order in the dataflow graph", "",
+       [](const O& o) { return std::string(o.graph.order_side_effects ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.graph.order_side_effects); }},
+  });
+  return table;
+}
+
 std::vector<std::pair<std::string, std::string>> AdvisorOptions::Parameters() const {
-  return {
-      {"population", absl::StrCat(search.population)},
-      {"mutation_probability", absl::StrCat(search.mutation_probability)},
-      {"cnt_sigma_fraction", absl::StrCat(search.cnt_sigma_fraction)},
-      {"selection_temperature", absl::StrCat(search.selection_temperature)},
-      {"elites", absl::StrCat(search.elites)},
-      {"initial", std::string(InitialPopulationName(search.initial))},
-      {"time_limit_ns", absl::StrCat(search.time_limit_ns)},
-      {"max_generations", absl::StrCat(search.max_generations)},
-      {"convergence_generations", absl::StrCat(search.convergence_generations)},
-      {"convergence_tolerance", absl::StrCat(search.convergence_tolerance)},
-      {"seed", absl::StrCat(search.seed)},
-      {"eviction_threshold_ns", absl::StrCat(planner.eviction_threshold_ns)},
-      {"threshold_fallback", planner.threshold_fallback ? "true" : "false"},
-      {"param_residency", std::string(ParamResidencyName(planner.param_residency))},
-      {"max_passes", absl::StrCat(planner.max_passes)},
-      {"order_optimizer_ops", graph.order_optimizer_ops ? "true" : "false"},
-      {"order_side_effects", graph.order_side_effects ? "true" : "false"},
-  };
+  return AdvisorOptionTable().ToParameters(*this);
 }
 
 }  // namespace swapplan

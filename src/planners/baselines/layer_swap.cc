@@ -21,6 +21,39 @@ absl::Status LayerSwapOptions::Validate() const {
   return absl::OkStatus();
 }
 
+const OptionTable<LayerSwapOptions>& LayerSwapOptionTable() {
+  using O = LayerSwapOptions;
+  using T = OptionType;
+  static const OptionTable<O> table({
+      {"min_bytes", T::kBytes, "Activations smaller than this stay on the device", "",
+       [](const O& o) { return absl::StrCat(o.min_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.min_bytes); }},
+      {"release_lag_layers", T::kInt,
+       "Release at the end of the forward layer this many layers after the last forward use's",
+       "", [](const O& o) { return absl::StrCat(o.release_lag_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.release_lag_layers); }},
+      {"prefetch_lead_layers", T::kInt,
+       "Swap in at the start of the backward layer this many layers before the first backward "
+       "use's",
+       "", [](const O& o) { return absl::StrCat(o.prefetch_lead_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.prefetch_lead_layers); }},
+      {"logical_layers", T::kInt,
+       "Logical layers per phase when the trace has no layer hints (0: metadata model_layers, "
+       "else 12)",
+       "", [](const O& o) { return absl::StrCat(o.logical_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.logical_layers); }},
+  });
+  return table;
+}
+
+absl::Status LayerSwapPlanner::SetOption(absl::string_view name, absl::string_view value) {
+  LayerSwapOptions next = options_;
+  SWAPPLAN_RETURN_IF_ERROR(LayerSwapOptionTable().Set(name_, &next, name, value));
+  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
+  options_ = next;
+  return absl::OkStatus();
+}
+
 LayerSwapOptions VdnnOptions() {
   return {.min_bytes = 0, .release_lag_layers = 0, .prefetch_lead_layers = 1};
 }
@@ -37,12 +70,7 @@ absl::StatusOr<Policy> LayerSwapPlanner::PlanPolicy(const PlanningProblem& probl
   SWAPPLAN_ASSIGN_OR_RETURN(LayerSegments layers,
                             SegmentLayers(trace, it, options_.logical_layers));
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
-  Policy p = BaselinePolicy(problem, name_,
-                            {{"min_bytes", absl::StrCat(options_.min_bytes)},
-                             {"release_lag_layers", absl::StrCat(options_.release_lag_layers)},
-                             {"prefetch_lead_layers", absl::StrCat(options_.prefetch_lead_layers)},
-                             {"logical_layers", absl::StrCat(layers.logical_layers)},
-                             {"layers_from", layers.from_hints[0] ? "hints" : "logical"}});
+  Policy p = BaselinePolicy(problem, name_, LayerSwapOptionTable().ToParameters(options_));
   for (const ActivationWindow& w : ActivationWindows(trace, it)) {
     if (w.size_bytes < options_.min_bytes) continue;
     const int32_t u = w.last_forward_use, v = w.first_backward_use;

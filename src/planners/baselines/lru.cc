@@ -170,8 +170,7 @@ absl::StatusOr<Policy> LruPlanner::PlanPolicy(const PlanningProblem& problem) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return evictions[a].back < evictions[b].back; });
-  Policy p = BaselinePolicy(
-      problem, name(), {{"candidates", "ACTIVATION"}, {"prefetch", "previous-iteration order"}});
+  Policy p = BaselinePolicy(problem, name(), {});  // lru takes no options
   int32_t last_trigger = 0;
   for (size_t i : order) {
     const Eviction& e = evictions[i];

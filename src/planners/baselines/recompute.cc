@@ -18,6 +18,26 @@ absl::Status RecomputeOptions::Validate() const {
   return absl::OkStatus();
 }
 
+const OptionTable<RecomputeOptions>& RecomputeOptionTable() {
+  using O = RecomputeOptions;
+  static const OptionTable<O> table({
+      {"logical_layers", OptionType::kInt,
+       "Logical layers per phase when the trace has no layer hints (0: metadata model_layers, "
+       "else 12)",
+       "", [](const O& o) { return absl::StrCat(o.logical_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.logical_layers); }},
+  });
+  return table;
+}
+
+absl::Status RecomputePlanner::SetOption(absl::string_view name, absl::string_view value) {
+  RecomputeOptions next = options_;
+  SWAPPLAN_RETURN_IF_ERROR(RecomputeOptionTable().Set("recompute", &next, name, value));
+  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
+  options_ = next;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
@@ -43,10 +63,7 @@ absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& probl
     if (layers.segment_of_op[w.last_forward_use] != seg) continue;  // a later layer's input
     groups[seg].push_back(w);
   }
-  Policy p = BaselinePolicy(problem, name(),
-                            {{"logical_layers", absl::StrCat(layers.logical_layers)},
-                             {"layers_from", layers.from_hints[0] ? "hints" : "logical"},
-                             {"durations", std::string(DurationSourceName(durations.source))}});
+  Policy p = BaselinePolicy(problem, name(), RecomputeOptionTable().ToParameters(options_));
   int64_t total_recompute = 0;
   for (auto& [seg, windows] : groups) {
     const LayerSegment& s = layers.segments[seg];

@@ -8,7 +8,7 @@ namespace swapplan {
 absl::StatusOr<Policy> IdealPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(std::vector<int64_t> unswapped, IterationUnswappedBytes(problem));
-  Policy p = BaselinePolicy(problem, name(), {{"memory", "unlimited"}});
+  Policy p = BaselinePolicy(problem, name(), {});  // no options
   p.expected_peak_bytes = PolicyPeak(unswapped, p).bytes;
   return p;
 }

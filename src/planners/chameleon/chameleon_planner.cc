@@ -420,16 +420,10 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
   Policy p;
   p.fingerprint = ComputeFingerprint(trace_, problem_.iteration);
   p.planner = "chameleon";
-  for (auto& [name, value] : options_.ToParameters()) {
-    if (name == "layers") {
-      p.parameters.push_back({name, absl::StrCat(layers_per_segment_)});
-      p.parameters.push_back({"layers_source", std::string(LayerCountSourceName(layers_source_))});
-      continue;
-    }
-    if (name == "op_time_model") value = std::string(DurationSourceName(timeline_->source()));
-    if (name == "iteration_time_ns") value = absl::StrCat(timeline_->iteration_time_ns());
-    p.parameters.push_back({name, value});
-  }
+  // The options as configured (ChameleonOptionTable): planning again with
+  // them reproduces this policy. What they resolved to (layer count, op
+  // time source) is in the explanation.
+  p.parameters = options_.ToParameters();
   int32_t peak = 0;
   for (int32_t i = 1; i < n_; ++i) {
     if (bytes[i] > bytes[peak]) peak = i;

@@ -2,10 +2,7 @@
 
 #include <cmath>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
-#include "swapplan/util/units.h"
 
 namespace swapplan {
 namespace {
@@ -92,27 +89,6 @@ absl::Status ChameleonOptions::Validate() const {
   return absl::OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> ChameleonOptions::ToParameters() const {
-  return {
-      {"layers", absl::StrCat(layers)},
-      {"optimizer_layers", absl::StrCat(optimizer_layers)},
-      {"score_c", absl::StrCat(score_c)},
-      {"min_tensor_bytes", absl::StrCat(min_tensor_bytes)},
-      {"normalization", std::string(ScoreNormalizationName(normalization))},
-      {"link_budget", std::string(LinkBudgetName(link_budget))},
-      {"swap_out_completion", std::string(SwapOutCompletionName(swap_out_completion))},
-      {"idle_window_start", std::string(IdleWindowStartName(idle_window_start))},
-      {"candidate_rebuild", std::string(CandidateRebuildName(candidate_rebuild))},
-      {"stall_fallback", std::string(StallFallbackName(stall_fallback))},
-      {"op_time_model", std::string(OpTimeModelName(op_time_model))},
-      {"iteration_time_ns", absl::StrCat(iteration_time_ns)},
-      {"runtime_key_mask_bits", absl::StrCat(runtime_key_mask_bits)},
-      {"max_rounds", absl::StrCat(max_rounds)},
-      {"maximal_fallback", maximal_fallback ? "true" : "false"},
-      {"release_wait", std::string(ReleaseWaitName(release_wait))},
-  };
-}
-
 bool ParseStallFallback(absl::string_view s, StallFallback* out) {
   constexpr StallFallback kAll[] = {StallFallback::kBatched, StallFallback::kOnePerPass};
   return ParseByName(s, kAll, &StallFallbackName, out);
@@ -123,86 +99,108 @@ bool ParseReleaseWait(absl::string_view s, ReleaseWait* out) {
   return ParseByName(s, kAll, &ReleaseWaitName, out);
 }
 
+const OptionTable<ChameleonOptions>& ChameleonOptionTable() {
+  using O = ChameleonOptions;
+  using T = OptionType;
+  static const OptionTable<O> table({
+      {"layers", T::kInt,
+       "Logical layers per forward/backward segment (0: layer hints, else metadata "
+       "model_layers, else 12)",
+       "", [](const O& o) { return absl::StrCat(o.layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.layers); }},
+      {"optimizer_layers", T::kInt, "Logical layers per optimizer run", "",
+       [](const O& o) { return absl::StrCat(o.optimizer_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.optimizer_layers); }},
+      {"score_c", T::kDecimal, "C of Eq. (2): weight of the size term against the MRE count", "",
+       [](const O& o) { return absl::StrCat(o.score_c); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.score_c); }},
+      {"min_tensor_bytes", T::kBytes, "Smallest tensor to swap, e.g. 1MiB", "",
+       [](const O& o) { return absl::StrCat(o.min_tensor_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.min_tensor_bytes); }},
+      {"normalization", T::kChoice, "Eq. (2) normalisation", "max, minmax",
+       [](const O& o) { return std::string(ScoreNormalizationName(o.normalization)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseScoreNormalization, &o.normalization, "max, minmax");
+       }},
+      {"link_budget", T::kChoice,
+       "Transfer budget of a logical layer: one per direction, or one shared by both (the "
+       "papers')",
+       "per-direction, shared",
+       [](const O& o) { return std::string(LinkBudgetName(o.link_budget)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseLinkBudget, &o.link_budget, "per-direction, shared");
+       }},
+      {"swap_out_completion", T::kChoice,
+       "Release point: d2h-queue (exact FIFO) or layer-search (the papers' per-layer search)",
+       "d2h-queue, layer-search",
+       [](const O& o) { return std::string(SwapOutCompletionName(o.swap_out_completion)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseSwapOutCompletion, &o.swap_out_completion,
+                                  "d2h-queue, layer-search");
+       }},
+      {"idle_window_start", T::kChoice,
+       "Where coverage starts: earliest-release or last-forward-use (the papers')",
+       "earliest-release, last-forward-use",
+       [](const O& o) { return std::string(IdleWindowStartName(o.idle_window_start)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseIdleWindowStart, &o.idle_window_start,
+                                  "earliest-release, last-forward-use");
+       }},
+      {"candidate_rebuild", T::kChoice, "per-pass (Algorithm 2) or per-selection",
+       "per-pass, per-selection",
+       [](const O& o) { return std::string(CandidateRebuildName(o.candidate_rebuild)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseCandidateRebuild, &o.candidate_rebuild,
+                                  "per-pass, per-selection");
+       }},
+      {"stall_fallback", T::kChoice, "batched (rest of the pass too) or one-per-pass (the papers')",
+       "batched, one-per-pass",
+       [](const O& o) { return std::string(StallFallbackName(o.stall_fallback)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseStallFallback, &o.stall_fallback,
+                                  "batched, one-per-pass");
+       }},
+      {"op_time_model", T::kChoice,
+       "Per-op times: recorded durations, Eq. (1), or auto (recorded when every op has one)",
+       "auto, eq1, recorded",
+       [](const O& o) { return std::string(OpTimeModelName(o.op_time_model)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseOpTimeModel, &o.op_time_model, "auto, eq1, recorded");
+       }},
+      {"iteration_time_ns", T::kDurationNs,
+       "T_iter for Eq. (1), e.g. 850ms (0: the recorded wall time)", "",
+       [](const O& o) { return absl::StrCat(o.iteration_time_ns); },
+       [](O& o, absl::string_view v) { return ParseOptionDurationNs(v, &o.iteration_time_ns); }},
+      {"runtime_key_mask_bits", T::kInt, "Width of the runtime-key op mask: 32 or 64", "",
+       [](const O& o) { return absl::StrCat(o.runtime_key_mask_bits); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.runtime_key_mask_bits); }},
+      {"max_rounds", T::kInt,
+       "Rounds of Algorithm 2 (first + release-point repairs) before the fallback", "",
+       [](const O& o) { return absl::StrCat(o.max_rounds); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.max_rounds); }},
+      {"maximal_fallback", T::kBool,
+       "When Algorithm 2 runs out of candidates, swap every candidate for its whole idle window "
+       "(false: report infeasible)",
+       "", [](const O& o) { return std::string(o.maximal_fallback ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.maximal_fallback); }},
+      {"release_wait", T::kChoice,
+       "when-needed: releases may precede the copy out (the next op waiting for it) when nothing "
+       "else fits; never: the papers'",
+       "when-needed, never",
+       [](const O& o) { return std::string(ReleaseWaitName(o.release_wait)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseReleaseWait, &o.release_wait, "when-needed, never");
+       }},
+  });
+  return table;
+}
+
+std::vector<std::pair<std::string, std::string>> ChameleonOptions::ToParameters() const {
+  return ChameleonOptionTable().ToParameters(*this);
+}
+
 absl::Status ChameleonOptions::Set(absl::string_view name, absl::string_view value) {
-  const std::string key = absl::StrReplaceAll(name, {{"-", "_"}});
-  const auto bad = [&](absl::string_view want) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("chameleon option ", name, ": '", value, "' is not ", want));
-  };
-  const auto int32 = [&](int32_t* field) {
-    int32_t v = 0;
-    if (!absl::SimpleAtoi(value, &v)) return bad("an integer");
-    *field = v;
-    return absl::OkStatus();
-  };
-  const auto bytes = [&](int64_t* field) {
-    absl::StatusOr<int64_t> v = ParseBytes(value);
-    if (!v.ok()) return bad("a size like 1048576 or 1MiB");
-    *field = *v;
-    return absl::OkStatus();
-  };
-  const auto choice = [&](auto parse, auto* field, absl::string_view names) {
-    if (!parse(value, field)) return bad(names);
-    return absl::OkStatus();
-  };
-  if (key == "layers") return int32(&layers);
-  if (key == "optimizer_layers") return int32(&optimizer_layers);
-  if (key == "score_c") {
-    double v = 0;
-    if (!absl::SimpleAtod(value, &v)) return bad("a number");
-    score_c = v;
-    return absl::OkStatus();
-  }
-  if (key == "min_tensor_bytes") return bytes(&min_tensor_bytes);
-  if (key == "normalization") {
-    return choice(&ParseScoreNormalization, &normalization, "max or minmax");
-  }
-  if (key == "link_budget") {
-    return choice(&ParseLinkBudget, &link_budget, "per-direction or shared");
-  }
-  if (key == "swap_out_completion") {
-    return choice(&ParseSwapOutCompletion, &swap_out_completion, "d2h-queue or layer-search");
-  }
-  if (key == "idle_window_start") {
-    return choice(&ParseIdleWindowStart, &idle_window_start,
-                  "earliest-release or last-forward-use");
-  }
-  if (key == "candidate_rebuild") {
-    return choice(&ParseCandidateRebuild, &candidate_rebuild, "per-pass or per-selection");
-  }
-  if (key == "stall_fallback") {
-    return choice(&ParseStallFallback, &stall_fallback, "batched or one-per-pass");
-  }
-  if (key == "op_time_model") {
-    return choice(&ParseOpTimeModel, &op_time_model, "auto, eq1 or recorded");
-  }
-  if (key == "iteration_time_ns") {
-    absl::StatusOr<int64_t> v = ParseDurationNs(value);
-    if (!v.ok()) return bad("a duration like 1500000000 or 1.5s");
-    iteration_time_ns = *v;
-    return absl::OkStatus();
-  }
-  if (key == "runtime_key_mask_bits") return int32(&runtime_key_mask_bits);
-  if (key == "max_rounds") return int32(&max_rounds);
-  if (key == "maximal_fallback") {
-    if (value == "true" || value == "1") {
-      maximal_fallback = true;
-    } else if (value == "false" || value == "0") {
-      maximal_fallback = false;
-    } else {
-      return bad("true or false");
-    }
-    return absl::OkStatus();
-  }
-  if (key == "release_wait") {
-    return choice(&ParseReleaseWait, &release_wait, "when-needed or never");
-  }
-  std::string known;
-  for (const auto& [n, v] : ToParameters()) {
-    absl::StrAppend(&known, known.empty() ? "" : ", ", absl::StrReplaceAll(n, {{"_", "-"}}));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("chameleon has no option '", name, "' (known: ", known, ")"));
+  return ChameleonOptionTable().Set("chameleon", this, name, value);
 }
 
 }  // namespace swapplan

@@ -12,11 +12,9 @@
 //
 // Registered as "advisor" (planners/registry.h) with CompareDefaults(): a
 // short search that is reproducible on small traces (a generation limit)
-// and bounded on large ones (a time limit). SetOption understands the
-// spellings of `swapplan search`: time-limit (e.g. 30s), generations,
-// population, mutation, threads, seed, convergence, temperature, elites,
-// initial (recorded|random), param-residency (double-pass|start-on-host),
-// threshold (e.g. 10us; -1 = per class).
+// and bounded on large ones (a time limit). SetOption takes every option of
+// AdvisorOptionTable() (advisor/options.h), by the names policies record and
+// `swapplan search`'s flags use (time-limit-ns=30s, max-generations=5, ...).
 #ifndef SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 #define SWAPPLAN_PLANNERS_ADVISOR_ADVISOR_PLANNER_H_
 
@@ -43,6 +41,7 @@ class AdvisorPlanner : public Planner {
 
   std::string name() const override { return "advisor"; }
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override;
 
   const AdvisorOptions& options() const { return options_; }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/planners/option_table.h"
 #include "swapplan/trace/dataflow.h"
 
 namespace swapplan {
@@ -112,9 +113,20 @@ struct AdvisorOptions {
   DataflowOptions graph;
 
   absl::Status Validate() const;
-  // (name, value) pairs for Policy::parameters, in this order.
+  // (name, value) pairs for Policy::parameters, in AdvisorOptionTable()
+  // order.
   std::vector<std::pair<std::string, std::string>> Parameters() const;
 };
+
+// The one declaration of every option (planners/option_table.h): the names
+// policies record, AdvisorPlanner::SetOption and `swapplan search`'s flags
+// accept (snake_case or with '-'): population, mutation_probability,
+// cnt_sigma_fraction, selection_temperature, elites, initial,
+// time_limit_ns, max_generations, convergence_generations,
+// convergence_tolerance, threads, seed, eviction_threshold_ns (-1 or auto:
+// per class), threshold_fallback, param_residency, max_passes,
+// order_optimizer_ops, order_side_effects.
+const OptionTable<AdvisorOptions>& AdvisorOptionTable();
 
 }  // namespace swapplan
 

@@ -59,6 +59,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -94,11 +95,19 @@ struct RecomputeOptions {
   absl::Status Validate() const;
 };
 
+// The one declaration of the recompute options (planners/option_table.h):
+// logical_layers.
+const OptionTable<RecomputeOptions>& RecomputeOptionTable();
+
 // Complexity: O(ops + tensors + uses of the iteration) given the curve.
 class RecomputePlanner : public Planner {
  public:
   explicit RecomputePlanner(RecomputeOptions options = {}) : options_(options) {}
   std::string name() const override { return "recompute"; }
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return RecomputeOptionTable().Describe(options_);
+  }
 
  protected:
   absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
@@ -123,6 +132,10 @@ struct LayerSwapOptions {
   absl::Status Validate() const;
 };
 
+// The one declaration of the vdnn/bucket options (planners/option_table.h):
+// min_bytes, release_lag_layers, prefetch_lead_layers, logical_layers.
+const OptionTable<LayerSwapOptions>& LayerSwapOptionTable();
+
 // vdnn: everything, release in the same layer, prefetch one layer ahead.
 LayerSwapOptions VdnnOptions();
 // bucket: >= 20 MiB, release one layer later, prefetch one layer ahead.
@@ -134,6 +147,10 @@ class LayerSwapPlanner : public Planner {
   LayerSwapPlanner(std::string name, LayerSwapOptions options)
       : name_(std::move(name)), options_(options) {}
   std::string name() const override { return name_; }
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return LayerSwapOptionTable().Describe(options_);
+  }
 
  protected:
   absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;

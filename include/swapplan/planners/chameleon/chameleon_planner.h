@@ -176,6 +176,10 @@ class ChameleonPlanner : public Planner {
   // See Planner::SetOption: any ChameleonOptions field by its policy
   // parameter name (ChameleonOptions::Set), validated before it is kept.
   absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  // ChameleonOptionTable() with the current values as defaults.
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return ChameleonOptionTable().Describe(options_);
+  }
   // Planner::Plan, also filling `explanation` (when not null) with the
   // layers, MRL, every candidate list and every decision — also when the
   // result is ResourceExhausted.

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/planners/option_table.h"
 #include "swapplan/trace/op_times.h"
 
 namespace swapplan {
@@ -173,16 +174,22 @@ struct ChameleonOptions {
   // InvalidArgument naming the field when a value is out of range.
   absl::Status Validate() const;
   // Every option as (name, value) in declaration order, as policies record
-  // them.
+  // them (ChameleonOptionTable()).
   std::vector<std::pair<std::string, std::string>> ToParameters() const;
-  // Sets one option from its ToParameters() name, with '-' accepted for '_'
-  // (`compare --planner-option chameleon.min-tensor-bytes=0`), and the value
-  // as ToParameters() writes it (sizes also as `512KiB`, booleans also as
-  // 1/0). So every parameter a policy records can be set again. Changes
-  // nothing and returns InvalidArgument for an unknown name or a bad value;
-  // range checks are Validate()'s.
+  // Sets one option by its ToParameters() name, with '-' accepted for '_'
+  // (`compare --planner-option chameleon.min-tensor-bytes=0`, `plan
+  // --min-tensor-bytes 0`), and the value as ToParameters() writes it (sizes
+  // also as `512KiB`, durations as `1.5s`, booleans also as 1/0). So every
+  // parameter a policy records can be set again. Changes nothing and
+  // returns a usage error for an unknown name or a bad value; range checks
+  // are Validate()'s.
   absl::Status Set(absl::string_view name, absl::string_view value);
 };
+
+// The one declaration of every option (planners/option_table.h): names,
+// help, defaults and parsers for ToParameters, Set, `plan`'s flags and
+// `compare --planner-option chameleon.NAME=VALUE`.
+const OptionTable<ChameleonOptions>& ChameleonOptionTable();
 
 absl::string_view ScoreNormalizationName(ScoreNormalization v);  // "max", "minmax"
 absl::string_view LinkBudgetName(LinkBudget v);                  // "per-direction", "shared"
