@@ -80,6 +80,12 @@ std::string Note(const ReplayRow& r) {
     absl::StrAppend(&note, absl::StrFormat("sequence changed (length %+.1f%%, similarity %.3f); ",
                                            100.0 * r.length_change, r.similarity));
   }
+  if (r.policy_of_other_input) absl::StrAppend(&note, "another input's policy; ");
+  if (r.change == StageChange::kPolicyMisses) {
+    absl::StrAppend(&note, "policy missed ", r.policy_misses, " times in Stable; ");
+  } else if (r.change == StageChange::kKnownSequence) {
+    absl::StrAppend(&note, "known sequence; ");
+  }
   if (r.next_stage != r.stage) {
     absl::StrAppend(&note, "next ", StageName(r.next_stage), "; ");
   }
@@ -216,7 +222,7 @@ nlohmann::json ReportsJson(const ReplayRow& r) {
   return a;
 }
 
-nlohmann::json RowJson(const ReplayRow& r, int explain) {
+nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   using nlohmann::json;
   json j;
   j["iteration"] = r.iteration;
@@ -240,6 +246,16 @@ nlohmann::json RowJson(const ReplayRow& r, int explain) {
   j["similarity"] = r.similarity;
   j["next_stage"] = std::string(StageName(r.next_stage));
   j["generated_policy_id"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
+  j["input_signature"] = absl::StrFormat("%016x", r.input.hash);
+  j["input_bytes"] = r.input.bytes;
+  j["policy_of_other_input"] = r.policy_of_other_input;
+  j["num_resized_larger"] = r.resized_larger;
+  j["num_resized_smaller"] = r.resized_smaller;
+  j["num_policy_swaps"] = r.policy_swaps;
+  j["num_policy_misses"] = r.policy_misses;
+  j["stage_change"] = std::string(StageChangeName(r.change));
+  j["num_planned_on_iterations"] = r.planned_on_iterations;
+  j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
   if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
   if (r.iteration == explain) j["items_report"] = ReportsJson(r);
   return j;
@@ -339,14 +355,14 @@ absl::Status Run(ReplayArgs& args) {
     if (show && rows_mode == "changes" && have_previous && !previous_printed) {
       // The row before a change, so both sides of it are visible.
       if (args.json) {
-        rows.push_back(RowJson(previous, explain));
+        rows.push_back(RowJson(previous, explain, o.oracle));
       } else {
         emit(render(Cells(previous)));
       }
     }
     if (show) {
       if (args.json) {
-        rows.push_back(RowJson(r, explain));
+        rows.push_back(RowJson(r, explain, o.oracle));
       } else {
         emit(render(Cells(r)));
       }
@@ -366,7 +382,7 @@ absl::Status Run(ReplayArgs& args) {
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
-      rows.push_back(RowJson(previous, explain));
+      rows.push_back(RowJson(previous, explain, o.oracle));
     } else {
       emit(render(Cells(previous)));
     }
@@ -382,6 +398,9 @@ absl::Status Run(ReplayArgs& args) {
     j["matcher"] = std::string(MatcherKindName(o.matcher));
     j["boundary"] = std::string(IterationBoundaryName(o.boundary));
     j["similarity_measure"] = std::string(SequenceSimilarityName(o.tracker.similarity));
+    j["policies"] = std::string(PolicyKeyingName(o.keying));
+    j["plan_on"] = std::string(PlanningInputName(o.plan_on));
+    j["oom_handling"] = o.oom_handling_in_all_stages ? "all" : "warmup";
     j["iterations"] = rows;
     auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
     json t;
@@ -405,6 +424,21 @@ absl::Status Run(ReplayArgs& args) {
     t["num_unresolved_ooms"] = s.unresolved_ooms;
     t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
     t["total_time_ns"] = s.time_ns;
+    t["num_input_signatures"] = s.input_signatures;
+    t["num_policy_of_other_input"] = s.policy_of_other_input;
+    t["num_policy_miss_returns"] = s.policy_miss_returns;
+    t["num_known_sequence_returns"] = s.known_sequence_returns;
+    t["num_resized_larger"] = s.resized_larger;
+    t["num_resized_smaller"] = s.resized_smaller;
+    const int stable = static_cast<int>(Stage::kStable);
+    t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
+    t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
+    t["num_stable_ooms"] = s.ooms_by_stage[stable];
+    t["stable_time_ns"] = s.time_ns_by_stage[stable];
+    t["oracle_total_time_ns"] = o.oracle ? json(s.oracle_time_ns) : json(nullptr);
+    t["oracle_stable_time_ns"] =
+        o.oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
+    t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
     j["totals"] = t;
     return WriteOutput(output, j.dump(2) + "\n");
   }
