@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 mode="${1:-demo}"
 case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
+# ccache: meson finds it by itself, so rebuilds (CI's too) reuse objects.
 pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-dev
-      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
+      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
   # .ci/run's ThreadSanitizer build of the runtime tests.
