@@ -58,6 +58,7 @@ struct ReplayArgs {
   std::optional<int64_t> max_policy_misses;
   std::optional<int64_t> remember;
   bool oracle = false;
+  bool compare_matchers = false;
   bool json = false;
   bool quiet = false;
   std::optional<std::string> output;
@@ -261,6 +262,75 @@ nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   return j;
 }
 
+// The totals object of --json (docs/json/replay.schema.json#/$defs/totals).
+nlohmann::json TotalsJson(const ReplaySummary& s, bool oracle) {
+  using nlohmann::json;
+  auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
+  json t;
+  t["num_iterations"] = s.iterations;
+  t["num_runtime_iterations"] = s.runtime_iterations;
+  t["num_warmup_iterations"] = s.iterations_by_stage[0];
+  t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
+  t["num_stable_iterations"] = s.iterations_by_stage[2];
+  t["num_policies_generated"] = s.policies_generated;
+  t["num_plan_failures"] = s.plan_failures;
+  t["num_items"] = s.items;
+  t["num_matched"] = s.matched;
+  t["num_missed"] = s.missed;
+  t["num_mismatched"] = s.mismatched;
+  t["num_uses_while_off_device"] = s.uses_while_off_device;
+  t["first_off_device_iteration"] = first(s.first_off_device_iteration);
+  t["num_ooms"] = s.ooms;
+  t["num_ooms_after_warmup"] = s.ooms_after_warmup;
+  t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
+  t["num_passive_swaps"] = s.passive_swaps;
+  t["num_unresolved_ooms"] = s.unresolved_ooms;
+  t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
+  t["total_time_ns"] = s.time_ns;
+  t["num_input_signatures"] = s.input_signatures;
+  t["num_policy_of_other_input"] = s.policy_of_other_input;
+  t["num_policy_miss_returns"] = s.policy_miss_returns;
+  t["num_known_sequence_returns"] = s.known_sequence_returns;
+  t["num_resized_larger"] = s.resized_larger;
+  t["num_resized_smaller"] = s.resized_smaller;
+  const int stable = static_cast<int>(Stage::kStable);
+  t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
+  t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
+  t["num_stable_ooms"] = s.ooms_by_stage[stable];
+  t["stable_time_ns"] = s.time_ns_by_stage[stable];
+  t["oracle_total_time_ns"] = oracle ? json(s.oracle_time_ns) : json(nullptr);
+  t["oracle_stable_time_ns"] =
+      oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
+  t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
+  return t;
+}
+
+// Totals of the two matchers in columns (--compare-matchers).
+std::string SideBySide(const ReplaySummary& a, MatcherKind ka, const ReplaySummary& b,
+                       MatcherKind kb) {
+  std::string out = absl::StrFormat("\n%-40s %14s %14s\n", "matchers side by side",
+                                    MatcherKindName(ka), MatcherKindName(kb));
+  auto line = [&](const char* what, int64_t x, int64_t y) {
+    absl::StrAppend(&out, absl::StrFormat("%-40s %14d %14d\n", what, x, y));
+  };
+  const int st = static_cast<int>(Stage::kStable);
+  line("items matched", a.matched, b.matched);
+  line("items mismatched (wrong tensor)", a.mismatched, b.mismatched);
+  line("items missed", a.missed, b.missed);
+  line("uses while off device (crashes)", a.uses_while_off_device, b.uses_while_off_device);
+  line("unresolved OOMs (crashes)", a.unresolved_ooms, b.unresolved_ooms);
+  line("allocation failures", a.ooms, b.ooms);
+  line("allocation failures after warm-up", a.ooms_after_warmup, b.ooms_after_warmup);
+  line("passive swap-outs", a.passive_swaps, b.passive_swaps);
+  line("Stable: policy swaps", a.policy_swaps_by_stage[st], b.policy_swaps_by_stage[st]);
+  line("Stable: passive swaps", a.passive_swaps_by_stage[st], b.passive_swaps_by_stage[st]);
+  line("policies generated", a.policies_generated, b.policies_generated);
+  line("returns to GenPolicy (policy misses)", a.policy_miss_returns, b.policy_miss_returns);
+  absl::StrAppend(&out, absl::StrFormat("%-40s %14s %14s\n", "simulated time",
+                                        FormatDurationNs(a.time_ns), FormatDurationNs(b.time_ns)));
+  return out;
+}
+
 absl::Status Run(ReplayArgs& args) {
   args.flags.Parse();
   ReplayOptions o;
@@ -380,6 +450,17 @@ absl::Status Run(ReplayArgs& args) {
     }
   };
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
+  // --compare-matchers: the same replay with the other matcher, rows not
+  // printed.
+  std::optional<ReplaySummary> other;
+  const MatcherKind other_matcher =
+      o.matcher == MatcherKind::kFuzzy ? MatcherKind::kNaive : MatcherKind::kFuzzy;
+  if (args.compare_matchers) {
+    ReplayOptions oo = o;
+    oo.matcher = other_matcher;
+    oo.explain_iteration = -1;
+    SWAPPLAN_ASSIGN_OR_RETURN(other, RunReplay(trace, oo, [](const ReplayRow&) {}));
+  }
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
       rows.push_back(RowJson(previous, explain, o.oracle));
@@ -402,48 +483,17 @@ absl::Status Run(ReplayArgs& args) {
     j["plan_on"] = std::string(PlanningInputName(o.plan_on));
     j["oom_handling"] = o.oom_handling_in_all_stages ? "all" : "warmup";
     j["iterations"] = rows;
-    auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
-    json t;
-    t["num_iterations"] = s.iterations;
-    t["num_runtime_iterations"] = s.runtime_iterations;
-    t["num_warmup_iterations"] = s.iterations_by_stage[0];
-    t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
-    t["num_stable_iterations"] = s.iterations_by_stage[2];
-    t["num_policies_generated"] = s.policies_generated;
-    t["num_plan_failures"] = s.plan_failures;
-    t["num_items"] = s.items;
-    t["num_matched"] = s.matched;
-    t["num_missed"] = s.missed;
-    t["num_mismatched"] = s.mismatched;
-    t["num_uses_while_off_device"] = s.uses_while_off_device;
-    t["first_off_device_iteration"] = first(s.first_off_device_iteration);
-    t["num_ooms"] = s.ooms;
-    t["num_ooms_after_warmup"] = s.ooms_after_warmup;
-    t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
-    t["num_passive_swaps"] = s.passive_swaps;
-    t["num_unresolved_ooms"] = s.unresolved_ooms;
-    t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
-    t["total_time_ns"] = s.time_ns;
-    t["num_input_signatures"] = s.input_signatures;
-    t["num_policy_of_other_input"] = s.policy_of_other_input;
-    t["num_policy_miss_returns"] = s.policy_miss_returns;
-    t["num_known_sequence_returns"] = s.known_sequence_returns;
-    t["num_resized_larger"] = s.resized_larger;
-    t["num_resized_smaller"] = s.resized_smaller;
-    const int stable = static_cast<int>(Stage::kStable);
-    t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
-    t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
-    t["num_stable_ooms"] = s.ooms_by_stage[stable];
-    t["stable_time_ns"] = s.time_ns_by_stage[stable];
-    t["oracle_total_time_ns"] = o.oracle ? json(s.oracle_time_ns) : json(nullptr);
-    t["oracle_stable_time_ns"] =
-        o.oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
-    t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
-    j["totals"] = t;
+    j["totals"] = TotalsJson(s, o.oracle);
+    if (other) {
+      j["totals_by_matcher"] = {{std::string(MatcherKindName(o.matcher)), j["totals"]},
+                                {std::string(MatcherKindName(other_matcher)),
+                                 TotalsJson(*other, o.oracle)}};
+    }
     return WriteOutput(output, j.dump(2) + "\n");
   }
   emit(explained);
   emit(Summary(s, args, device));
+  if (other) emit(SideBySide(s, o.matcher, *other, other_matcher));
   if (!stream) return WriteOutput(output, text);
   return absl::OkStatus();
 }
@@ -515,6 +565,8 @@ void SetupReplay(CLI::App& root, Action* action) {
         "Policy sets of left sequences kept for their return (0: none, the paper; default 4)", 0,
         INT32_MAX);
   sub->add_flag("--oracle", args->oracle, "Also plan every iteration on itself (the oracle)");
+  sub->add_flag("--compare-matchers", args->compare_matchers,
+                "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");

@@ -110,6 +110,32 @@ TEST_CASE("replay: compact rows", "[cli][replay]") {
   CHECK(none.out.rfind("\nsummary", 0) == 0);
 }
 
+TEST_CASE("replay: naive and fuzzy keys side by side", "[cli][replay]") {
+  // The paper's runtime on the small run: the fuzzy replay's rows and
+  // summary (as replay_small_fuzzy.txt) and a table of both matchers'
+  // totals. Naive: the validation pass in row 7 moves every ordinal, its 14
+  // items take validation tensors (mismatched) and the step runs out of
+  // memory after warm-up (as replay_small_naive.txt's totals).
+  CliRun r = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                      " --rows none --compare-matchers -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_small_compare.txt", r.out);
+  CliRun fuzzy = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " --json -q");
+  CliRun naive =
+      Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " --matcher naive --json -q");
+  CliRun both = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                         " --compare-matchers --rows none --json -q");
+  REQUIRE(both.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(both.out);
+  // Each column equals the replay with that matcher alone.
+  CHECK(j["totals_by_matcher"]["fuzzy"] == nlohmann::json::parse(fuzzy.out)["totals"]);
+  CHECK(j["totals_by_matcher"]["naive"] == nlohmann::json::parse(naive.out)["totals"]);
+  CHECK(j["totals"] == j["totals_by_matcher"]["fuzzy"]);
+  CHECK(j["totals_by_matcher"]["naive"]["num_mismatched"].get<int64_t>() > 0);
+  CHECK(j["totals_by_matcher"]["fuzzy"]["num_mismatched"] == 0);
+}
+
 TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]") {
   // Four recorded iterations: the first overflows (no optimizer op), a
   // validation pass after iterations 1 and 3. With m = n = 0 policies are
