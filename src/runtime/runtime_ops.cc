@@ -137,6 +137,8 @@ absl::Status Runtime::State::EndOfIterationStages() {
   const StageDecision d = tracker->Observe(tokens, outcome);
   row.sequence_stable = d.sequence_stable;
   row.next_stage = d.stage;
+  row.stage_change = d.change;
+  row.policy_misses = d.policy_misses;
   if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0) {
     LoadedPolicy& p = *policies[stage_policy];
     ++p.runs;

@@ -206,6 +206,10 @@ TEST_CASE("stages: repeated policy misses in Stable send the runtime back to Gen
   CHECK(rows[6].counts.allocation_failures > 0);
   CHECK(rows[5].next_stage == Stage::kStable);
   CHECK(rows[6].next_stage == Stage::kGenPolicy);
+  CHECK(rows[5].policy_misses == 1);
+  CHECK(rows[6].policy_misses == 2);
+  CHECK(rows[6].stage_change == StageChange::kPolicyMisses);
+  CHECK(StageChangeName(rows[6].stage_change) == "policy misses");
   // The new policies come from the larger records, and Stable holds.
   REQUIRE(made->size() == 4);  // ends of iterations 1, 2 (small), 6, 7 (large)
   CHECK(rows[7].policy == 2);

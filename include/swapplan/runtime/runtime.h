@@ -252,6 +252,11 @@ struct IterationStats {
   // Tracker verdict at its end and the stage it set for the next one.
   bool sequence_stable = false;
   Stage next_stage = Stage::kWarmUp;
+  // Why next_stage differs (StageChangeName: "policy misses" when repeated
+  // misses in Stable sent it back to GenPolicy) and the misses counted in
+  // Stable so far.
+  StageChange stage_change = StageChange::kNone;
+  int32_t policy_misses = 0;
   // A policy generated at its end (-1: none) or why not.
   int32_t generated_policy = -1;
   std::string plan_error;
