@@ -41,7 +41,8 @@ void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f, bool reserve
   sub->add_flag("--flash,!--no-flash", f->flash,
                 "Flash attention (default) or classic attention with S×S tensors");
   sub->add_flag("--fp32-grad-accumulation", f->fp32_grads, "fp32 gradient buffers (Megatron main_grad)");
-  sub->add_option("--seed", f->seed, "Seed of the MoE routing")->capture_default_str();
+  sub->add_option("--seed", f->seed, "Seed of the MoE routing and of the --seq-lengths draw")
+      ->capture_default_str();
   sub->add_option("--moe-imbalance", f->moe_imbalance, "Spread of per-expert load (σ)")
       ->capture_default_str();
   sub->add_option("--flops-efficiency", f->flops_efficiency, "Fraction of peak FLOP/s reached")
