@@ -185,6 +185,16 @@ TEST_CASE("replay: usage errors", "[cli][replay]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "swapplan: stage tracker options: max_length_change is 2; must be in [0, 1]\n");
+  // The keyed-policy flags: every problem at once, one line each.
+  r = Swapplan("replay '" + SmallTrace() +
+               "' --device-memory 83MiB --policies many --plan-on future --spread-margin -1 "
+               "--remember -2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --policies: 'many' is not one of input, single\n"
+        "swapplan: --plan-on: 'future' is not one of observed, envelope, iteration\n"
+        "swapplan: --spread-margin: -1 is out of range [0, 100]\n"
+        "swapplan: --remember: -2 is out of range [0, 2147483647]\n");
 }
 
 }  // namespace
