@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "swapplan 0.1.0");
   cli::Action action;
   cli::AddTraceInputFlags(app);
+  cli::SetupAdvise(app, &action);
+  cli::SetupReport(app, &action);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);
