@@ -19,7 +19,7 @@ pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-
       libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
-  # .ci/run's ThreadSanitizer build of the runtime tests.
+  # .ci/run's sanitizer, fuzzing (libFuzzer) and ThreadSanitizer stages.
   pkgs+=(clang-14 libclang-rt-14-dev)
   # The HTML report's test in headless Chromium (tests/report/browser_test.py).
   pkgs+=(chromium)
