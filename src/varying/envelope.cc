@@ -158,7 +158,7 @@ absl::StatusOr<Trace> IterationEnvelope::Build(const Trace& source, int32_t iter
     spec.dtype = info.dtype;
     spec.shape = t.shape(i);
     spec.kind = info.kind;
-    spec.storage_id = info.storage_id;
+    if (info.storage_id >= 0) spec.storage_id = info.storage_id;
     spec.device_address = info.device_address;
     spec.persistent = info.persistent ? 1 : 0;
     spec.name = t.tensor_name(i);
