@@ -6,6 +6,7 @@
 // one row per runtime iteration, then a summary. Long runs: `--rows changes`
 // prints only rows that differ from the previous one (in anything but the
 // iteration number), and progress goes to stderr every two seconds.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -49,7 +50,15 @@ struct ReplayArgs {
   std::optional<int64_t> explain;
   // Chameleon's --layers and --min-tensor-bytes (its option table).
   ChameleonOptions chameleon;
-  std::optional<std::string> oom_handling;  // warmup (default) or all
+  std::optional<std::string> oom_handling;  // all (default) or warmup
+  std::optional<std::string> policies;      // input (default) or single
+  std::optional<std::string> plan_on;       // observed (default), envelope, iteration
+  std::optional<double> spread_margin;
+  std::optional<double> verify_margin;
+  std::optional<int64_t> max_policy_misses;
+  std::optional<int64_t> remember;
+  bool oracle = false;
+  bool compare_matchers = false;
   bool json = false;
   bool quiet = false;
   std::optional<std::string> output;
@@ -71,6 +80,12 @@ std::string Note(const ReplayRow& r) {
   if (!r.sequence_stable) {
     absl::StrAppend(&note, absl::StrFormat("sequence changed (length %+.1f%%, similarity %.3f); ",
                                            100.0 * r.length_change, r.similarity));
+  }
+  if (r.policy_of_other_input) absl::StrAppend(&note, "another input's policy; ");
+  if (r.change == StageChange::kPolicyMisses) {
+    absl::StrAppend(&note, "policy missed ", r.policy_misses, " times in Stable; ");
+  } else if (r.change == StageChange::kKnownSequence) {
+    absl::StrAppend(&note, "known sequence; ");
   }
   if (r.next_stage != r.stage) {
     absl::StrAppend(&note, "next ", StageName(r.next_stage), "; ");
@@ -145,6 +160,20 @@ std::string Summary(const ReplaySummary& s, const ReplayArgs& a, const ResolvedD
                       ? absl::StrCat(", first in iteration ", s.first_oom_after_warmup_iteration)
                       : std::string(),
                   "), ", s.passive_swaps, " passive swap-outs\n");
+  absl::StrAppend(&out, "stable      ", s.policy_swaps_by_stage[2], " policy swaps, ",
+                  s.passive_swaps_by_stage[2], " passive swaps, ", s.ooms_by_stage[2],
+                  " allocation failures; resized ", s.resized_larger, " larger ",
+                  s.resized_smaller, " smaller; ", s.input_signatures, " inputs, ",
+                  s.policy_of_other_input, " ran another input's policy; ", s.policy_miss_returns,
+                  " returns to GenPolicy, ", s.known_sequence_returns, " to Stable on a known sequence\n");
+  if (s.oracle_time_ns > 0) {
+    absl::StrAppend(&out, "oracle      ", FormatDurationNs(s.oracle_time_ns), " (",
+                    s.oracle_plan_failures, " failures), replay/oracle ",
+                    static_cast<double>(s.time_ns) / s.oracle_time_ns, "; stable ",
+                    static_cast<double>(s.time_ns_by_stage[2]) /
+                        std::max<int64_t>(1, s.oracle_time_ns_by_stage[2]),
+                    "\n");
+  }
   absl::StrAppend(&out, "time        ", FormatDurationNs(s.time_ns), " simulated",
                   s.iterations > 0
                       ? absl::StrCat(", ", FormatDurationNs(s.time_ns / s.iterations),
@@ -194,7 +223,7 @@ nlohmann::json ReportsJson(const ReplayRow& r) {
   return a;
 }
 
-nlohmann::json RowJson(const ReplayRow& r, int explain) {
+nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   using nlohmann::json;
   json j;
   j["iteration"] = r.iteration;
@@ -218,9 +247,88 @@ nlohmann::json RowJson(const ReplayRow& r, int explain) {
   j["similarity"] = r.similarity;
   j["next_stage"] = std::string(StageName(r.next_stage));
   j["generated_policy_id"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
+  j["input_signature"] = absl::StrFormat("%016x", r.input.hash);
+  j["input_bytes"] = r.input.bytes;
+  j["policy_of_other_input"] = r.policy_of_other_input;
+  j["num_resized_larger"] = r.resized_larger;
+  j["num_resized_smaller"] = r.resized_smaller;
+  j["num_policy_swaps"] = r.policy_swaps;
+  j["num_policy_misses"] = r.policy_misses;
+  j["stage_change"] = std::string(StageChangeName(r.change));
+  j["num_planned_on_iterations"] = r.planned_on_iterations;
+  j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
   if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
   if (r.iteration == explain) j["items_report"] = ReportsJson(r);
   return j;
+}
+
+// The totals object of --json (docs/json/replay.schema.json#/$defs/totals).
+nlohmann::json TotalsJson(const ReplaySummary& s, bool oracle) {
+  using nlohmann::json;
+  auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
+  json t;
+  t["num_iterations"] = s.iterations;
+  t["num_runtime_iterations"] = s.runtime_iterations;
+  t["num_warmup_iterations"] = s.iterations_by_stage[0];
+  t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
+  t["num_stable_iterations"] = s.iterations_by_stage[2];
+  t["num_policies_generated"] = s.policies_generated;
+  t["num_plan_failures"] = s.plan_failures;
+  t["num_items"] = s.items;
+  t["num_matched"] = s.matched;
+  t["num_missed"] = s.missed;
+  t["num_mismatched"] = s.mismatched;
+  t["num_uses_while_off_device"] = s.uses_while_off_device;
+  t["first_off_device_iteration"] = first(s.first_off_device_iteration);
+  t["num_ooms"] = s.ooms;
+  t["num_ooms_after_warmup"] = s.ooms_after_warmup;
+  t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
+  t["num_passive_swaps"] = s.passive_swaps;
+  t["num_unresolved_ooms"] = s.unresolved_ooms;
+  t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
+  t["total_time_ns"] = s.time_ns;
+  t["num_input_signatures"] = s.input_signatures;
+  t["num_policy_of_other_input"] = s.policy_of_other_input;
+  t["num_policy_miss_returns"] = s.policy_miss_returns;
+  t["num_known_sequence_returns"] = s.known_sequence_returns;
+  t["num_resized_larger"] = s.resized_larger;
+  t["num_resized_smaller"] = s.resized_smaller;
+  const int stable = static_cast<int>(Stage::kStable);
+  t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
+  t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
+  t["num_stable_ooms"] = s.ooms_by_stage[stable];
+  t["stable_time_ns"] = s.time_ns_by_stage[stable];
+  t["oracle_total_time_ns"] = oracle ? json(s.oracle_time_ns) : json(nullptr);
+  t["oracle_stable_time_ns"] =
+      oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
+  t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
+  return t;
+}
+
+// Totals of the two matchers in columns (--compare-matchers).
+std::string SideBySide(const ReplaySummary& a, MatcherKind ka, const ReplaySummary& b,
+                       MatcherKind kb) {
+  std::string out = absl::StrFormat("\n%-40s %14s %14s\n", "matchers side by side",
+                                    MatcherKindName(ka), MatcherKindName(kb));
+  auto line = [&](const char* what, int64_t x, int64_t y) {
+    absl::StrAppend(&out, absl::StrFormat("%-40s %14d %14d\n", what, x, y));
+  };
+  const int st = static_cast<int>(Stage::kStable);
+  line("items matched", a.matched, b.matched);
+  line("items mismatched (wrong tensor)", a.mismatched, b.mismatched);
+  line("items missed", a.missed, b.missed);
+  line("uses while off device (crashes)", a.uses_while_off_device, b.uses_while_off_device);
+  line("unresolved OOMs (crashes)", a.unresolved_ooms, b.unresolved_ooms);
+  line("allocation failures", a.ooms, b.ooms);
+  line("allocation failures after warm-up", a.ooms_after_warmup, b.ooms_after_warmup);
+  line("passive swap-outs", a.passive_swaps, b.passive_swaps);
+  line("Stable: policy swaps", a.policy_swaps_by_stage[st], b.policy_swaps_by_stage[st]);
+  line("Stable: passive swaps", a.passive_swaps_by_stage[st], b.passive_swaps_by_stage[st]);
+  line("policies generated", a.policies_generated, b.policies_generated);
+  line("returns to GenPolicy (policy misses)", a.policy_miss_returns, b.policy_miss_returns);
+  absl::StrAppend(&out, absl::StrFormat("%-40s %14s %14s\n", "simulated time",
+                                        FormatDurationNs(a.time_ns), FormatDurationNs(b.time_ns)));
+  return out;
 }
 
 absl::Status Run(ReplayArgs& args) {
@@ -252,7 +360,16 @@ absl::Status Run(ReplayArgs& args) {
   o.tracker.genpolicy_iterations = static_cast<int32_t>(args.genpolicy_iterations.value_or(5));
   o.max_iterations = static_cast<int32_t>(args.iterations.value_or(0));
   o.explain_iteration = args.explain_iteration();
-  o.oom_handling_in_all_stages = args.oom_handling == std::optional<std::string>("all");
+  o.oom_handling_in_all_stages = args.oom_handling.value_or("all") == "all";
+  if (args.policies) ParsePolicyKeying(*args.policies, &o.keying);  // a Choice: valid
+  if (args.plan_on) ParsePlanningInput(*args.plan_on, &o.plan_on);  // a Choice: valid
+  if (args.spread_margin) o.envelope.spread_margin = *args.spread_margin;
+  if (args.verify_margin) o.verify_margin = *args.verify_margin;
+  if (args.max_policy_misses) {
+    o.tracker.max_policy_misses = static_cast<int32_t>(*args.max_policy_misses);
+  }
+  if (args.remember) o.remembered_sequences = static_cast<int32_t>(*args.remember);
+  o.oracle = args.oracle;
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
   const ResolvedDevice device =
       ResolveDevice(args.device, TraceDeviceDefaults(recorded), {}, &args.flags);
@@ -308,14 +425,14 @@ absl::Status Run(ReplayArgs& args) {
     if (show && rows_mode == "changes" && have_previous && !previous_printed) {
       // The row before a change, so both sides of it are visible.
       if (args.json) {
-        rows.push_back(RowJson(previous, explain));
+        rows.push_back(RowJson(previous, explain, o.oracle));
       } else {
         emit(render(Cells(previous)));
       }
     }
     if (show) {
       if (args.json) {
-        rows.push_back(RowJson(r, explain));
+        rows.push_back(RowJson(r, explain, o.oracle));
       } else {
         emit(render(Cells(r)));
       }
@@ -333,9 +450,20 @@ absl::Status Run(ReplayArgs& args) {
     }
   };
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
+  // --compare-matchers: the same replay with the other matcher, rows not
+  // printed.
+  std::optional<ReplaySummary> other;
+  const MatcherKind other_matcher =
+      o.matcher == MatcherKind::kFuzzy ? MatcherKind::kNaive : MatcherKind::kFuzzy;
+  if (args.compare_matchers) {
+    ReplayOptions oo = o;
+    oo.matcher = other_matcher;
+    oo.explain_iteration = -1;
+    SWAPPLAN_ASSIGN_OR_RETURN(other, RunReplay(trace, oo, [](const ReplayRow&) {}));
+  }
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
-      rows.push_back(RowJson(previous, explain));
+      rows.push_back(RowJson(previous, explain, o.oracle));
     } else {
       emit(render(Cells(previous)));
     }
@@ -351,34 +479,21 @@ absl::Status Run(ReplayArgs& args) {
     j["matcher"] = std::string(MatcherKindName(o.matcher));
     j["boundary"] = std::string(IterationBoundaryName(o.boundary));
     j["similarity_measure"] = std::string(SequenceSimilarityName(o.tracker.similarity));
+    j["policies"] = std::string(PolicyKeyingName(o.keying));
+    j["plan_on"] = std::string(PlanningInputName(o.plan_on));
+    j["oom_handling"] = o.oom_handling_in_all_stages ? "all" : "warmup";
     j["iterations"] = rows;
-    auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
-    json t;
-    t["num_iterations"] = s.iterations;
-    t["num_runtime_iterations"] = s.runtime_iterations;
-    t["num_warmup_iterations"] = s.iterations_by_stage[0];
-    t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
-    t["num_stable_iterations"] = s.iterations_by_stage[2];
-    t["num_policies_generated"] = s.policies_generated;
-    t["num_plan_failures"] = s.plan_failures;
-    t["num_items"] = s.items;
-    t["num_matched"] = s.matched;
-    t["num_missed"] = s.missed;
-    t["num_mismatched"] = s.mismatched;
-    t["num_uses_while_off_device"] = s.uses_while_off_device;
-    t["first_off_device_iteration"] = first(s.first_off_device_iteration);
-    t["num_ooms"] = s.ooms;
-    t["num_ooms_after_warmup"] = s.ooms_after_warmup;
-    t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
-    t["num_passive_swaps"] = s.passive_swaps;
-    t["num_unresolved_ooms"] = s.unresolved_ooms;
-    t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
-    t["total_time_ns"] = s.time_ns;
-    j["totals"] = t;
+    j["totals"] = TotalsJson(s, o.oracle);
+    if (other) {
+      j["totals_by_matcher"] = {{std::string(MatcherKindName(o.matcher)), j["totals"]},
+                                {std::string(MatcherKindName(other_matcher)),
+                                 TotalsJson(*other, o.oracle)}};
+    }
     return WriteOutput(output, j.dump(2) + "\n");
   }
   emit(explained);
   emit(Summary(s, args, device));
+  if (other) emit(SideBySide(s, o.matcher, *other, other_matcher));
   if (!stream) return WriteOutput(output, text);
   return absl::OkStatus();
 }
@@ -426,11 +541,32 @@ void SetupReplay(CLI::App& root, Action* action) {
         INT32_MAX);
   f.Int(sub, "--explain", &args->explain,
         "Also list what became of every policy item in runtime iteration N", 0, INT32_MAX);
-  f.Choice(sub, "--oom-handling", &args->oom_handling, {"warmup", "all"},
-           "Algorithm 3 in warmup only (default: after warm-up an OOM is a crash) or in all "
-           "stages");
+  f.Choice(sub, "--oom-handling", &args->oom_handling, {"all", "warmup"},
+           "Algorithm 3 in all stages (default: a miss is counted, never a crash) or in warmup "
+           "only (the paper: after warm-up an OOM is a crash)");
   f.Choice(sub, "--rows", &args->rows, {"all", "changes", "none"},
            "Rows printed: all (default), changes (only where something changes), none");
+  f.Choice(sub, "--policies", &args->policies, {"input", "single"},
+           "input (one policy per input signature, default) or single (one at a time, the "
+           "paper)");
+  f.Choice(sub, "--plan-on", &args->plan_on, {"observed", "envelope", "iteration"},
+           "observed (the last iteration, budget lowered until every observed iteration fits, "
+           "default), envelope (all observed with its key) or iteration (the paper)");
+  f.Number(sub, "--spread-margin", &args->spread_margin,
+           "Envelope: extrapolate by this multiple of the observed spread (default 1)", 0, 100);
+  f.Number(sub, "--verify-margin", &args->verify_margin,
+           "Observed: peaks must stay under the budget by this multiple of their spread "
+           "(default 0)",
+           0, 100);
+  f.Int(sub, "--max-policy-misses", &args->max_policy_misses,
+        "Stable iterations whose policy missed before GenPolicy again (0: never; default 2)", 0,
+        INT32_MAX);
+  f.Int(sub, "--remember", &args->remember,
+        "Policy sets of left sequences kept for their return (0: none, the paper; default 4)", 0,
+        INT32_MAX);
+  sub->add_flag("--oracle", args->oracle, "Also plan every iteration on itself (the oracle)");
+  sub->add_flag("--compare-matchers", args->compare_matchers,
+                "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");

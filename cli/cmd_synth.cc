@@ -130,7 +130,12 @@ std::string Summary(const SynthOptions& o, const std::string& output, const Trac
   absl::StrAppend(&out, "wrote ", output, ": ", o.model.name, " on ", o.device.name, ", TP", p.tensor_parallel,
                   " PP", p.pipeline_parallel, " (stage ", p.pipeline_stage, ", ", o.stage_layers(),
                   " layers) DP", p.data_parallel, " ZeRO-", p.zero_stage, ", seq ",
-                  o.seq_length_tokens, " x mbs ", o.micro_batch_sequences, " x ",
+                  o.seq_lengths.empty()
+                      ? absl::StrCat(o.seq_length_tokens)
+                      : absl::StrCat(o.seq_lengths.distinct(), " lengths up to ",
+                                     o.seq_length_tokens, o.seq_lengths.in_order ? " (in order)"
+                                                                                 : " (drawn)"),
+                  " x mbs ", o.micro_batch_sequences, " x ",
                   o.num_micro_batches, " micro-batches, ", DTypeName(o.dtype),
                   o.recompute ? ", recompute" : "", "\n");
   absl::StrAppend(&out, "  iterations   ", t.num_iterations(), ", ops ", t.num_ops(), " (");

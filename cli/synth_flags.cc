@@ -46,7 +46,8 @@ void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f,
   sub->add_flag("--flash,!--no-flash", f->flash,
                 "Flash attention (default) or classic attention with S×S tensors");
   sub->add_flag("--fp32-grad-accumulation", f->fp32_grads, "fp32 gradient buffers (Megatron main_grad)");
-  sub->add_option("--seed", f->seed, "Seed of the MoE routing")->capture_default_str();
+  sub->add_option("--seed", f->seed, "Seed of the MoE routing and of the --seq-lengths draw")
+      ->capture_default_str();
   sub->add_option("--moe-imbalance", f->moe_imbalance, "Spread of per-expert load (σ)")
       ->capture_default_str();
   sub->add_option("--flops-efficiency", f->flops_efficiency, "Fraction of peak FLOP/s reached")
@@ -66,6 +67,9 @@ void AddSynthRunFlags(CLI::App* sub, SynthFlags* f) {
   sub->add_option("--validation-micro-batches", f->validation_micro_batches,
                   "Micro-batches per validation pass")
       ->capture_default_str();
+  sub->add_option("--seq-lengths", f->seq_lengths,
+                  "Per-iteration sequence lengths: L1,L2,... or LO:HI[:STEP] drawn per iteration "
+                  "with --seed, or @FILE (one per iteration, in order)");
 }
 
 absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a, FlagSet* fs,
@@ -119,6 +123,14 @@ absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a, FlagSet* fs,
   o.validation_every = a.validation_every;
   o.validation_micro_batches = a.validation_micro_batches;
   o.seed = a.seed;
+  if (a.seq_lengths) {
+    if (a.seq) {
+      return absl::InvalidArgumentError(
+          "synth: --seq and --seq-lengths exclude each other (--seq-lengths sets the lengths)");
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(o.seq_lengths, ParseSeqLengths(*a.seq_lengths));
+    o.seq_length_tokens = o.seq_lengths.max();
+  }
   o.moe_imbalance = a.moe_imbalance;
   o.flops_efficiency = a.flops_efficiency;
   o.hbm_efficiency = a.hbm_efficiency;

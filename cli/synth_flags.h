@@ -38,6 +38,7 @@ struct SynthFlags {
   bool fp32_grads = false;
   // Iterations and sequence changes (AddSynthRunFlags).
   int32_t iterations = 1, skip_every = 0, validation_every = 0, validation_micro_batches = 1;
+  std::optional<std::string> seq_lengths;  // --seq-lengths (synth only)
   uint64_t seed = 1;
   double moe_imbalance = 0.3;
   double flops_efficiency = 1.0, hbm_efficiency = 1.0;
@@ -54,7 +55,7 @@ void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* flags,
                          const DeviceFlagChoice& device);
 
 // Declares --iterations, --loss-scale-skip-every, --validation-every,
-// --validation-micro-batches.
+// --validation-micro-batches, --seq-lengths.
 void AddSynthRunFlags(CLI::App* sub, SynthFlags* flags);
 
 // The synthesizer options the flags describe (presets, then overrides).

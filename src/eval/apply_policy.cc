@@ -83,12 +83,16 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     ItemReport& rep = out.reports[k];
     rep.tensor_id = trace.tensor(s).trace_id;
     rep.decision_op = j;
+    rep.planned_bytes = src.size_bytes;
+    rep.found_bytes = trace.tensor(s).size_bytes;
     if (!roles.empty() && roles[s] != item_roles[k]) {
       ++out.mismatched;
       rep.outcome = ItemOutcome::kMismatched;
     } else {
       ++out.matched;
       rep.outcome = ItemOutcome::kMatched;
+      if (rep.found_bytes > rep.planned_bytes) ++out.resized_larger;
+      if (rep.found_bytes < rep.planned_bytes) ++out.resized_smaller;
     }
     // Next use of the tensor after the decision op.
     absl::Span<const OpIndex> uses = trace.tensor_uses(s);

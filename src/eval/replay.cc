@@ -1,6 +1,9 @@
 // The multi-iteration replay loop (replay.h).
 #include "swapplan/eval/replay.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -13,6 +16,46 @@
 #include "swapplan/varying/tensor_roles.h"
 
 namespace swapplan {
+
+absl::string_view PolicyKeyingName(PolicyKeying k) {
+  return k == PolicyKeying::kByInput ? "input" : "single";
+}
+
+bool ParsePolicyKeying(absl::string_view name, PolicyKeying* out) {
+  if (name == "single") {
+    *out = PolicyKeying::kSingle;
+  } else if (name == "input") {
+    *out = PolicyKeying::kByInput;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::string_view PlanningInputName(PlanningInput p) {
+  switch (p) {
+    case PlanningInput::kEnvelope:
+      return "envelope";
+    case PlanningInput::kObserved:
+      return "observed";
+    case PlanningInput::kIteration:
+      break;
+  }
+  return "iteration";
+}
+
+bool ParsePlanningInput(absl::string_view name, PlanningInput* out) {
+  if (name == "iteration") {
+    *out = PlanningInput::kIteration;
+  } else if (name == "envelope") {
+    *out = PlanningInput::kEnvelope;
+  } else if (name == "observed") {
+    *out = PlanningInput::kObserved;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 absl::Status ReplayOptions::Validate() const {
   auto bad = [](absl::string_view field, auto value, absl::string_view rule) {
@@ -41,6 +84,22 @@ absl::Status ReplayOptions::Validate() const {
   if (boundary != IterationBoundary::kTrace && boundary != IterationBoundary::kOptimizerEnd) {
     return bad("boundary", static_cast<int>(boundary), "unknown boundary");
   }
+  if (keying != PolicyKeying::kSingle && keying != PolicyKeying::kByInput) {
+    return bad("keying", static_cast<int>(keying), "unknown policy keying");
+  }
+  if (plan_on != PlanningInput::kIteration && plan_on != PlanningInput::kEnvelope &&
+      plan_on != PlanningInput::kObserved) {
+    return bad("plan_on", static_cast<int>(plan_on), "unknown planning input");
+  }
+  if (!std::isfinite(verify_margin) || verify_margin < 0) {
+    return bad("verify_margin", verify_margin, "must be finite and >= 0");
+  }
+  if (verify_rounds < 1) return bad("verify_rounds", verify_rounds, "must be >= 1");
+  if (verify_iterations < 1) return bad("verify_iterations", verify_iterations, "must be >= 1");
+  if (remembered_sequences < 0) {
+    return bad("remembered_sequences", remembered_sequences, "must be >= 0 (0: none)");
+  }
+  SWAPPLAN_RETURN_IF_ERROR(envelope.Validate());
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
   return simulator.Validate();
@@ -48,26 +107,490 @@ absl::Status ReplayOptions::Validate() const {
 
 namespace {
 
-// A generated policy, ready for matching, with what the GenPolicy run
-// learned of it.
+// A generated policy, ready for matching, with what its GenPolicy runs
+// showed of it.
 struct PolicyRecord {
   int32_t id = 0;
   MatchablePolicy matchable;
   std::vector<uint64_t> item_roles;
   std::unique_ptr<TensorMatcher> matcher;
-  // Outcome of the iteration it ran in (set once run).
-  bool scored = false;
-  bool clean = false;  // no use while off device, no unresolved OOM
-  int32_t ooms = 0;
+  // GenPolicy iterations it ran in (made for their key), and their outcome.
+  int32_t runs = 0;
+  bool clean = true;  // no use while off device, no unresolved OOM
+  int64_t ooms = 0;
   int64_t time_ns = 0;
 };
 
-// Whether a is a better long-term policy than b.
+// Whether a is a better long-term policy than b (policies that ran first).
 bool Better(const PolicyRecord& a, const PolicyRecord& b) {
-  if (a.clean != b.clean) return a.clean;
-  if (a.ooms != b.ooms) return a.ooms < b.ooms;
-  if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+  if ((a.runs > 0) != (b.runs > 0)) return a.runs > 0;
+  if (a.runs > 0) {
+    if (a.clean != b.clean) return a.clean;
+    // Compare per-run means without dividing: x / a.runs < y / b.runs.
+    const int64_t ao = a.ooms * b.runs, bo = b.ooms * a.runs;
+    if (ao != bo) return ao < bo;
+    const int64_t at = a.time_ns * b.runs, bt = b.time_ns * a.runs;
+    if (at != bt) return at < bt;
+  }
   return a.id < b.id;
+}
+
+// What the replay keeps per policy key since the last WarmUp.
+struct KeyState {
+  InputSignature sig;
+  IterationEnvelope envelope;
+  std::vector<Trace> observed;  // kObserved: the last iterations seen
+  std::vector<std::unique_ptr<PolicyRecord>> policies;
+  PolicyRecord* latest = nullptr;  // runs in GenPolicy
+  PolicyRecord* stable = nullptr;  // runs in Stable
+};
+
+// The policies of a sequence the run left (remembered across WarmUp), and
+// the op tokens of the iteration they were made up to.
+struct Family {
+  std::vector<int32_t> tokens;
+  std::vector<KeyState> keys;
+};
+
+class ReplayLoop {
+ public:
+  ReplayLoop(const Trace& trace, const ReplayOptions& options, Planner* planner,
+             const DeviceModel& device, const SimulatorOptions& sim_options)
+      : trace_(trace),
+        options_(options),
+        planner_(planner),
+        device_(device),
+        sim_options_(sim_options),
+        segments_(trace, RuntimeIterations(trace, options.boundary)) {}
+
+  absl::StatusOr<ReplaySummary> Run(absl::FunctionRef<void(const ReplayRow&)> on_row);
+
+ private:
+  // The key state for `sig` (the one key when policies are not keyed),
+  // created when new.
+  KeyState& KeyFor(const InputSignature& sig);
+  // The policy to run in `stage` for `sig`: the key's own, else the nearest
+  // key's. nullptr when no key has one.
+  PolicyRecord* Choose(Stage stage, const InputSignature& sig, bool* other_key);
+  // Plans for `key` after observing `seg` (which it may take: not used
+  // afterwards) and makes the policy the key's latest.
+  absl::Status Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row, ReplaySummary& sum);
+  // A policy for `plan_on` on `device`, ready to match; nullptr with the
+  // planner's message in *infeasible when it cannot reach the budget.
+  absl::StatusOr<std::unique_ptr<PolicyRecord>> MakePolicy(const Trace& plan_on,
+                                                           const DeviceModel& device, int32_t t,
+                                                           std::string* infeasible);
+  // The highest and lowest simulated peak of `rec` applied to `iterations`.
+  absl::StatusOr<std::pair<int64_t, int64_t>> PeakRange(PolicyRecord& rec,
+                                                        absl::Span<const Trace> iterations,
+                                                        int32_t t);
+  absl::StatusOr<SimulationResult> Simulate(const Trace& seg, int32_t t, const Policy& policy,
+                                            OomHandling handling);
+  void Accumulate(const ReplayRow& row, ReplaySummary& sum);
+  // Whether `a` and `b` pass the tracker's stability tests.
+  bool SameSequence(absl::Span<const int32_t> a, absl::Span<const int32_t> b) const;
+
+  const Trace& trace_;
+  const ReplayOptions& options_;
+  Planner* planner_;
+  DeviceModel device_;
+  SimulatorOptions sim_options_;
+  SegmentExtractor segments_;
+  std::vector<KeyState> keys_;
+  // Tokens of the iteration whose end moved keys_ to Stable.
+  std::vector<int32_t> stable_tokens_;
+  std::vector<Family> library_;  // most recently left last
+  std::vector<InputSignature> seen_;  // distinct input signatures
+  int32_t next_id_ = 0;
+  RuntimeTensorTable table_;
+  std::vector<int32_t> tokens_;
+};
+
+KeyState& ReplayLoop::KeyFor(const InputSignature& sig) {
+  const InputSignature key = options_.keying == PolicyKeying::kByInput ? sig : InputSignature{};
+  for (KeyState& k : keys_) {
+    if (k.sig == key) return k;
+  }
+  keys_.emplace_back();
+  keys_.back().sig = key;
+  keys_.back().envelope = IterationEnvelope(options_.envelope);
+  return keys_.back();
+}
+
+PolicyRecord* ReplayLoop::Choose(Stage stage, const InputSignature& sig, bool* other_key) {
+  *other_key = false;
+  if (stage == Stage::kWarmUp) return nullptr;
+  auto pick = [&](KeyState& k) { return stage == Stage::kStable ? k.stable : k.latest; };
+  PolicySet set;
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    if (pick(keys_[i]) != nullptr) set.Insert(keys_[i].sig, static_cast<int32_t>(i));
+  }
+  const InputSignature key = options_.keying == PolicyKeying::kByInput ? sig : InputSignature{};
+  const PolicySet::Choice c = set.Select(key);
+  if (c.index < 0) return nullptr;
+  *other_key = !c.exact;
+  return pick(keys_[c.index]);
+}
+
+absl::StatusOr<SimulationResult> ReplayLoop::Simulate(const Trace& seg, int32_t t,
+                                                      const Policy& policy,
+                                                      OomHandling handling) {
+  SimulatorOptions o = sim_options_;
+  o.oom_handling = handling;
+  SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(seg, 0, o));
+  absl::StatusOr<SimulationResult> r = sim.Run(policy);
+  if (!r.ok()) {
+    return absl::Status(r.status().code(), absl::StrCat("replay: runtime iteration ", t, ": ",
+                                                        r.status().message()));
+  }
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<PolicyRecord>> ReplayLoop::MakePolicy(const Trace& plan_on,
+                                                                     const DeviceModel& device,
+                                                                     int32_t t,
+                                                                     std::string* infeasible) {
+  PlanningProblem problem;
+  problem.trace = &plan_on;
+  problem.iteration = 0;
+  problem.device = device;
+  absl::StatusOr<Policy> policy = planner_->Plan(problem);
+  if (!policy.ok()) {
+    if (KindOf(policy.status()) == ErrorKind::kInfeasible) {
+      *infeasible = std::string(policy.status().message());
+      return std::unique_ptr<PolicyRecord>();
+    }
+    return absl::Status(policy.status().code(),
+                        absl::StrCat("replay: planning runtime iteration ", t, ": ",
+                                     policy.status().message()));
+  }
+  auto rec = std::make_unique<PolicyRecord>();
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      rec->matchable,
+      MakeMatchablePolicy(plan_on, 0, *std::move(policy), options_.runtime_key_bits));
+  const std::vector<uint64_t> roles = TensorRoles(plan_on, 0);
+  for (const MatchableItem& mi : rec->matchable.items) {
+    // The item's tensor: the one whose file id the policy names.
+    const PolicyItem& pi = rec->matchable.policy.items[mi.item];
+    TensorId tensor = kNoTensor;
+    for (TensorId u : plan_on.uses(plan_on.iteration(0).op_begin + mi.decision.ordinal)) {
+      if (plan_on.tensor(u).trace_id == pi.tensor_id) tensor = u;
+    }
+    rec->item_roles.push_back(tensor == kNoTensor ? 0 : roles[tensor]);
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(rec->matcher, CreateMatcher(options_.matcher, rec->matchable,
+                                                        options_.matcher_options));
+  return rec;
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> ReplayLoop::PeakRange(
+    PolicyRecord& rec, absl::Span<const Trace> iterations, int32_t t) {
+  int64_t hi = 0, lo = std::numeric_limits<int64_t>::max();
+  for (const Trace& it : iterations) {
+    AppliedPolicy a = ApplyPolicy(it, 0, rec.matchable, {}, *rec.matcher, table_);
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
+                              Simulate(it, t, a.policy, OomHandling::kReport));
+    hi = std::max(hi, r.peak_bytes);
+    lo = std::min(lo, r.peak_bytes);
+  }
+  return std::make_pair(hi, lo);
+}
+
+absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
+                              ReplaySummary& sum) {
+  std::string infeasible;
+  std::unique_ptr<PolicyRecord> rec;
+  if (options_.plan_on == PlanningInput::kObserved) {
+    // Plan the latest iteration; lower the budget by what the policy lacks
+    // on the observed ones (their peaks plus the margin), and again.
+    key.observed.push_back(std::move(seg));
+    if (static_cast<int32_t>(key.observed.size()) > options_.verify_iterations) {
+      key.observed.erase(key.observed.begin());
+    }
+    row.planned_on_iterations = static_cast<int32_t>(key.observed.size());
+    const Trace& latest = key.observed.back();
+    const int64_t limit = device_.capacity_bytes - device_.reserve_bytes;
+    DeviceModel dev = device_;
+    // Grow the reserve (doubling steps: the planner's choices are discrete,
+    // a little more reserve may give the same policy) until the policy
+    // holds, then bisect between the last reserve that failed and the
+    // smallest that held. Keep the policy of the smallest reserve that
+    // held, else the one that lacked least.
+    int64_t failed = -1, held = -1, step = 0;
+    int64_t best_need = std::numeric_limits<int64_t>::max();
+    bool best_held = false;
+    for (int32_t round = 0; round < options_.verify_rounds; ++round) {
+      SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PolicyRecord> r,
+                                MakePolicy(latest, dev, t, &infeasible));
+      if (r == nullptr) {
+        held = held < 0 ? dev.reserve_bytes : held;  // no lower budget helps
+        if (failed < 0 || held - failed <= 1) break;
+      } else {
+        SWAPPLAN_ASSIGN_OR_RETURN(auto range, PeakRange(*r, key.observed, t));
+        const int64_t need =
+            range.first +
+            static_cast<int64_t>(std::ceil(options_.verify_margin *
+                                           static_cast<double>(range.first - range.second))) -
+            limit;
+        if (need <= 0) {
+          if (!best_held || dev.reserve_bytes < held || held < 0) {
+            rec = std::move(r);
+            best_held = true;
+          }
+          held = held < 0 ? dev.reserve_bytes : std::min(held, dev.reserve_bytes);
+        } else {
+          if (!best_held && need < best_need) {
+            best_need = need;
+            rec = std::move(r);
+          }
+          failed = std::max(failed, dev.reserve_bytes);
+          if (held < 0) step = std::max(need, 2 * step);
+        }
+      }
+      int64_t next;
+      if (held < 0) {
+        next = dev.reserve_bytes + step;
+      } else if (failed >= 0 && held - failed > std::max<int64_t>(limit / 1000, 1)) {
+        next = failed + (held - failed) / 2;
+      } else {
+        break;
+      }
+      if (next >= dev.capacity_bytes) break;
+      dev.reserve_bytes = next;
+    }
+  } else {
+    Trace envelope;
+    const Trace* plan_on = &seg;
+    row.planned_on_iterations = 1;
+    if (options_.plan_on == PlanningInput::kEnvelope) {
+      key.envelope.Observe(seg, 0);
+      SWAPPLAN_ASSIGN_OR_RETURN(envelope, key.envelope.Build(seg, 0));
+      plan_on = &envelope;
+      row.planned_on_iterations = key.envelope.observations();
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(rec, MakePolicy(*plan_on, device_, t, &infeasible));
+  }
+  if (rec == nullptr) {
+    // The key keeps the policy it had (if any).
+    row.plan_error = infeasible;
+    ++sum.plan_failures;
+    return absl::OkStatus();
+  }
+  rec->id = next_id_++;
+  row.generated_policy = rec->id;
+  key.latest = rec.get();
+  key.policies.push_back(std::move(rec));
+  ++sum.policies_generated;
+  return absl::OkStatus();
+}
+
+bool ReplayLoop::SameSequence(absl::Span<const int32_t> a, absl::Span<const int32_t> b) const {
+  const StageTrackerOptions& o = options_.tracker;
+  const double la = static_cast<double>(a.size()), lb = static_cast<double>(b.size());
+  if (lb == 0 || std::abs(la - lb) / lb >= o.max_length_change) return false;
+  const double sim = o.similarity == SequenceSimilarity::kCosineOpIds ? CosineOfOpIds(a, b)
+                                                                       : CosineOfHistograms(a, b);
+  return sim > o.min_similarity;
+}
+
+void ReplayLoop::Accumulate(const ReplayRow& row, ReplaySummary& sum) {
+  const int s = static_cast<int>(row.stage);
+  ++sum.iterations;
+  ++sum.iterations_by_stage[s];
+  sum.uses_while_off_device += row.uses_while_off_device;
+  sum.ooms += row.ooms;
+  sum.ooms_by_stage[s] += row.ooms;
+  sum.passive_swaps += row.passive_swaps;
+  sum.passive_swaps_by_stage[s] += row.passive_swaps;
+  sum.policy_swaps_by_stage[s] += row.policy_swaps;
+  sum.unresolved_ooms += row.unresolved_ooms;
+  sum.items += row.items;
+  sum.matched += row.matched;
+  sum.missed += row.missed;
+  sum.mismatched += row.mismatched;
+  sum.resized_larger += row.resized_larger;
+  sum.resized_smaller += row.resized_smaller;
+  sum.time_ns += row.time_ns;
+  sum.time_ns_by_stage[s] += row.time_ns;
+  sum.oracle_time_ns += row.oracle_time_ns;
+  sum.oracle_time_ns_by_stage[s] += row.oracle_time_ns;
+  if (row.oracle_plan_failed) ++sum.oracle_plan_failures;
+  if (row.policy_of_other_input) ++sum.policy_of_other_input;
+  if (row.change == StageChange::kPolicyMisses) ++sum.policy_miss_returns;
+  if (row.stage != Stage::kWarmUp) {
+    sum.ooms_after_warmup += row.ooms;
+    if (row.ooms > 0 && sum.first_oom_after_warmup_iteration < 0) {
+      sum.first_oom_after_warmup_iteration = row.iteration;
+    }
+  }
+  if (row.unresolved_ooms > 0 && sum.first_unresolved_oom_iteration < 0) {
+    sum.first_unresolved_oom_iteration = row.iteration;
+  }
+  if (row.uses_while_off_device > 0 && sum.first_off_device_iteration < 0) {
+    sum.first_off_device_iteration = row.iteration;
+  }
+}
+
+absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const ReplayRow&)> on_row) {
+  ReplaySummary sum;
+  sum.runtime_iterations = segments_.num_segments();
+  const int32_t count = options_.max_iterations > 0
+                            ? std::min(options_.max_iterations, segments_.num_segments())
+                            : segments_.num_segments();
+  SWAPPLAN_ASSIGN_OR_RETURN(StageTracker tracker, StageTracker::Create(options_.tracker));
+  Stage stage = Stage::kWarmUp;
+
+  for (int32_t t = 0; t < count; ++t) {
+    SWAPPLAN_ASSIGN_OR_RETURN(Trace seg, segments_.Extract(t));
+    ReplayRow row;
+    row.iteration = t;
+    row.trace_iteration = trace_.IterationOf(segments_.range(t).begin);
+    row.ops = seg.iteration(0).num_ops();
+    row.stage = stage;
+    row.input = ComputeInputSignature(seg, 0);
+    if (std::find(seen_.begin(), seen_.end(), row.input) == seen_.end()) {
+      seen_.push_back(row.input);
+    }
+
+    // The policy this iteration runs, matched and applied.
+    PolicyRecord* run = Choose(stage, row.input, &row.policy_of_other_input);
+    AppliedPolicy applied;
+    if (run != nullptr) {
+      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, table_);
+      row.policy = run->id;
+      row.items = applied.items;
+      row.matched = applied.matched;
+      row.mismatched = applied.mismatched;
+      row.missed = applied.missed;
+      row.resized_larger = applied.resized_larger;
+      row.resized_smaller = applied.resized_smaller;
+      row.policy_swaps = static_cast<int32_t>(applied.policy.items.size());
+      row.uses_while_off_device = applied.uses_while_off_device;
+      row.first_off_device_op = applied.first_off_device_op;
+      row.first_off_device_tensor = applied.first_off_device_tensor;
+    } else {
+      applied.policy.fingerprint = ComputeFingerprint(seg, 0);
+    }
+    const bool handle_ooms = stage == Stage::kWarmUp || options_.oom_handling_in_all_stages;
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        SimulationResult r,
+        Simulate(seg, t, applied.policy,
+                 handle_ooms ? OomHandling::kAlgorithm3 : OomHandling::kReport));
+    if (handle_ooms) {
+      row.ooms = r.oom_handling.allocation_failures;
+      row.passive_swaps = r.oom_handling.passive_swap_outs;
+      row.unresolved_ooms = r.oom_handling.unresolved;
+      row.first_oom_op = r.oom_handling.first_unresolved_op;
+      row.first_oom_missing_bytes = r.oom_handling.first_unresolved_missing_bytes;
+    } else if (r.oom.occurred) {
+      row.ooms = row.unresolved_ooms = r.oom.ops_over_capacity;
+      row.first_oom_op = r.oom.op;
+      row.first_oom_missing_bytes = r.oom.requested_bytes - r.oom.free_bytes;
+    }
+    if (t == options_.explain_iteration) row.reports = std::move(applied.reports);
+    row.time_ns = r.iteration_time_ns;
+    row.stall_ns = r.stall_ns;
+    row.peak_bytes = r.peak_bytes;
+    const bool own_key_policy = run != nullptr && !row.policy_of_other_input;
+    if (own_key_policy && stage == Stage::kGenPolicy) {
+      ++run->runs;
+      run->clean = run->clean && row.uses_while_off_device == 0 && row.unresolved_ooms == 0;
+      run->ooms += row.ooms;
+      run->time_ns += row.time_ns;
+    }
+
+    // The oracle: this iteration planned on itself.
+    if (options_.oracle) {
+      PlanningProblem problem;
+      problem.trace = &seg;
+      problem.iteration = 0;
+      problem.device = device_;
+      absl::StatusOr<Policy> own = planner_->Plan(problem);
+      if (!own.ok() && KindOf(own.status()) != ErrorKind::kInfeasible) {
+        return absl::Status(own.status().code(),
+                            absl::StrCat("replay: oracle planning runtime iteration ", t, ": ",
+                                         own.status().message()));
+      }
+      Policy none;
+      none.fingerprint = applied.policy.fingerprint;
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult o,
+                                Simulate(seg, t, own.ok() ? *own : none, OomHandling::kAlgorithm3));
+      row.oracle_time_ns = o.iteration_time_ns;
+      row.oracle_plan_failed = !own.ok();
+      row.oracle_passive_swaps = o.oom_handling.passive_swap_outs;
+    }
+
+    // End of the iteration: the tracker, then the next iteration's policies.
+    const IterationInfo& it0 = seg.iteration(0);
+    tokens_.resize(it0.num_ops());
+    for (OpIndex op = it0.op_begin; op < it0.op_end; ++op) tokens_[op] = seg.op(op).name;
+    PolicyOutcome outcome;
+    outcome.missed = run != nullptr && (row.ooms > 0 || row.uses_while_off_device > 0);
+    const StageDecision d = tracker.Observe(tokens_, outcome);
+    row.sequence_stable = d.sequence_stable;
+    row.length_change = d.length_change;
+    row.similarity = d.similarity;
+    row.next_stage = d.stage;
+    row.change = d.change;
+    row.policy_misses = d.policy_misses;
+    if (d.stage == Stage::kWarmUp) {
+      // Leaving a sequence: remember its policies if it reached Stable.
+      const bool had_stable = std::any_of(keys_.begin(), keys_.end(),
+                                          [](const KeyState& k) { return k.stable != nullptr; });
+      if (had_stable && options_.remembered_sequences > 0) {
+        library_.push_back({stable_tokens_, std::move(keys_)});
+        if (static_cast<int32_t>(library_.size()) > options_.remembered_sequences) {
+          library_.erase(library_.begin());
+        }
+      }
+      keys_.clear();
+      // Back on a sequence left before: its policies, straight to Stable.
+      for (size_t f = library_.size(); f-- > 0;) {
+        if (!SameSequence(tokens_, library_[f].tokens)) continue;
+        keys_ = std::move(library_[f].keys);
+        stable_tokens_ = std::move(library_[f].tokens);
+        library_.erase(library_.begin() + static_cast<std::ptrdiff_t>(f));
+        tracker.ResumeStable();
+        row.next_stage = Stage::kStable;
+        row.change = StageChange::kKnownSequence;
+        ++sum.known_sequence_returns;
+        break;
+      }
+    } else {
+      const bool detailed =
+          d.stage == Stage::kGenPolicy ||
+          (stage == Stage::kGenPolicy && options_.plan_on != PlanningInput::kIteration);
+      if (detailed) SWAPPLAN_RETURN_IF_ERROR(Plan(seg, t, KeyFor(row.input), row, sum));
+      if (stage == Stage::kStable && d.stage == Stage::kStable && row.policy_of_other_input &&
+          options_.keying == PolicyKeying::kByInput) {
+        // A Stable iteration whose input no policy was made for ran the
+        // nearest one; it was observed in detail, and its own policy runs
+        // from the next iteration with this input on.
+        KeyState& key = KeyFor(row.input);
+        SWAPPLAN_RETURN_IF_ERROR(Plan(seg, t, key, row, sum));
+        key.stable = key.latest;
+      }
+      if (stage == Stage::kGenPolicy && d.stage == Stage::kStable) {
+        stable_tokens_ = tokens_;
+        // Each key keeps its policy: the widest envelope's, or the best run.
+        for (KeyState& k : keys_) {
+          k.stable = nullptr;
+          if (options_.plan_on != PlanningInput::kIteration) {
+            k.stable = k.latest;  // planned on the most observations
+            continue;
+          }
+          for (const std::unique_ptr<PolicyRecord>& p : k.policies) {
+            if (k.stable == nullptr || Better(*p, *k.stable)) k.stable = p.get();
+          }
+        }
+      }
+    }
+    stage = row.next_stage;
+    Accumulate(row, sum);
+    on_row(row);
+  }
+  sum.input_signatures = static_cast<int32_t>(seen_.size());
+  return sum;
 }
 
 }  // namespace
@@ -82,7 +605,6 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
   } else {
     SWAPPLAN_ASSIGN_OR_RETURN(planner, CreatePlanner(options.planner));
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(StageTracker tracker, StageTracker::Create(options.tracker));
   // Planning: the whole device model (budget = capacity - reserve).
   // Simulation: the same device with all of its capacity.
   DeviceModel device = options.simulator.device;
@@ -102,170 +624,8 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
   SimulatorOptions sim_options = options.simulator;
   sim_options.device = device;
   sim_options.device.reserve_bytes = 0;
-
-  SegmentExtractor segments(trace, RuntimeIterations(trace, options.boundary));
-  ReplaySummary sum;
-  sum.runtime_iterations = segments.num_segments();
-  const int32_t count = options.max_iterations > 0
-                            ? std::min(options.max_iterations, segments.num_segments())
-                            : segments.num_segments();
-
-  Stage stage = Stage::kWarmUp;
-  std::unique_ptr<PolicyRecord> pending;              // runs in the next GenPolicy iteration
-  std::vector<std::unique_ptr<PolicyRecord>> genrun;  // this GenPolicy run's policies
-  PolicyRecord* stable = nullptr;                     // Stable's policy (owned by genrun)
-  int32_t next_id = 0;
-  RuntimeTensorTable table;
-  std::vector<int32_t> tokens;
-
-  for (int32_t t = 0; t < count; ++t) {
-    SWAPPLAN_ASSIGN_OR_RETURN(Trace seg, segments.Extract(t));
-    ReplayRow row;
-    row.iteration = t;
-    row.trace_iteration = trace.IterationOf(segments.range(t).begin);
-    row.ops = seg.iteration(0).num_ops();
-    row.stage = stage;
-
-    // The policy this iteration runs.
-    PolicyRecord* run = nullptr;
-    if (stage == Stage::kGenPolicy && pending) {
-      genrun.push_back(std::move(pending));
-      run = genrun.back().get();
-    } else if (stage == Stage::kStable) {
-      run = stable;
-    }
-    AppliedPolicy applied;
-    if (run != nullptr) {
-      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, table);
-      row.policy = run->id;
-      row.items = applied.items;
-      row.matched = applied.matched;
-      row.mismatched = applied.mismatched;
-      row.missed = applied.missed;
-      row.uses_while_off_device = applied.uses_while_off_device;
-      row.first_off_device_op = applied.first_off_device_op;
-      row.first_off_device_tensor = applied.first_off_device_tensor;
-    } else {
-      applied.policy.fingerprint = ComputeFingerprint(seg, 0);
-    }
-    const bool handle_ooms = stage == Stage::kWarmUp || options.oom_handling_in_all_stages;
-    sim_options.oom_handling = handle_ooms ? OomHandling::kAlgorithm3 : OomHandling::kReport;
-    SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(seg, 0, sim_options));
-    absl::StatusOr<SimulationResult> r = sim.Run(applied.policy);
-    if (!r.ok()) {
-      return absl::Status(r.status().code(), absl::StrCat("replay: runtime iteration ", t, ": ",
-                                                          r.status().message()));
-    }
-    if (handle_ooms) {
-      row.ooms = r->oom_handling.allocation_failures;
-      row.passive_swaps = r->oom_handling.passive_swap_outs;
-      row.unresolved_ooms = r->oom_handling.unresolved;
-      row.first_oom_op = r->oom_handling.first_unresolved_op;
-      row.first_oom_missing_bytes = r->oom_handling.first_unresolved_missing_bytes;
-    } else if (r->oom.occurred) {
-      row.ooms = row.unresolved_ooms = r->oom.ops_over_capacity;
-      row.first_oom_op = r->oom.op;
-      row.first_oom_missing_bytes = r->oom.requested_bytes - r->oom.free_bytes;
-    }
-    if (t == options.explain_iteration) row.reports = std::move(applied.reports);
-    row.time_ns = r->iteration_time_ns;
-    row.stall_ns = r->stall_ns;
-    row.peak_bytes = r->peak_bytes;
-    if (run != nullptr && stage == Stage::kGenPolicy) {
-      run->scored = true;
-      run->clean = row.uses_while_off_device == 0 && row.unresolved_ooms == 0;
-      run->ooms = row.ooms;
-      run->time_ns = row.time_ns;
-    }
-
-    // End of the iteration: the tracker, then the next iteration's policy.
-    const IterationInfo& it0 = seg.iteration(0);
-    tokens.resize(it0.num_ops());
-    for (OpIndex op = it0.op_begin; op < it0.op_end; ++op) tokens[op] = seg.op(op).name;
-    const StageDecision d = tracker.Observe(tokens);
-    row.sequence_stable = d.sequence_stable;
-    row.length_change = d.length_change;
-    row.similarity = d.similarity;
-    row.next_stage = d.stage;
-    if (d.stage == Stage::kWarmUp) {
-      pending.reset();
-      genrun.clear();
-      stable = nullptr;
-    } else if (d.stage == Stage::kGenPolicy) {
-      if (stage != Stage::kGenPolicy) genrun.clear();
-      PlanningProblem problem;
-      problem.trace = &seg;
-      problem.iteration = 0;
-      problem.device = device;
-      absl::StatusOr<Policy> policy = planner->Plan(problem);
-      if (policy.ok()) {
-        auto rec = std::make_unique<PolicyRecord>();
-        rec->id = next_id++;
-        SWAPPLAN_ASSIGN_OR_RETURN(
-            rec->matchable,
-            MakeMatchablePolicy(seg, 0, *std::move(policy), options.runtime_key_bits));
-        const std::vector<uint64_t> roles = TensorRoles(seg, 0);
-        for (const MatchableItem& mi : rec->matchable.items) {
-          // The item's tensor: the one whose file id the policy names.
-          const PolicyItem& pi = rec->matchable.policy.items[mi.item];
-          TensorId tensor = kNoTensor;
-          absl::Span<const TensorId> uses =
-              seg.uses(seg.iteration(0).op_begin + mi.decision.ordinal);
-          for (TensorId u : uses) {
-            if (seg.tensor(u).trace_id == pi.tensor_id) tensor = u;
-          }
-          rec->item_roles.push_back(tensor == kNoTensor ? 0 : roles[tensor]);
-        }
-        SWAPPLAN_ASSIGN_OR_RETURN(
-            rec->matcher, CreateMatcher(options.matcher, rec->matchable, options.matcher_options));
-        row.generated_policy = rec->id;
-        pending = std::move(rec);
-        ++sum.policies_generated;
-      } else if (KindOf(policy.status()) == ErrorKind::kInfeasible) {
-        row.plan_error = std::string(policy.status().message());
-        pending.reset();
-        ++sum.plan_failures;
-      } else {
-        return absl::Status(policy.status().code(),
-                            absl::StrCat("replay: planning runtime iteration ", t, ": ",
-                                         policy.status().message()));
-      }
-    } else if (stage == Stage::kGenPolicy) {
-      // GenPolicy -> Stable: keep the best policy of the run.
-      pending.reset();
-      stable = nullptr;
-      for (const std::unique_ptr<PolicyRecord>& p : genrun) {
-        if (p->scored && (stable == nullptr || Better(*p, *stable))) stable = p.get();
-      }
-    }
-    stage = d.stage;
-
-    ++sum.iterations;
-    ++sum.iterations_by_stage[static_cast<int>(row.stage)];
-    sum.uses_while_off_device += row.uses_while_off_device;
-    sum.ooms += row.ooms;
-    sum.passive_swaps += row.passive_swaps;
-    sum.unresolved_ooms += row.unresolved_ooms;
-    sum.items += row.items;
-    sum.matched += row.matched;
-    sum.missed += row.missed;
-    sum.mismatched += row.mismatched;
-    sum.time_ns += row.time_ns;
-    if (row.stage != Stage::kWarmUp) {
-      sum.ooms_after_warmup += row.ooms;
-      if (row.ooms > 0 && sum.first_oom_after_warmup_iteration < 0) {
-        sum.first_oom_after_warmup_iteration = t;
-      }
-    }
-    if (row.unresolved_ooms > 0 && sum.first_unresolved_oom_iteration < 0) {
-      sum.first_unresolved_oom_iteration = t;
-    }
-    if (row.uses_while_off_device > 0 && sum.first_off_device_iteration < 0) {
-      sum.first_off_device_iteration = t;
-    }
-    on_row(row);
-  }
-  return sum;
+  ReplayLoop loop(trace, options, planner.get(), device, sim_options);
+  return loop.Run(on_row);
 }
 
 }  // namespace swapplan

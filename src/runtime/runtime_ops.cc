@@ -127,9 +127,18 @@ TraceMetadata Runtime::State::RecordMetadata() const {
 // The stage machine at the end of an iteration (runtime.h, "Stages").
 absl::Status Runtime::State::EndOfIterationStages() {
   const Stage current = stage;
-  const StageDecision d = tracker->Observe(tokens);
+  // A policy the stage machine chose missed when an allocation did not fit
+  // (Algorithm 3 ran, resolved or not) or one of its tensors was used while
+  // off device; repeated misses in Stable send the tracker back to GenPolicy
+  // (StageTrackerOptions::max_policy_misses), which plans on this record.
+  PolicyOutcome outcome;
+  outcome.missed = active >= 0 && user_policy < 0 &&
+                   (row.counts.allocation_failures > 0 || row.counts.uses_while_off_device > 0);
+  const StageDecision d = tracker->Observe(tokens, outcome);
   row.sequence_stable = d.sequence_stable;
   row.next_stage = d.stage;
+  row.stage_change = d.change;
+  row.policy_misses = d.policy_misses;
   if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0) {
     LoadedPolicy& p = *policies[stage_policy];
     ++p.runs;

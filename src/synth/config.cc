@@ -177,6 +177,12 @@ absl::Status SynthOptions::Validate() const {
     return Bad(absl::StrCat("--seq ", seq_length_tokens, " exceeds the ",
                             model.max_position_embeddings, " learned positions of ", model.name));
   }
+  if (absl::Status st = seq_lengths.Validate(); !st.ok()) return st;
+  if (seq_lengths.max() > seq_length_tokens) {
+    return Bad(absl::StrCat("--seq-lengths reach ", seq_lengths.max(), ", above --seq ",
+                            seq_length_tokens, " (the longest length sizes the persistent "
+                            "buffers)"));
+  }
   if (micro_batch_sequences < 1) {
     return Bad(absl::StrCat("--micro-batch is ", micro_batch_sequences, "; must be >= 1"));
   }

@@ -203,6 +203,9 @@ void Generator::SetMetadata() {
       {"synth.vocab_padded", absl::StrCat(o_.padded_vocab())},
       {"synth.zero", absl::StrCat(p.zero_stage)},
   };
+  if (!o_.seq_lengths.empty()) {
+    md.attributes.emplace_back("synth.seq_lengths", o_.seq_lengths.ToString());
+  }
   std::sort(md.attributes.begin(), md.attributes.end());
 }
 
@@ -244,6 +247,10 @@ absl::Status Generator::Run() {
 // pp = 1 this is plain gradient accumulation (F0 B0 F1 B1 ...).
 void Generator::Iteration(int32_t it) {
   iteration_ = it;
+  // This iteration's sequence length (the persistent buffers keep the
+  // longest, as a rotary cache built for the maximum position does).
+  s_ = o_.SeqLengthOf(it);
+  tokens_ = s_ * bsz_;
   e_.BeginIteration();
   const int32_t m = o_.num_micro_batches;
   const int32_t warmup =

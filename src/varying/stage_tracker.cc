@@ -21,6 +21,22 @@ absl::string_view StageName(Stage s) {
   return "WarmUp";
 }
 
+absl::string_view StageChangeName(StageChange c) {
+  switch (c) {
+    case StageChange::kSequenceStable:
+      return "sequence stable";
+    case StageChange::kSequenceChanged:
+      return "sequence changed";
+    case StageChange::kPolicyMisses:
+      return "policy misses";
+    case StageChange::kKnownSequence:
+      return "known sequence";
+    case StageChange::kNone:
+      break;
+  }
+  return "none";
+}
+
 absl::string_view SequenceSimilarityName(SequenceSimilarity s) {
   return s == SequenceSimilarity::kCosineOpIds ? "op-ids" : "histogram";
 }
@@ -50,6 +66,9 @@ absl::Status StageTrackerOptions::Validate() const {
   if (warmup_iterations < 0) return bad("warmup_iterations (m)", warmup_iterations, "must be >= 0");
   if (genpolicy_iterations < 0) {
     return bad("genpolicy_iterations (n)", genpolicy_iterations, "must be >= 0");
+  }
+  if (max_policy_misses < 0) {
+    return bad("max_policy_misses", max_policy_misses, "must be >= 0 (0: never)");
   }
   if (similarity != SequenceSimilarity::kCosineHistogram &&
       similarity != SequenceSimilarity::kCosineOpIds) {
@@ -142,7 +161,8 @@ double StageTracker::Similarity(absl::Span<const int32_t> seq) {
   return sim;
 }
 
-StageDecision StageTracker::Observe(absl::Span<const int32_t> tokens) {
+StageDecision StageTracker::Observe(absl::Span<const int32_t> tokens,
+                                    const PolicyOutcome& outcome) {
   if (first_) {
     // static PrevOpSeq <- OpSeq
     prev_.assign(tokens.begin(), tokens.end());
@@ -162,18 +182,38 @@ StageDecision StageTracker::Observe(absl::Span<const int32_t> tokens) {
     if (stage_ == Stage::kWarmUp && stable_steps_ > options_.warmup_iterations) {
       next = Stage::kGenPolicy;
       stable_steps_ = 0;
+      d.change = StageChange::kSequenceStable;
     } else if (stage_ == Stage::kGenPolicy && stable_steps_ > options_.genpolicy_iterations) {
       next = Stage::kStable;
+      policy_misses_ = 0;
+      d.change = StageChange::kSequenceStable;
+    } else if (stage_ == Stage::kStable && outcome.missed) {
+      ++policy_misses_;
+      if (options_.max_policy_misses > 0 && policy_misses_ >= options_.max_policy_misses) {
+        next = Stage::kGenPolicy;
+        stable_steps_ = 0;
+        d.change = StageChange::kPolicyMisses;
+      }
     }
   } else {
     next = Stage::kWarmUp;
     stable_steps_ = 0;
+    d.change = StageChange::kSequenceChanged;
   }
+  d.policy_misses = next == Stage::kStable || d.change == StageChange::kPolicyMisses
+                        ? policy_misses_ : 0;
+  if (next != Stage::kStable) policy_misses_ = 0;
   stage_ = next;
   d.stage = next;
   d.stable_steps = stable_steps_;
   prev_.assign(tokens.begin(), tokens.end());
   return d;
+}
+
+void StageTracker::ResumeStable() {
+  stage_ = Stage::kStable;
+  stable_steps_ = 0;
+  policy_misses_ = 0;
 }
 
 int32_t OpTokenizer::Token(absl::string_view name) {

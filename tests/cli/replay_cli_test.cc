@@ -43,8 +43,13 @@ const std::string& SmallTrace() {
   return path;
 }
 
+// The paper's runtime (one policy at a time, planned on one iteration,
+// Algorithm 3 in WarmUp only, nothing remembered across WarmUp).
+const std::string kPaperFlags =
+    " --policies single --plan-on iteration --oom-handling warmup --remember 0";
 const std::string kSmallFlags =
-    " --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 --genpolicy-iterations 2";
+    " --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 --genpolicy-iterations 2" +
+    kPaperFlags;
 
 TEST_CASE("replay: fuzzy matcher through a validation pass in Stable", "[cli][replay]") {
   // Rows 0-1 WarmUp (passive swaps), 2-4 GenPolicy (policies 0, 1, 2, each
@@ -96,7 +101,7 @@ TEST_CASE("replay: compact rows", "[cli][replay]") {
   // at 7. --rows none prints only the summary.
   CliRun r = Swapplan("replay '" + SmallTrace() +
                       "' --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 20 "
-                      "--rows changes -q");
+                      "--rows changes -q" + kPaperFlags);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CheckGolden("replay_small_changes.txt", r.out);
@@ -105,13 +110,41 @@ TEST_CASE("replay: compact rows", "[cli][replay]") {
   CHECK(none.out.rfind("\nsummary", 0) == 0);
 }
 
+TEST_CASE("replay: naive and fuzzy keys side by side", "[cli][replay]") {
+  // The paper's runtime on the small run: the fuzzy replay's rows and
+  // summary (as replay_small_fuzzy.txt) and a table of both matchers'
+  // totals. Naive: the validation pass in row 7 moves every ordinal, its 14
+  // items take validation tensors (mismatched) and the step runs out of
+  // memory after warm-up (as replay_small_naive.txt's totals).
+  CliRun r = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                      " --rows none --compare-matchers -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("replay_small_compare.txt", r.out);
+  CliRun fuzzy = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " --json -q");
+  CliRun naive =
+      Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags + " --matcher naive --json -q");
+  CliRun both = Swapplan("replay '" + SmallTrace() + "'" + kSmallFlags +
+                         " --compare-matchers --rows none --json -q");
+  REQUIRE(both.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(both.out);
+  // Each column equals the replay with that matcher alone.
+  CHECK(j["totals_by_matcher"]["fuzzy"] == nlohmann::json::parse(fuzzy.out)["totals"]);
+  CHECK(j["totals_by_matcher"]["naive"] == nlohmann::json::parse(naive.out)["totals"]);
+  CHECK(j["totals"] == j["totals_by_matcher"]["fuzzy"]);
+  CHECK(j["totals_by_matcher"]["naive"]["num_mismatched"].get<int64_t>() > 0);
+  CHECK(j["totals_by_matcher"]["fuzzy"]["num_mismatched"] == 0);
+}
+
 TEST_CASE("replay: the recorded loss-scale / validation trace", "[cli][replay]") {
   // Four recorded iterations: the first overflows (no optimizer op), a
   // validation pass after iterations 1 and 3. With m = n = 0 policies are
   // made at once.
   CliRun r = Swapplan(
       "replay ../../traces/loss_scale_validation.json.gz --device-memory 2.6MB "
-      "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 --genpolicy-iterations 0 -q");
+      "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
+      "--genpolicy-iterations 0 -q" +
+      kPaperFlags);
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CheckGolden("replay_loss_scale_validation.txt", r.out);
@@ -152,6 +185,16 @@ TEST_CASE("replay: usage errors", "[cli][replay]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "swapplan: stage tracker options: max_length_change is 2; must be in [0, 1]\n");
+  // The keyed-policy flags: every problem at once, one line each.
+  r = Swapplan("replay '" + SmallTrace() +
+               "' --device-memory 83MiB --policies many --plan-on future --spread-margin -1 "
+               "--remember -2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --policies: 'many' is not one of input, single\n"
+        "swapplan: --plan-on: 'future' is not one of observed, envelope, iteration\n"
+        "swapplan: --spread-margin: -1 is out of range [0, 100]\n"
+        "swapplan: --remember: -2 is out of range [0, 2147483647]\n");
 }
 
 }  // namespace

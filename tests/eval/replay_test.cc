@@ -40,12 +40,18 @@ Trace SmallRun(int32_t iterations, int32_t skip_every, int32_t validation_every)
   return *std::move(t);
 }
 
+// The paper's runtime: one policy at a time, planned on the iteration just
+// seen, Algorithm 3 in WarmUp only, nothing remembered across WarmUp.
 ReplayOptions SmallOptions() {
   ReplayOptions o;
   o.simulator.device.capacity_bytes = 83LL << 20;
   o.chameleon.min_tensor_bytes = 0;
   o.tracker.warmup_iterations = 1;
   o.tracker.genpolicy_iterations = 2;
+  o.keying = PolicyKeying::kSingle;
+  o.plan_on = PlanningInput::kIteration;
+  o.oom_handling_in_all_stages = false;
+  o.remembered_sequences = 0;
   return o;
 }
 

@@ -163,6 +163,65 @@ TEST_CASE("stages: WarmUp -> GenPolicy -> Stable, policies planned from the runt
   CHECK(stable_peak * 100 >= report->peak_bytes * 95);
 }
 
+TEST_CASE("stages: repeated policy misses in Stable send the runtime back to GenPolicy") {
+  // The stages test's program and budget (8000 bytes) until Stable (m = 1,
+  // n = 1: W W G G S), then the activations grow from 1000 to 1300 bytes
+  // (a longer sequence: the same ops, larger tensors). Unswapped peak
+  // 800 + 9·1300 + 4 + 1300 = 13804 bytes: the Stable policy, planned for
+  // 10804, leaves allocations Algorithm 3 has to handle — a miss in each
+  // iteration. The second miss (max_policy_misses 2) sends the tracker to
+  // GenPolicy, whose policies are planned on the 1300-byte records; Stable
+  // again after n + 1 = 2 GenPolicy iterations, and misses stop.
+  const Program small = LayeredProgram(/*layers=*/8, /*act_bytes=*/1000, /*param_bytes=*/100);
+  const Program large = LayeredProgram(/*layers=*/8, /*act_bytes=*/1300, /*param_bytes=*/100);
+  EnvOptions o;
+  o.capacity_bytes = 8000;
+  o.runtime.tracker.warmup_iterations = 1;
+  o.runtime.tracker.genpolicy_iterations = 1;
+  o.runtime.work_dir = TempDir("misses");
+  Env env = MakeEnv(o);
+  REQUIRE(env.rt != nullptr);
+  auto made = std::make_shared<std::vector<PlannedPolicy>>();
+  env.rt->SetPolicyProvider(ChameleonProvider(made));
+  Runner run(env);
+  REQUIRE(run.AllocatePersistent(small).ok());
+  for (int i = 0; i < 11; ++i) {
+    absl::Status st = run.Iteration(i < 5 ? small : large);
+    INFO("iteration " << i << ": " << st.message());
+    REQUIRE(st.ok());
+  }
+  CHECK(run.mismatches().empty());
+  const std::vector<IterationStats>& rows = env.rt->IterationRows();
+  // 0 W, 1 W, 2 G, 3 G, 4 S (small); 5 S miss, 6 S miss -> 7 G, 8 G,
+  // 9 S, 10 S.
+  const Stage expect[] = {Stage::kWarmUp, Stage::kWarmUp,    Stage::kGenPolicy, Stage::kGenPolicy,
+                          Stage::kStable, Stage::kStable,    Stage::kStable,    Stage::kGenPolicy,
+                          Stage::kGenPolicy, Stage::kStable, Stage::kStable};
+  for (int i = 0; i < 11; ++i) {
+    INFO("iteration " << i << " plan error: " << rows[i].plan_error);
+    CHECK(rows[i].stage == expect[i]);
+  }
+  CHECK(rows[4].counts.allocation_failures == 0);
+  CHECK(rows[5].counts.allocation_failures > 0);
+  CHECK(rows[6].counts.allocation_failures > 0);
+  CHECK(rows[5].next_stage == Stage::kStable);
+  CHECK(rows[6].next_stage == Stage::kGenPolicy);
+  CHECK(rows[5].policy_misses == 1);
+  CHECK(rows[6].policy_misses == 2);
+  CHECK(rows[6].stage_change == StageChange::kPolicyMisses);
+  CHECK(StageChangeName(rows[6].stage_change) == "policy misses");
+  // The new policies come from the larger records, and Stable holds.
+  REQUIRE(made->size() == 4);  // ends of iterations 1, 2 (small), 6, 7 (large)
+  CHECK(rows[7].policy == 2);
+  CHECK(rows[8].policy == 3);
+  for (int i = 9; i < 11; ++i) {
+    CHECK(rows[i].policy >= 2);
+    CHECK(rows[i].counts.allocation_failures == 0);
+    CHECK(rows[i].counts.ooms == 0);
+    CHECK(rows[i].counts.uses_while_off_device == 0);
+  }
+}
+
 TEST_CASE("seed 004: pageout_manual, before_prefetch_wait_all, need_prefetch, prefetch_all") {
   Env env = MakeEnv({.capacity_bytes = 1000});
   Runtime& rt = *env.rt;

@@ -1,32 +1,50 @@
 // Multi-iteration replay (SPEC §8): a trace of many iterations — with
-// loss-scale skips, validation passes, routing changes — run through what a
-// Chameleon-style runtime does, iteration by iteration:
+// loss-scale skips, validation passes, routing changes, sequence lengths
+// that change per iteration — run through what a Chameleon-style runtime
+// does, iteration by iteration:
 //
 //   runtime iteration t (segment.h: where the runtime sees iterations)
 //     stage_t         decided by the stage tracker at the end of t-1 (t = 0:
 //                     WarmUp)
-//     policy_t        WarmUp: none; GenPolicy: the one generated at the end
-//                     of t-1; Stable: the best of the GenPolicy run
+//     key_t           the input signature of t (policy_set.h: shapes of the
+//                     first forward op's tensors), when policies are keyed
+//     policy_t        WarmUp: none; GenPolicy: the latest policy made for
+//                     key_t; Stable: the one kept for key_t at the move to
+//                     Stable. A key without one takes the nearest key's
+//                     (policy_set.h), and the row says so.
 //     matching        the matcher walks t's ops, updating runtime keys, and
 //                     finds each policy item's tensor (or misses it)
 //     execution       the matched swaps on t's own ops: swap-out after the
 //                     decision op, release and swap-in at the item's
 //                     positions found again in t (fuzzy: by phase position;
 //                     naive: by op ordinal), first use = the tensor's next
-//                     use in t. A use of the tensor after the swap-out and
-//                     before its swap-in is a use while off device — a
-//                     crash in a real run; the replay counts it and goes on
-//                     as if a stalling passive swap-in had brought it back.
+//                     use in t, with the tensor's own size (a tensor larger
+//                     or smaller than planned — "resized" — still applies).
+//                     A use of the tensor after the swap-out and before its
+//                     swap-in is a use while off device — a crash in a real
+//                     run; the replay counts it and goes on as if a stalling
+//                     passive swap-in had brought it back.
 //     simulation      the evaluation simulator with the device's whole
-//                     capacity (the reserve is for planning); in
-//                     WarmUp, allocation failures go to Algorithm 3 (passive
-//                     swaps); after warm-up one is an OOM, a crash, unless
-//                     oom_handling_in_all_stages
-//     end of t        tracker.Observe(t's op tokens) -> stage_{t+1}; if
-//                     GenPolicy, the planner plans t (budget = capacity −
-//                     reserve) -> policy_{t+1}; on the move to Stable the
-//                     GenPolicy policy whose iteration simulated fastest
-//                     (crash-free and OOM-free first) is kept.
+//                     capacity (the reserve is for planning); an allocation
+//                     that does not fit goes to Algorithm 3 (passive swaps)
+//                     in every stage by default — counted, never a crash
+//                     unless Algorithm 3 cannot resolve it — or in WarmUp
+//                     only (the paper; then one after warm-up is a crash)
+//     end of t        tracker.Observe(t's op tokens, whether t's policy
+//                     missed: an allocation failure or a use while off
+//                     device) -> stage_{t+1}; repeated misses in Stable send
+//                     it back to GenPolicy. If t is observed in detail (the
+//                     next stage is GenPolicy, or t ran in GenPolicy), the
+//                     planner plans for key_t (budget = capacity − reserve):
+//                     on t itself, or on the envelope (envelope.h) of the
+//                     iterations with key_t observed since the last WarmUp.
+//                     On the move to Stable each key keeps its policy: the
+//                     envelope's latest, or (planning on single iterations)
+//                     the GenPolicy policy whose iterations simulated fastest
+//                     (crash-free and OOM-free first), as the paper does.
+//     oracle          (optional) t planned on itself with perfect knowledge,
+//                     applied by tensor id, simulated the same way: the
+//                     yardstick of the time a policy costs.
 //
 // The replay also knows what the runtime cannot: which tensor each item
 // should have found (tensor_roles.h), so every item is matched (the right
@@ -38,9 +56,11 @@
 //       RunReplay(trace, o, [](const ReplayRow& row) { ... }));
 //
 // Cost per runtime iteration: extracting it (O(its ops, uses and tensors)),
-// matching (O(uses)), one simulator run (O(ops + tensors + items)), and in
-// GenPolicy one planner run. Nothing is kept across iterations but the
-// policies of the current GenPolicy run.
+// matching (O(uses)), one simulator run (O(ops + tensors + items)), and when
+// observed in detail one planner run (on an envelope: plus Observe and
+// Build, O(ops + uses + tensors)); the oracle adds a planner run and a
+// simulator run per iteration. Kept across iterations: per key its policies
+// of the current GenPolicy run and its envelope (O(tensor and op roles)).
 #ifndef SWAPPLAN_EVAL_REPLAY_H_
 #define SWAPPLAN_EVAL_REPLAY_H_
 
@@ -56,7 +76,9 @@
 #include "swapplan/policy/policy.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
+#include "swapplan/varying/envelope.h"
 #include "swapplan/varying/matcher.h"
+#include "swapplan/varying/policy_set.h"
 #include "swapplan/varying/segment.h"
 #include "swapplan/varying/stage_tracker.h"
 
@@ -84,6 +106,10 @@ struct ItemReport {
   int32_t swap_in_op = -1;
   int32_t next_use_op = -1;
   bool used_while_off_device = false;
+  // The item's size as planned and the found tensor's (they differ for a
+  // resized tensor: MoE routing, another sequence length).
+  int64_t planned_bytes = 0;
+  int64_t found_bytes = 0;
   // The tensor the item should have found (trace id; 0 when the iteration
   // has no tensor in that role or no roles were given).
   uint64_t expected_tensor_id = 0;
@@ -98,6 +124,9 @@ struct AppliedPolicy {
   int32_t matched = 0;
   int32_t mismatched = 0;
   int32_t missed = 0;
+  // Matched items whose tensor is larger / smaller than the item planned.
+  int32_t resized_larger = 0;
+  int32_t resized_smaller = 0;
   // Items whose tensor is used after its swap-out and before its swap-in.
   int32_t uses_while_off_device = 0;
   // The first of those: local op of the use, trace id of the tensor, item.
@@ -123,6 +152,29 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
 // ---------------------------------------------------------------------------
 // The replay.
 
+// How the policies of GenPolicy and Stable are keyed.
+enum class PolicyKeying : uint8_t {
+  kSingle = 0,   // one policy at a time, for every iteration (the paper)
+  kByInput = 1,  // one per input signature (policy_set.h)
+};
+// "single", "input"; the parser returns false for anything else.
+absl::string_view PolicyKeyingName(PolicyKeying k);
+bool ParsePolicyKeying(absl::string_view name, PolicyKeying* out);
+
+// What the planner plans on.
+enum class PlanningInput : uint8_t {
+  kIteration = 0,  // the iteration just observed (the paper)
+  kEnvelope = 1,   // the envelope of the iterations observed with its key
+  // The iteration just observed, with the budget lowered until the policy,
+  // matched and simulated on every iteration observed with its key, peaks
+  // under the budget by a margin (ReplayOptions::verify_margin).
+  kObserved = 2,
+};
+// "iteration", "envelope", "observed"; the parser returns false for
+// anything else.
+absl::string_view PlanningInputName(PlanningInput p);
+bool ParsePlanningInput(absl::string_view name, PlanningInput* out);
+
 struct ReplayOptions {
   // Planner name (planners/registry.h); "chameleon" runs with `chameleon`.
   std::string planner = "chameleon";
@@ -137,14 +189,38 @@ struct ReplayOptions {
   // required (> 0, the memory the simulator enforces), reserve (the planning
   // budget is capacity − reserve), bandwidths (0 = the trace metadata's),
   // latency, copy engines, compute time scale — planners plan for it. OOM
-  // handling is set by the replay (Algorithm 3 in WarmUp).
+  // handling is set by the replay (oom_handling_in_all_stages).
   SimulatorOptions simulator;
+  // Policies per input signature, planned on envelopes (the defaults: what
+  // docs/varying.md measured to hold on MoE routing and per-iteration
+  // sequence lengths), or the paper's one policy planned on one iteration.
+  PolicyKeying keying = PolicyKeying::kByInput;
+  PlanningInput plan_on = PlanningInput::kObserved;
+  EnvelopeOptions envelope;
+  // kObserved: the peaks of the observed iterations with the policy must
+  // stay under the budget after adding this multiple of their spread
+  // (max − min); at most `verify_rounds` plans per observed iteration, and
+  // the last `verify_iterations` iterations of a key are kept to verify on.
+  double verify_margin = 0.0;
+  int32_t verify_rounds = 8;
+  int32_t verify_iterations = 8;
+  // Policy sets of sequences the run left (a skipped step, a validation pass
+  // sends the tracker to WarmUp) kept for when it comes back: an iteration
+  // that passes the tracker's stability tests against a remembered
+  // sequence's goes straight to Stable with its policies, instead of WarmUp
+  // and GenPolicy again. At most this many sequences, the least recently
+  // left dropped first; 0 = none (the paper: WarmUp forgets).
+  int32_t remembered_sequences = 4;
   // Replay only the first N runtime iterations; 0 = all.
   int32_t max_iterations = 0;
-  // Algorithm 3 in every stage instead of WarmUp only. The paper handles
-  // OOM this way in the Warm-Up stage; after it, a policy that lets an
-  // allocation fail crashes the run (the default here).
-  bool oom_handling_in_all_stages = false;
+  // Algorithm 3 in every stage (default): after warm-up an allocation that
+  // does not fit is a policy miss, handled by the same passive path and
+  // counted. false: in WarmUp only, as the paper describes it; after warm-up
+  // such an allocation is an OOM, a crash.
+  bool oom_handling_in_all_stages = true;
+  // Also plan every runtime iteration on itself and simulate that policy
+  // (ReplayRow::oracle_*): one more planner and simulator run per iteration.
+  bool oracle = false;
   // Keep the per-item reports of this runtime iteration in its row (-1:
   // none).
   int32_t explain_iteration = -1;
@@ -158,19 +234,29 @@ struct ReplayRow {
   int32_t iteration = 0;
   int32_t trace_iteration = 0;
   int32_t ops = 0;
-  // Stage the iteration ran in, and the policy it ran (-1: none).
+  // Its input signature (policy_set.h).
+  InputSignature input;
+  // Stage the iteration ran in, and the policy it ran (-1: none); whether
+  // that policy was made for another input signature (the nearest one).
   Stage stage = Stage::kWarmUp;
   int32_t policy = -1;
+  bool policy_of_other_input = false;
   int32_t items = 0;
   int32_t matched = 0;
   int32_t missed = 0;
   int32_t mismatched = 0;
+  // Matched items whose tensor is larger / smaller than planned.
+  int32_t resized_larger = 0;
+  int32_t resized_smaller = 0;
+  // Swap-outs the policy executed (matched or mismatched items whose tensor
+  // is used again).
+  int32_t policy_swaps = 0;
   int32_t uses_while_off_device = 0;
-  // Allocation failures: in WarmUp (or with oom_handling_in_all_stages)
-  // those that invoked Algorithm 3, else the ops whose allocations did not
-  // fit. Passive swap-outs. Failures nothing resolved — every OOM outside
-  // WarmUp by default, and those Algorithm 3 could not resolve: each a
-  // crash in a real run.
+  // Allocation failures: with Algorithm 3 (every stage by default; WarmUp
+  // only otherwise) those that invoked it, else the ops whose allocations
+  // did not fit. Passive swap-outs. Failures nothing resolved — those
+  // Algorithm 3 could not resolve, and every OOM where it does not run:
+  // each a crash in a real run. resolved = ooms − unresolved_ooms.
   int32_t ooms = 0;
   int32_t passive_swaps = 0;
   int32_t unresolved_ooms = 0;
@@ -180,14 +266,26 @@ struct ReplayRow {
   int64_t time_ns = 0;
   int64_t stall_ns = 0;
   int64_t peak_bytes = 0;
+  // Oracle (ReplayOptions::oracle): the iteration planned on itself and
+  // simulated; whether that planning failed (then it ran with no policy),
+  // and the passive swaps its simulation needed.
+  int64_t oracle_time_ns = 0;
+  bool oracle_plan_failed = false;
+  int32_t oracle_passive_swaps = 0;
   // The tracker's verdict on this iteration's sequence, the stage it sets
-  // for the next one, and the policy generated for it (-1: none).
+  // for the next one and why, and the policy misses counted in Stable.
   bool sequence_stable = false;
   double length_change = 0;
   double similarity = 1;
   Stage next_stage = Stage::kWarmUp;
+  StageChange change = StageChange::kNone;
+  int32_t policy_misses = 0;
+  // The policy generated at the end of this iteration (-1: none) and how
+  // many iterations it was planned on (1, or the envelope's observations).
   int32_t generated_policy = -1;
-  // Why no policy was generated although the next stage is GenPolicy.
+  int32_t planned_on_iterations = 0;
+  // Why no policy was generated although this iteration was observed in
+  // detail.
   std::string plan_error;
   // First use while off device (local op, trace id of the tensor).
   int32_t first_off_device_op = -1;
@@ -201,6 +299,14 @@ struct ReplaySummary {
   int32_t iterations_by_stage[3] = {0, 0, 0};
   int32_t policies_generated = 0;
   int32_t plan_failures = 0;
+  // Distinct input signatures seen, and iterations that ran the policy of
+  // another signature.
+  int32_t input_signatures = 0;
+  int32_t policy_of_other_input = 0;
+  // Returns to GenPolicy because of repeated policy misses in Stable, and
+  // returns to Stable on a remembered sequence.
+  int32_t policy_miss_returns = 0;
+  int32_t known_sequence_returns = 0;
   int64_t uses_while_off_device = 0;
   int64_t ooms = 0;
   int64_t ooms_after_warmup = 0;
@@ -208,7 +314,18 @@ struct ReplaySummary {
   int64_t unresolved_ooms = 0;
   int32_t first_unresolved_oom_iteration = -1;
   int64_t items = 0, matched = 0, missed = 0, mismatched = 0;
+  int64_t resized_larger = 0, resized_smaller = 0;
   int64_t time_ns = 0;
+  // Per stage (index: Stage).
+  int64_t policy_swaps_by_stage[3] = {0, 0, 0};
+  int64_t passive_swaps_by_stage[3] = {0, 0, 0};
+  int64_t ooms_by_stage[3] = {0, 0, 0};
+  int64_t time_ns_by_stage[3] = {0, 0, 0};
+  // Oracle totals (ReplayOptions::oracle), over all iterations and per
+  // stage; iterations whose planning on themselves failed.
+  int64_t oracle_time_ns = 0;
+  int64_t oracle_time_ns_by_stage[3] = {0, 0, 0};
+  int32_t oracle_plan_failures = 0;
   // First runtime iteration with a use while off device / with an OOM in
   // GenPolicy or Stable; -1 when none.
   int32_t first_off_device_iteration = -1;

@@ -68,7 +68,10 @@
 // just run and returns a policy, which runs in the next iteration. Entering
 // Stable: the best GenPolicy policy — no OOM, no use while off device, then
 // the shortest simulated iteration time (the policy's), then the shortest
-// measured one — runs from then on. Back to WarmUp: policies dropped. A
+// measured one — runs from then on. A Stable iteration whose policy missed
+// (an allocation Algorithm 3 had to handle, or a use while off device)
+// counts; tracker.max_policy_misses of them send it back to GenPolicy, which
+// plans on the records again. Back to WarmUp: policies dropped. A
 // policy loaded with LoadPolicy overrides the stage machine and runs every
 // iteration from the next IterationBegin (replacing a policy between
 // iterations).
@@ -249,6 +252,11 @@ struct IterationStats {
   // Tracker verdict at its end and the stage it set for the next one.
   bool sequence_stable = false;
   Stage next_stage = Stage::kWarmUp;
+  // Why next_stage differs (StageChangeName: "policy misses" when repeated
+  // misses in Stable sent it back to GenPolicy) and the misses counted in
+  // Stable so far.
+  StageChange stage_change = StageChange::kNone;
+  int32_t policy_misses = 0;
   // A policy generated at its end (-1: none) or why not.
   int32_t generated_policy = -1;
   std::string plan_error;

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "swapplan/device/device_model.h"
+#include "swapplan/synth/seq_lengths.h"
 #include "swapplan/trace/types.h"
 
 namespace swapplan {
@@ -109,8 +110,12 @@ struct SynthOptions {
   // Ascend NPU.
   bool npu_op_names = false;
   ParallelConfig parallel;
-  // Sequence length s.
+  // Sequence length s (with seq_lengths: the longest, which sizes the
+  // persistent rotary / position / mask buffers and the closed-form estimate).
   int64_t seq_length_tokens = 4096;
+  // Per-iteration sequence lengths (seq_lengths.h); empty: always
+  // seq_length_tokens. Drawn with `seed`.
+  SeqLengthSchedule seq_lengths;
   // Sequences per micro-batch (MBS).
   int32_t micro_batch_sequences = 1;
   // Micro-batches per iteration (gradient accumulation steps, or the
@@ -135,7 +140,7 @@ struct SynthOptions {
   int32_t validation_every = 0;
   // Micro-batches of each validation pass.
   int32_t validation_micro_batches = 1;
-  // Seeds MoE routing (the only random choice).
+  // Seeds MoE routing and the draw of per-iteration sequence lengths.
   uint64_t seed = 1;
   // Spread of per-expert load: expert weight 1 + σ·z (z ≈ N(0,1)), so the
   // token counts of experts vary by about ±σ around the mean.
@@ -164,6 +169,10 @@ struct SynthOptions {
   // Micro-batches whose activations one stage holds at once under 1F1B:
   // min(pp - stage, micro-batches).
   int32_t micro_batches_in_flight() const;
+  // Sequence length of iteration `it` (0-based).
+  int64_t SeqLengthOf(int32_t it) const {
+    return seq_lengths.empty() ? seq_length_tokens : seq_lengths.At(seed, it);
+  }
   // Iteration `it` (0-based) skips the optimizer step / runs validation.
   bool skips_step(int32_t it) const {
     return loss_scale_skip_every > 0 && (it + 1) % loss_scale_skip_every == 0;

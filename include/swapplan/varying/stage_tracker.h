@@ -12,6 +12,13 @@
 //   stable:   steps += 1; WarmUp and steps > m  -> GenPolicy, steps = 0
 //                         GenPolicy and steps > n -> Stable
 //   unstable: WarmUp, steps = 0
+//   Stable, sequence stable, but the policy missed (the runtime reports it:
+//     an allocation failed — Algorithm 3 swapped passively or could not —
+//     or a policy tensor was used while off device) for the
+//     max_policy_misses-th time since Stable began: GenPolicy, steps = 0 —
+//     the sequence has not changed, but what the policy was planned on no
+//     longer covers the iterations (MoE routing, sequence lengths: sizes
+//     the op sequence does not show). The decision says why.
 //
 // (The previous sequence starts as the first one, so the first iteration
 // counts as stable, as the algorithm's static initialisation says.) With
@@ -90,8 +97,12 @@ struct StageTrackerOptions {
   // n: stable iterations before GenPolicy turns into Stable (> n).
   int32_t genpolicy_iterations = 5;
   SequenceSimilarity similarity = SequenceSimilarity::kCosineHistogram;
+  // Stable iterations whose policy missed (PolicyOutcome::missed) before the
+  // tracker returns to GenPolicy, counted since Stable began; 0 = never.
+  int32_t max_policy_misses = 2;
 
-  // InvalidArgument naming the field: thresholds outside [0, 1], m or n < 0.
+  // InvalidArgument naming the field: thresholds outside [0, 1], m, n or
+  // max_policy_misses < 0.
   absl::Status Validate() const;
 };
 
@@ -102,9 +113,36 @@ double CosineOfOpIds(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
 // one is. Tokens >= 0. Allocates a histogram (StageTracker reuses its own).
 double CosineOfHistograms(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
 
+// What the policy did in the iteration that just ended, as the runtime saw
+// it (Observe's second argument; the default: nothing to report).
+struct PolicyOutcome {
+  // An allocation failed (Algorithm 3 ran: passive swaps, or an OOM it could
+  // not resolve) or a tensor the policy had swapped out was used while off
+  // device (a passive swap-in).
+  bool missed = false;
+};
+
+// Why the stage changed (or kNone).
+enum class StageChange : uint8_t {
+  kNone = 0,
+  kSequenceStable = 1,   // enough stable iterations: WarmUp -> GenPolicy -> Stable
+  kSequenceChanged = 2,  // length or similarity test failed: -> WarmUp
+  kPolicyMisses = 3,     // Stable: max_policy_misses reached -> GenPolicy
+  kKnownSequence = 4,    // ResumeStable: a sequence with policies already made
+};
+// "none", "sequence stable", "sequence changed", "policy misses", "known
+// sequence".
+absl::string_view StageChangeName(StageChange c);
+
 struct StageDecision {
   // Stage of the next iteration.
   Stage stage = Stage::kWarmUp;
+  // Why it differs from the stage of the iteration just observed (kNone
+  // when it does not; kSequenceChanged also when WarmUp stays WarmUp).
+  StageChange change = StageChange::kNone;
+  // Policy misses counted in this Stable run so far (0 outside Stable;
+  // reset when the limit sends the tracker back).
+  int32_t policy_misses = 0;
   // Both tests passed.
   bool sequence_stable = false;
   // |len − prev| / prev (0 when both are empty, 1 when prev is empty).
@@ -119,8 +157,14 @@ class StageTracker {
   static absl::StatusOr<StageTracker> Create(const StageTrackerOptions& options);
 
   // Algorithm 1 on the sequence of the iteration that just ended (tokens
-  // >= 0). Returns the stage of the next iteration.
-  StageDecision Observe(absl::Span<const int32_t> tokens);
+  // >= 0) and what its policy did. Returns the stage of the next iteration.
+  StageDecision Observe(absl::Span<const int32_t> tokens, const PolicyOutcome& outcome = {});
+
+  // Puts the tracker in Stable now, as if the last observed sequence had
+  // just finished GenPolicy: for a runtime that kept the policies of a
+  // sequence it left and recognises it again (replay.h's remembered
+  // sequences). The last Observe's sequence stays the one compared with.
+  void ResumeStable();
 
   // The stage the last Observe returned (WarmUp before the first).
   Stage stage() const { return stage_; }
@@ -134,6 +178,7 @@ class StageTracker {
   bool first_ = true;
   Stage stage_ = Stage::kWarmUp;
   int32_t stable_steps_ = 0;
+  int32_t policy_misses_ = 0;
   std::vector<int32_t> prev_;
   // Histogram measure: counts of prev_ and of the current sequence, and the
   // tokens each touched (to clear them in O(distinct)).

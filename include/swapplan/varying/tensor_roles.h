@@ -16,6 +16,10 @@
 //   std::vector<uint64_t> a = TensorRoles(trace_a, 0), b = TensorRoles(trace_b, 0);
 //   bool right = a[item_tensor] == b[matched_tensor];
 //
+// OpRoles gives the ops the same kind of identity — (name, phase, call
+// site, micro-batch, layer, occurrence) — so that what was observed at "the
+// same op" of several iterations can be compared (envelope.h).
+//
 // O(ops + uses + tensors) time and memory.
 #ifndef SWAPPLAN_VARYING_TENSOR_ROLES_H_
 #define SWAPPLAN_VARYING_TENSOR_ROLES_H_
@@ -30,6 +34,12 @@ namespace swapplan {
 // Role of every tensor of `trace` (by dense id) in iteration `iteration`
 // (which must exist); 0 for tensors not used in it.
 std::vector<uint64_t> TensorRoles(const Trace& trace, int32_t iteration);
+
+// Role of every op of iteration `iteration` (which must exist), in op order
+// (index = local op): a hash of its name, phase, call site, micro-batch,
+// layer and occurrence of that combination in the iteration; never 0.
+// O(ops) time and memory.
+std::vector<uint64_t> OpRoles(const Trace& trace, int32_t iteration);
 
 }  // namespace swapplan
 
