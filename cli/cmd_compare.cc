@@ -27,11 +27,13 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "progress.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -72,8 +74,8 @@ std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row, const P
                      " ops (swap-in ", FormatDurationNs(r.stall_swap_in_ns), ", release ",
                      FormatDurationNs(r.stall_release_ns), "), longest ",
                      FormatDurationNs(s.stall_ns), " at ", OpText(t, it, s.op), " waiting for the ",
-                     s.cause == StallCause::kRelease ? "copy out of tensor " : "copy in of tensor ",
-                     s.tensor_id));
+                     s.cause == StallCause::kRelease ? "copy out of " : "copy in of ",
+                     TensorLabeler(t).Label(s.tensor_id)));
   }
   if (r.bytes_d2h > 0 && r.stall_ns == 0) {
     parts.push_back(absl::StrCat("all ", FormatBytes(r.bytes_d2h), " of copies hidden"));
@@ -237,16 +239,16 @@ absl::Status Run(CompareArgs& args) {
                    absl::StrCat("--save-policies: cannot create ", save, ": ", ec.message()));
     }
   }
-  const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](const PlannerOutcome& row) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > 1.0) {
-      std::cerr << "swapplan compare: " << row.planner << " planned in "
-                << FormatDurationNs(row.plan_time_ns) << "\n";
-    }
-  };
+  // The rows ComparePlanners will produce (its planner set).
+  int64_t rows_total = static_cast<int64_t>(options.planners.size());
+  if (options.planners.empty()) {
+    for (const PlannerInfo& info : RegisteredPlanners()) rows_total += info.in_default_set;
+  }
+  ProgressBar bar("compare");
+  int64_t rows_done = 0;
+  auto progress = [&](const PlannerOutcome&) { bar.Update(++rows_done, rows_total); };
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options, nullptr, progress));
+  bar.Finish();
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(Note(trace, c.iteration, row));

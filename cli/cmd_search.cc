@@ -2,17 +2,19 @@
 //   [--time-limit-ns 60s] [--max-generations N] [--population 144]
 //   [--mutation-probability 0.1] [--threads N] [--seed S] [--convergence-generations K]
 //   [every other Advisor option] [--copy-latency T] [--h2d-bandwidth B] [--half-duplex]
-//   [-o policy] [--json] [--quiet]
+//   [-o policy] [--json] [--log-generations]
 //
 // Runs the Advisor planner (planners/advisor/advisor_planner.h): a genetic
 // search over operator schedules and size-class memory pools with a Belady
-// swap planner and the evaluation simulator as fitness. Progress goes to
-// stderr, one line per generation (best / mean / worst simulated iteration
-// time of the survivors, evaluations per second). The best policy is
+// swap planner and the evaluation simulator as fitness. Progress is a bar on
+// stderr when it is a terminal (cli/progress.h); --log-generations writes
+// one line per generation instead-or-too (best / mean / worst simulated
+// iteration time of the survivors, evaluations per second). The best policy is
 // verified with the checker (a rejected policy is an internal error, exit
 // 1), summarised on stdout, and written with -o. Exit 3 when no schedule
 // and pool fit the budget. The Advisor's flags are its option table
 // (AdvisorOptionTable): the names its policies record.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -27,6 +29,7 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "progress.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -45,7 +48,7 @@ struct SearchArgs {
   AdvisorOptions options;
   std::optional<std::string> output;
   bool json = false;
-  bool quiet = false;
+  bool log_generations = false;
 };
 
 std::string Ns(int64_t ns) { return ns < 0 ? std::string("-") : FormatDurationNs(ns); }
@@ -73,12 +76,23 @@ absl::Status Run(SearchArgs& a) {
   so.device = device.model;
   const AdvisorOptions& o = a.options;
   AdvisorPlanner planner(o, so);
-  if (!a.quiet) {
-    planner.set_progress([](const GenerationStats& g) { std::cerr << ProgressLine(g); });
-  }
+  // A bar on a terminal: generations of --max-generations, or seconds of
+  // the time limit, whichever is further along.
+  ProgressBar bar("search", ProgressUnit::kFraction);
+  const bool log = a.log_generations && !GlobalQuiet();
+  planner.set_progress([&](const GenerationStats& g) {
+    if (log) std::cerr << ProgressLine(g);
+    const double by_generations =
+        o.max_generations > 0 ? (g.generation + 1.0) / o.max_generations : 0.0;
+    const double by_time = o.time_limit_ns > 0
+                               ? static_cast<double>(g.elapsed_ns) / static_cast<double>(o.time_limit_ns)
+                               : 0.0;
+    bar.Update(static_cast<int64_t>(1000 * std::max(by_generations, by_time)), 1000);
+  });
   PlanningProblem problem{.trace = &trace, .iteration = it, .device = device.model};
   const int64_t budget = problem.budget_bytes();
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
+  bar.Finish();
   policy.device = device.model;
   const SearchResult& r = *planner.last_result();
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy));
@@ -173,7 +187,9 @@ void SetupSearch(CLI::App& root, Action* action) {
                         });
   a->flags.Text(sub, "-o,--output", &a->output, "Write the policy (.json: JSON, else binary)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/search.schema.json)");
-  sub->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  sub->add_flag("--log-generations", a->log_generations,
+                "One line per generation on stderr (best, mean, worst, feasible, evaluations/s), "
+                "also when stderr is not a terminal");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }
 

@@ -1,8 +1,10 @@
 #include "trace_input.h"
 
+#include <filesystem>
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "progress.h"
 
 namespace swapplan::cli {
 
@@ -26,7 +28,11 @@ void AddTraceInputFlags(CLI::App& root) {
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {
-  return ReadAnyTrace(path, GlobalImportOptions());
+  ImportOptions options = GlobalImportOptions();
+  ProgressBar bar("read " + std::filesystem::path(path).filename().string(),
+                  ProgressUnit::kBytes);
+  options.progress = [&bar](int64_t read, int64_t total) { bar.Update(read, total); };
+  return ReadAnyTrace(path, options);
 }
 
 }  // namespace swapplan::cli

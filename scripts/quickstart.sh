@@ -19,6 +19,8 @@ pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-
       libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
+  # .ci/run's install check (scripts/install_check.sh): pip install . in a venv.
+  pkgs+=(python3-mesonpy python3-venv python3-pip)
   # .ci/run's ThreadSanitizer build of the runtime tests.
   pkgs+=(clang-14 libclang-rt-14-dev)
 fi
