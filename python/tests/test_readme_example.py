@@ -1,5 +1,5 @@
-"""The usage example in README.md ("Recording PyTorch programs") runs as
-written and records a valid trace."""
+"""The usage example in docs/recording.md ("Recording PyTorch programs") runs
+as written and records a valid trace."""
 
 import contextlib
 import io
@@ -11,16 +11,16 @@ from . import support
 
 class ReadmeExample(support.RecorderTestCase):
     def test_readme_example_runs(self):
-        with open(os.path.join(support.SOURCE_ROOT, "README.md"), encoding="utf-8") as f:
+        with open(os.path.join(support.SOURCE_ROOT, "docs", "recording.md"), encoding="utf-8") as f:
             readme = f.read()
-        section = readme[readme.index("## Recording PyTorch programs"):]
+        section = readme[readme.index("# Recording PyTorch programs"):]
         code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
         cwd = os.getcwd()
         os.chdir(self._tmp.name)
         try:
             scope = {"__name__": "readme_example"}
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(code, "README.md", "exec"), scope)
+                exec(compile(code, "docs/recording.md", "exec"), scope)
         finally:
             os.chdir(cwd)
         rec = scope["rec"]

@@ -1,6 +1,6 @@
 """Turns a finished Recording into the swapplan JSON trace form.
 
-Layout and lifetime rules: README.md "Trace format", include/swapplan/trace/
+Layout and lifetime rules: docs/trace-format.md, include/swapplan/trace/
 io.h and the comment at the top of include/swapplan/trace/trace.h. The parts
 that matter here:
 
