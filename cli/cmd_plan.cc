@@ -128,7 +128,7 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
                  absl::StrFormat("%.3f", s.n_hat), absl::StrFormat("%.3f", s.s_hat),
                  absl::StrFormat("%.3f", s.score)});
     }
-    absl::StrAppend(&out, cl.Render());
+    absl::StrAppend(&out, cl.Render(/*left_columns=*/2));  // rank, tensor (a name)
   }
   absl::StrAppend(&out, "\ndecisions:\n");
   for (const ChameleonDecision& d : x.decisions) {

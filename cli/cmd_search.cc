@@ -82,11 +82,12 @@ absl::Status Run(SearchArgs& a) {
   const bool log = a.log_generations && !GlobalQuiet();
   planner.set_progress([&](const GenerationStats& g) {
     if (log) std::cerr << ProgressLine(g);
+    const SearchOptions& s = o.search;
     const double by_generations =
-        o.max_generations > 0 ? (g.generation + 1.0) / o.max_generations : 0.0;
-    const double by_time = o.time_limit_ns > 0
-                               ? static_cast<double>(g.elapsed_ns) / static_cast<double>(o.time_limit_ns)
-                               : 0.0;
+        s.max_generations > 0 ? (g.generation + 1.0) / s.max_generations : 0.0;
+    const double by_time = s.time_limit_ns > 0 ? static_cast<double>(g.elapsed_ns) /
+                                                     static_cast<double>(s.time_limit_ns)
+                                               : 0.0;
     bar.Update(static_cast<int64_t>(1000 * std::max(by_generations, by_time)), 1000);
   });
   PlanningProblem problem{.trace = &trace, .iteration = it, .device = device.model};
@@ -176,8 +177,8 @@ void SetupSearch(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "search",
       "Advisor planner (SwapAdvisor, seed 002): genetic search over operator schedules and "
-      "size-class memory pools, Belady swaps, the evaluation simulator as fitness. Progress per "
-      "generation on stderr. Exit 3 when nothing fits the budget.");
+      "size-class memory pools, Belady swaps, the evaluation simulator as fitness. A progress bar "
+      "on stderr (a terminal); --log-generations: one line per generation. Exit 3 when nothing fits the budget.");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
   AddIterationFlag(sub, &a->flags, &a->iteration);

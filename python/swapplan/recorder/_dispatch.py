@@ -65,7 +65,7 @@ class DispatchMixin:
                                       storage.data_ptr() if self.record_addresses else 0,
                                       origin, g, phase)
         if origin == M.ORIGIN_OUTPUT and self.record_module_names:
-            m.name = self._producer_name()
+            m.name = self._producer_name()  # "" outside modules: the writer's op@it:op
         if self._pending:
             pending = self._pending.pop(sid, None)
             if pending is not None:
@@ -79,16 +79,20 @@ class DispatchMixin:
         return m
 
     def _producer_name(self):
-        """Name of a tensor the op being recorded produces: the dotted path of
-        the innermost running module and the op's short name
-        ("layers.3.attn.softmax"), or the op's name alone outside any module
-        (backward, optimizer). Cached per (module, op)."""
-        key = (self._phases.module_path(), self._producing_op)
+        """Name of a tensor the op being recorded produces inside a module:
+        the dotted path of the innermost running module and the op's short
+        name ("layers.3.attn._softmax"); "" outside any module (the root's
+        own ops, backward, optimizer), where the writer names it after the
+        op and its position ("aten::mm@0:17"). Cached per (module, op)."""
+        path = self._phases.module_path()
+        if not path:
+            return ""
+        key = (path, self._producing_op)
         name = self._producer_names.get(key)
         if name is None:
             op = self.recording.op_names[self._producing_op]
             op = op.split("::", 1)[-1].split(".", 1)[0]  # "aten::add.Tensor" -> "add"
-            name = self._producer_names[key] = "%s.%s" % (key[0], op) if key[0] else op
+            name = self._producer_names[key] = "%s.%s" % (path, op)
         return name
 
     def _use(self, t, g, phase, forward_input, acc):

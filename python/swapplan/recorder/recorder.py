@@ -93,9 +93,10 @@ class Recorder(DispatchMixin):
       record_addresses: write each storage's data pointer as device_address.
       record_module_names: name each tensor an op produces after the
         innermost module running it and the op ("layers.3.attn.softmax";
-        forward hooks on every module of ``model``), or the op alone outside
-        any module. Parameters, buffers, gradients and optimizer state keep
-        their parameter-based names ("fc.weight.grad").
+        forward hooks on every module of ``model``); outside any module the
+        writer's "op@iteration:op" name ("aten::mm@0:17"). Parameters,
+        buffers, gradients and optimizer state keep their parameter-based
+        names ("fc.weight.grad").
       allocator_check: run PyTorch's sequential (legacy) profiler with memory
         profiling during the recording and write what the CPU allocator held
         after each op as allocator_bytes_in_use (rebased, see README), so that
