@@ -36,6 +36,8 @@ void SetupSearch(CLI::App& root, Action* action);
 void SetupPolicy(CLI::App& root, Action* action);
 void SetupImport(CLI::App& root, Action* action);
 void SetupDevices(CLI::App& root, Action* action);
+void SetupAdvise(CLI::App& root, Action* action);
+void SetupReport(CLI::App& root, Action* action);
 // `swapplan help [--markdown]`: the --help of every subcommand (docs/cli.md
 // is its Markdown form).
 void SetupHelp(CLI::App& root, Action* action);

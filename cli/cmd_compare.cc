@@ -1,7 +1,7 @@
 // swapplan compare TRACE [--device NAME] [--device-memory X [--reserve X] |
 //                  --oversubscription 2x] [--h2d-bandwidth ...] [--copy-latency ...]
 //                  [--iteration N] [--planners a,b,...] [--planner-option P.NAME=V]
-//                  [--save-policies DIR] [--json] [-o FILE]
+//                  [--save-policies DIR] [--json] [--html FILE] [-o FILE]
 //
 // Runs every planner (registry.h) on one iteration with the same budget and
 // judges each policy with the evaluation simulator (eval/compare.h): one row
@@ -26,14 +26,15 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "html_output.h"
 #include "planner_flags.h"
 #include "progress.h"
+#include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
-#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -51,57 +52,12 @@ struct CompareArgs {
   // PLANNER.NAME=VALUE, applied with Planner::SetOption.
   std::vector<CompareOptions::PlannerOption> planner_options;
   std::optional<std::string> save_policies;
+  std::optional<std::string> html;
   bool json = false;
   std::optional<std::string> output;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
-
-// What limits a feasible policy, in one line.
-std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row, const Policy& p,
-                  const SimulationResult& r) {
-  if (row.unlimited_memory) return "unlimited memory (the reference for overhead)";
-  if (p.items.empty()) return "fits without swapping";
-  std::vector<std::string> parts;
-  if (r.recompute_ns > 0) {
-    parts.push_back(absl::StrCat("recomputes ", FormatDurationNs(r.recompute_ns),
-                                 " of forward for ", r.recomputed_items, " tensors"));
-  }
-  if (r.stall_ns > 0) {
-    const StallSite& s = r.top_stalls.front();
-    parts.push_back(
-        absl::StrCat("stalls ", FormatDurationNs(r.stall_ns), " in ", r.ops_with_stall,
-                     " ops (swap-in ", FormatDurationNs(r.stall_swap_in_ns), ", release ",
-                     FormatDurationNs(r.stall_release_ns), "), longest ",
-                     FormatDurationNs(s.stall_ns), " at ", OpText(t, it, s.op), " waiting for the ",
-                     s.cause == StallCause::kRelease ? "copy out of " : "copy in of ",
-                     TensorLabeler(t).Label(s.tensor_id)));
-  }
-  if (r.bytes_d2h > 0 && r.stall_ns == 0) {
-    parts.push_back(absl::StrCat("all ", FormatBytes(r.bytes_d2h), " of copies hidden"));
-  }
-  std::string out;
-  for (const std::string& s : parts) absl::StrAppend(&out, out.empty() ? "" : "; ", s);
-  return out;
-}
-
-// The note below the table for one row.
-std::string Note(const Trace& t, int32_t it, const PlannerOutcome& row) {
-  if (!row.planned) return row.infeasible_reason;
-  if (!row.valid) return absl::StrCat("invalid policy (fails the checker): ", row.invalid_reason);
-  const SimulationResult& r = *row.sim;
-  if (!row.unlimited_memory && r.oom.occurred && r.oom.pool_class >= 0) {
-    return absl::StrCat("simulated OOM at ", OpText(t, it, r.oom.op), ": pool class ",
-                        r.oom.pool_class, " needed ", r.oom.requested_bytes, " objects with ",
-                        r.oom.free_bytes, " free");
-  }
-  if (!row.unlimited_memory && r.oom.occurred) {
-    return absl::StrCat("simulated OOM at ", OpText(t, it, r.oom.op), ": requested ",
-                        BytesExact(r.oom.requested_bytes), " with ",
-                        BytesExact(r.oom.free_bytes), " free");
-  }
-  return Limit(t, it, row, *row.policy, r);
-}
 
 std::string BudgetText(const Comparison& c) {
   if (c.budget.oversubscription > 0) {
@@ -251,13 +207,14 @@ absl::Status Run(CompareArgs& args) {
   bar.Finish();
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {
-    notes.push_back(Note(trace, c.iteration, row));
+    notes.push_back(OutcomeNote(trace, c.iteration, row));
     // Only policies that pass the checker are written.
     if (!save.empty() && row.policy && row.valid) {
       SWAPPLAN_RETURN_IF_ERROR(
           WritePolicy(*row.policy, absl::StrCat(save, "/", row.planner, ".json")));
     }
   }
+  if (args.html) SWAPPLAN_RETURN_IF_ERROR(WriteHtmlReport(*args.html, trace, c, device, {}));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.output.value_or(""),
                                        args.json ? RenderJson(trace, c, device, notes)
                                                  : RenderText(trace, c, device, notes)));
@@ -309,6 +266,8 @@ void SetupCompare(CLI::App& root, Action* action) {
   args->flags.Text(sub, "--save-policies", &args->save_policies,
                    "Write each planner's policy to DIR/<planner>.json");
   sub->add_flag("--json", args->json, "Machine-readable JSON report (docs/json/compare.schema.json)");
+  args->flags.Text(sub, "--html", &args->html,
+                   "Also write the HTML report page of the comparison (docs/report.md)");
   // Every planner's options, as --planner-option takes them.
   std::string footer = "Planner options (--planner-option PLANNER.NAME=VALUE; the names policies record):";
   for (const PlannerInfo& info : RegisteredPlanners()) {

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
                "the work takes over a second)");
   cli::Action action;
   cli::AddTraceInputFlags(app);
+  cli::SetupAdvise(app, &action);
+  cli::SetupReport(app, &action);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
   cli::SetupSynth(app, &action);

@@ -9,13 +9,18 @@
 namespace swapplan::cli {
 
 void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f, bool reserve) {
+  AddSynthConfigFlags(sub, fs, f,
+                      {.reserve = reserve,
+                       .compute_scale = false,
+                       .roofline = true,
+                       .default_device = kSynthDefaultDevice});
+}
+
+void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f,
+                         const DeviceFlagChoice& device) {
   sub->add_option("--model", f->model, "Model preset: " + absl::StrJoin(ModelPresetNames(), ", "))
       ->capture_default_str();
-  AddDeviceFlags(sub, fs, &f->device,
-                 {.reserve = reserve,
-                  .compute_scale = false,
-                  .roofline = true,
-                  .default_device = kSynthDefaultDevice});
+  AddDeviceFlags(sub, fs, &f->device, device);
   sub->add_option("--layers", f->layers, "Transformer layers (whole model)");
   sub->add_option("--hidden", f->hidden, "Hidden size");
   sub->add_option("--ffn", f->ffn, "FFN hidden size (per expert)");

@@ -48,6 +48,10 @@ struct SynthFlags {
 // count and sequence changes); the device flags are parsed by `fs`, with
 // --reserve when `reserve` (whatif).
 void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* flags, bool reserve);
+// The same with the device flags `device` chooses (advise: --compute-scale
+// too, for its TRACE form).
+void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* flags,
+                         const DeviceFlagChoice& device);
 
 // Declares --iterations, --loss-scale-skip-every, --validation-every,
 // --validation-micro-batches.

@@ -23,6 +23,8 @@ if [ "$mode" = test ]; then
   pkgs+=(python3-mesonpy python3-venv python3-pip)
   # .ci/run's ThreadSanitizer build of the runtime tests.
   pkgs+=(clang-14 libclang-rt-14-dev)
+  # The HTML report's test in headless Chromium (tests/report/browser_test.py).
+  pkgs+=(chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -43,14 +45,16 @@ ninja -C build
 
 if [ "$mode" = demo ]; then
   # Llama-2-7B on an Ascend 910B (DP 8, ZeRO-2, sequence 4096; synthesized,
-  # see traces/README.md) with half of what swapping can move over the
-  # persistent bytes left on the device: every planner side by side.
-  echo "== swapplan compare traces/llama2-7b-dp8-seq4096.trace.gz --oversubscription 2"
-  ./build/swapplan compare traces/llama2-7b-dp8-seq4096.trace.gz --oversubscription 2
+  # see traces/README.md) with 34 GiB of device memory: does it fit, which
+  # policy is best and what it costs, and the HTML report of every planner.
+  echo "== swapplan advise traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB --html report.html"
+  ./build/swapplan advise traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB --html report.html
+  echo "== wrote report.html (open it in a browser; it needs no network)"
   exit 0
 fi
 
 echo "== meson test"
 # The recorder suite skips itself without PyTorch; here PyTorch was installed
-# above, so its absence is a failure.
-SWAPPLAN_REQUIRE_TORCH=1 meson test -C build --print-errorlogs
+# above, so its absence is a failure; the same for Chromium and the report's
+# browser test.
+SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_CHROMIUM=1 meson test -C build --print-errorlogs

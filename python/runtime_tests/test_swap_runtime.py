@@ -5,6 +5,7 @@ a policy from `swapplan plan` run from its file, injected copy errors
 failing a step without losing a tensor, an OOM raised as one."""
 
 import ctypes
+import gzip
 import os
 import subprocess
 import sys
@@ -123,12 +124,15 @@ class SwapRuntimeTest(unittest.TestCase):
 
     def test_a_policy_file_runs_every_iteration_and_the_record_is_a_trace(self):
         with tempfile.TemporaryDirectory() as work:
-            record = os.path.join(work, "warm.json")
+            # The binary form (the issue's record="run.trace"), gzip-compressed.
+            record = os.path.join(work, "warm.trace.gz")
             model, opt = make()
             with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=None,
                              record=record):
                 for i in range(2):
                     step(model, opt, i)
+            with gzip.open(record, "rb") as f:
+                self.assertEqual(f.read(8), b"SWPLTRC1")
             policy = os.path.join(work, "p.pb")
             binary = find_swapplan_binary()
             subprocess.run([binary, "plan", record, "--min-tensor-bytes", "1KiB", "-o", policy],
@@ -194,8 +198,11 @@ class SwapRuntimeTest(unittest.TestCase):
             SwapRuntime(device_memory="1 parsec")
         with self.assertRaises(ValueError):
             SwapRuntime(device_memory="1GiB", keys="exact")
-        with self.assertRaises(ValueError):
-            SwapRuntime(device_memory="1GiB", record="run.trace")
+        for name in ("run.trace", "run.trace.gz", "run.json", "run.json.gz"):
+            self.assertEqual(SwapRuntime(device_memory="1GiB", record=name).record, name)
+        for bad in ("", 42):
+            with self.assertRaises(ValueError):
+                SwapRuntime(device_memory="1GiB", record=bad)
         self.assertEqual(SwapRuntime(device_memory="6GiB").device_memory, 6 << 30)
 
 

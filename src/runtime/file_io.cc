@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/trace_wire.h"
 #include "swapplan/policy/policy_wire.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
@@ -67,12 +68,13 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
 }
 
 absl::Status WriteTraceFile(const Trace& trace, const std::string& path) {
-  if (!absl::EndsWith(path, ".json") && !absl::EndsWith(path, ".json.gz")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": the runtime writes the JSON trace form; name the file *.json or *.json.gz "
-              "(the binary form needs protobuf, which libswapplan_runtime does not carry)"));
+  const bool gzip = absl::EndsWith(path, ".gz");
+  if (absl::EndsWith(path, ".json") || absl::EndsWith(path, ".json.gz")) {
+    return WriteFileAtomically(path, TraceToJson(trace), gzip);
   }
-  return WriteFileAtomically(path, TraceToJson(trace), absl::EndsWith(path, ".gz"));
+  absl::StatusOr<std::string> bytes = EncodeTraceBinary(trace);
+  if (!bytes.ok()) return bytes.status();
+  return WriteFileAtomically(path, *bytes, gzip);
 }
 
 absl::StatusOr<Trace> ReadTraceFile(const std::string& path) {

@@ -117,9 +117,10 @@ TraceMetadata Runtime::State::RecordMetadata() const {
   md.d2h_bandwidth_bytes_per_s = options.device.d2h_bandwidth_bytes_per_s;
   md.recorder = "swapplan_runtime";
   md.recorder_version = "1";
-  md.attributes.emplace_back("runtime.matcher", std::string(MatcherKindName(options.matcher)));
+  // Sorted by key, as TraceMetadata requires (readers sort what they read).
   md.attributes.emplace_back("runtime.copy_latency_ns",
                              absl::StrCat(options.device.copy_latency_ns));
+  md.attributes.emplace_back("runtime.matcher", std::string(MatcherKindName(options.matcher)));
   return md;
 }
 

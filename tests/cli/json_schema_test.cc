@@ -202,6 +202,10 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
       {"regress --baseline quality/toy.json --json", "regress.schema.json", 0},
       {"regress --baseline quality/toy_doctored.json --json", "regress.schema.json", 4},
       {"devices --json", "devices.schema.json", 0},
+      {"advise traces/two_layers.json --device-memory 250B --json", "advise.schema.json", 3},
+      {"advise --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
+       "--vocab 256 --seq 16 --device-memory 1GiB --json",
+       "advise.schema.json", 0},
       {"synth --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
        "--vocab 256 --seq 16 --json -o '" + dir + "/t.json'",
        "synth.schema.json", 0},

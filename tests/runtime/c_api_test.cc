@@ -64,6 +64,16 @@ std::string TempDir(const char* name) {
   return dir;
 }
 
+// The first `n` bytes of a file ("" when it cannot be read).
+std::string FileStart(const std::string& path, size_t n) {
+  std::string out(n, '\0');
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  out.resize(std::fread(out.data(), 1, n, f));
+  std::fclose(f);
+  return out;
+}
+
 TEST_CASE("C API: library, options, errors") {
   CHECK(swapplan_rt_abi_version() == SWAPPLAN_RT_ABI_VERSION);
   CHECK(std::string(swapplan_rt_status_name(SWAPPLAN_RT_OUT_OF_MEMORY)) == "out-of-memory");
@@ -156,8 +166,15 @@ TEST_CASE("C API: ops, seed 004 swaps, Algorithm 3 and the budget") {
   FILE* f = std::fopen((dir + "/run.json").c_str(), "r");
   CHECK(f != nullptr);
   if (f != nullptr) std::fclose(f);
-  CHECK(swapplan_rt_write_record(env, (dir + "/run.trace").c_str()) == SWAPPLAN_RT_INVALID_ARGUMENT);
-  CHECK(LastError().find("JSON trace form") != std::string::npos);
+  // The binary form (the runtime's own encoder): the magic, then records;
+  // gzip for *.gz.
+  REQUIRE(swapplan_rt_write_record(env, (dir + "/run.trace").c_str()) == SWAPPLAN_RT_OK);
+  CHECK(FileStart(dir + "/run.trace", 8) == "SWPLTRC1");
+  REQUIRE(swapplan_rt_write_record(env, (dir + "/run.trace.gz").c_str()) == SWAPPLAN_RT_OK);
+  CHECK(FileStart(dir + "/run.trace.gz", 2) == "\x1f\x8b");
+  CHECK(swapplan_rt_write_record(env, (dir + "/no/such/dir/run.trace").c_str()) ==
+        SWAPPLAN_RT_UNAVAILABLE);
+  CHECK(LastError().find("run.trace: cannot write") != std::string::npos);
   CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
 }
 

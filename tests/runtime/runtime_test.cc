@@ -260,13 +260,18 @@ TEST_CASE("record: the trace of what ran accounts for every byte the runtime hel
   int passive = 0;
   for (const MemoryEvent& e : rec->events()) passive += e.passive;
   CHECK(passive > 0);
-  // And the file round-trips (the JSON form the runtime writes).
-  const std::string path = TempDir("record") + "/run.json.gz";
-  REQUIRE(env.rt->WriteRecord(path).ok());
-  absl::StatusOr<Trace> back = ReadTrace(path);
-  REQUIRE(back.ok());
-  CHECK(back->num_ops() == rec->num_ops());
-  CHECK(absl::IsInvalidArgument(env.rt->WriteRecord(TempDir("record2") + "/run.trace")));
+  // And the file round-trips, in the JSON and in the binary form
+  // (trace_wire_test.cc compares them field by field).
+  const std::string dir = TempDir("record");
+  for (const char* name : {"/run.json.gz", "/run.trace"}) {
+    REQUIRE(env.rt->WriteRecord(dir + name).ok());
+    absl::StatusOr<Trace> back = ReadTrace(dir + name);
+    REQUIRE(back.ok());
+    CHECK(back->num_ops() == rec->num_ops());
+  }
+  absl::Status unwritable = env.rt->WriteRecord(dir + "/no/such/dir/run.trace");
+  CHECK(KindOf(unwritable) == ErrorKind::kUnavailable);
+  CHECK(unwritable.message().find("no/such/dir/run.trace: cannot write") != std::string::npos);
 }
 
 TEST_CASE("misuse: stale handles and calls out of order are clear errors") {

@@ -343,7 +343,9 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_get_plan_error(swapplan_rt_env* e
                                                               int32_t index, char* message,
                                                               size_t capacity);
 /* The execution record (every iteration with keep_record, else the last
- * ones) as a trace file (binary, or JSON for *.json; gzip for *.gz). */
+ * ones) as a trace file: JSON for *.json and *.json.gz, the binary form for
+ * any other name (run.trace); gzip-compressed for *.gz. UNAVAILABLE when the
+ * file cannot be written. */
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_write_record(swapplan_rt_env* env,
                                                             const char* path);
 

@@ -4,7 +4,7 @@ training loop.
     from swapplan.runtime import SwapRuntime
 
     with SwapRuntime(device_memory="6GiB", model=model, optimizer=opt,
-                     record="run.json.gz") as rt:
+                     record="run.trace") as rt:   # or run.json(.gz)
         for x, y in batches:
             opt.zero_grad()
             loss_fn(model(x), y).backward()
@@ -117,7 +117,10 @@ class SwapRuntime:
         optimizer(s) (phase OPTIMIZER; their step() ends an iteration unless
         auto_step=False). Their parameters, buffers and states are registered
         as resident, never swapped.
-      record: write what ran as a swapplan trace (*.json or *.json.gz) on exit.
+      record: write what ran as a swapplan trace on exit, in the form its
+        name asks for (as `swapplan` writes traces): JSON for *.json and
+        *.json.gz, the binary form for any other name (run.trace,
+        run.trace.gz); gzip-compressed for *.gz.
       keys: "fuzzy" (runtime keys, default) or "naive" (op ordinal, i-th
         tensor) matching of policy items.
       h2d_bandwidth, d2h_bandwidth, copy_latency: the host backend's copy
@@ -144,15 +147,16 @@ class SwapRuntime:
             raise ValueError("keys must be 'fuzzy' or 'naive', got %r" % (keys,))
         if on_oom not in ("raise", "count"):
             raise ValueError("on_oom must be 'raise' or 'count', got %r" % (on_oom,))
-        if record is not None and not str(record).endswith((".json", ".json.gz")):
-            raise ValueError("the runtime writes the JSON trace form; record must end in .json or "
-                             ".json.gz, got %r" % (record,))
+        if record is not None and (not isinstance(record, (str, os.PathLike)) or
+                                   not os.fspath(record) or os.fspath(record).endswith(os.sep)):
+            raise ValueError("record must name a trace file (run.trace, run.trace.gz, run.json, "
+                             "run.json.gz), got %r" % (record,))
         self.policy = None if policy is None else str(policy)
         self.device_memory = parse_bytes(device_memory, "device_memory")
         self.model = model
         self.optimizers = [] if optimizer is None else (
             list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer])
-        self.record = None if record is None else str(record)
+        self.record = None if record is None else os.fspath(record)
         self.keys = keys
         self.on_oom = on_oom
         self.auto_step = auto_step

@@ -1,0 +1,321 @@
+// swapplan advise TRACE [--device NAME | --device-memory X --h2d-bandwidth ...]
+// swapplan advise --model NAME [--tp N --dp N --zero N ...] [--device NAME]
+//                 [-o policy.pb] [--html FILE] [--json]
+//
+// One answer on one screen: does the iteration fit without swapping; the
+// best policy found (planner, peak, overhead, bytes moved) and the
+// runner-up (eval/advise.h ranks compare's feasible rows), what limits each
+// (compare's notes), why the others fail, and the exact next commands. The
+// --model form synthesizes the trace first (the flags of `swapplan synth`).
+// Exit 0 with advice, 3 when nothing fits (after printing), 2 bad input.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli.h"
+#include "common.h"
+#include "device_flags.h"
+#include "flags.h"
+#include "html_output.h"
+#include "synth_flags.h"
+#include "swapplan/eval/advise.h"
+#include "swapplan/eval/compare.h"
+#include "swapplan/policy/policy_io.h"
+#include "swapplan/synth/synth.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
+#include "swapplan/util/units.h"
+
+namespace swapplan::cli {
+namespace {
+
+struct AdviseArgs {
+  FlagSet flags;
+  CLI::App* sub = nullptr;
+  std::string trace;
+  SynthFlags synth;
+  std::optional<int64_t> iteration;
+  std::optional<std::string> output;
+  std::optional<std::string> html;
+  bool json = false;
+};
+
+// The flags that describe a model for the synthesizer (the --model form).
+const std::vector<std::string>& SynthOnlyFlags() {
+  static const std::vector<std::string> kFlags = {
+      "--model", "--layers", "--hidden", "--ffn", "--heads", "--kv-heads", "--vocab",
+      "--experts", "--top-k", "--dropout", "--seq", "--micro-batch", "--micro-batches", "--tp",
+      "--dp", "--zero", "--pp", "--pp-stage", "--recompute", "--dtype", "--flash",
+      "--fp32-grad-accumulation", "--seed", "--moe-imbalance", "--flops-efficiency",
+      "--hbm-efficiency", "--peak-flops", "--memory-bandwidth", "--interconnect-bandwidth"};
+  return kFlags;
+}
+const std::vector<std::string>& DeviceFlagNames() {
+  static const std::vector<std::string> kFlags = {
+      "--device", "--device-memory", "--reserve", "--h2d-bandwidth", "--d2h-bandwidth",
+      "--copy-latency", "--half-duplex", "--compute-scale"};
+  return kFlags;
+}
+
+// `s` as one shell word: as is when it has only safe characters, else in
+// single quotes.
+std::string ShellWord(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                                      "QRSTUVWXYZ0123456789_-+=./:,@%") ==
+                                      std::string::npos;
+  if (safe) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// " --tp 1 --dp 8" for the flags of `names` given on the command line, as
+// given (flags without a value by the name of their value).
+std::string Given(const CLI::App* sub, const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    const CLI::Option* o = sub->get_option_no_throw(name);
+    if (o == nullptr || o->count() == 0) continue;
+    if (o->get_expected_max() == 0) {  // a flag
+      const std::string v = o->results().empty() ? "true" : o->results().back();
+      const bool on = v != "false" && v != "0" && v != "-1";
+      absl::StrAppend(&out, " ", on ? name : absl::StrCat("--no-", name.substr(2)));
+      continue;
+    }
+    for (const std::string& v : o->results()) absl::StrAppend(&out, " ", name, " ", ShellWord(v));
+  }
+  return out;
+}
+
+std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
+
+std::string PolicyLine(const PlannerOutcome& r) {
+  const SimulationResult& s = *r.sim;
+  return absl::StrCat(r.planner, ": peak ", FormatBytes(s.peak_bytes), ", iteration ",
+                      FormatDurationNs(s.iteration_time_ns), " (", Percent(s.overhead_vs_ideal),
+                      " over ideal), ", FormatBytes(BytesMoved(r)), " moved (",
+                      FormatBytes(s.bytes_d2h), " out, ", FormatBytes(s.bytes_h2d), " in), ",
+                      r.items, " items");
+}
+
+nlohmann::json PolicyJson(const Trace& t, const Comparison& c, int32_t row) {
+  if (row < 0) return nullptr;
+  const PlannerOutcome& r = c.rows[row];
+  const SimulationResult& s = *r.sim;
+  return {{"planner", r.planner},
+          {"peak_with_policy_bytes", s.peak_bytes},
+          {"iteration_time_ns", s.iteration_time_ns},
+          {"overhead_vs_ideal_fraction", s.overhead_vs_ideal},
+          {"stall_ns", s.stall_ns},
+          {"recompute_ns", s.recompute_ns},
+          {"d2h_bytes", s.bytes_d2h},
+          {"h2d_bytes", s.bytes_h2d},
+          {"num_items", r.items},
+          {"note", OutcomeNote(t, c.iteration, r)}};
+}
+
+struct Rendered {
+  std::string verdict;
+  std::vector<std::string> next_steps;
+};
+
+absl::Status Run(AdviseArgs& a) {
+  a.flags.Parse();
+  const bool model_form = a.trace.empty();
+  if (model_form && a.sub->count("--model") == 0) {
+    a.flags.Add("advise: give a TRACE, or a model to synthesize with --model NAME");
+  }
+  if (!model_form) {
+    for (const std::string& f : SynthOnlyFlags()) {
+      if (a.sub->count(f) > 0) {
+        a.flags.Add(absl::StrCat(f, " describes a model to synthesize: give TRACE or --model, "
+                                    "not both"));
+      }
+    }
+  } else if (a.sub->count("--compute-scale") > 0) {
+    a.flags.Add("--compute-scale: a synthesized trace has the device's own op durations");
+  }
+  Trace trace;
+  ResolvedDevice device;
+  std::string trace_arg;  // TRACE in the next-step commands
+  std::string synth_step;
+  if (model_form) {
+    SWAPPLAN_ASSIGN_OR_RETURN(SynthOptions o, BuildSynthOptions(a.synth, &a.flags, &device));
+    SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+    trace_arg = absl::StrCat(a.synth.model, ".trace");
+    // synth takes no --reserve (the budget is advise's business).
+    synth_step = absl::StrCat(
+        "swapplan synth", Given(a.sub, SynthOnlyFlags()),
+        Given(a.sub, {"--device", "--device-memory", "--h2d-bandwidth", "--d2h-bandwidth",
+                      "--copy-latency", "--half-duplex"}),
+        " -o ", trace_arg);
+    SWAPPLAN_ASSIGN_OR_RETURN(trace, SynthesizeTrace(o, trace_arg));
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(trace, ReadTraceArg(a.trace, &a.flags));
+    device = ResolveDevice(a.synth.device, TraceDeviceDefaults(trace), {}, &a.flags);
+    trace_arg = ShellWord(a.trace);
+  }
+  CompareOptions options;
+  options.keep_policies = true;
+  options.iteration = ResolveIteration(a.iteration, trace, &a.flags);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  PrintWarnings(device.warnings);
+  options.simulator.device = device.model;
+  options.budget = BudgetFor(device.model);
+  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options));
+  SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c));
+  const std::string out_path = a.output.value_or("");
+  if (advice.best >= 0 && !out_path.empty()) {
+    SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*c.rows[advice.best].policy, out_path));
+  }
+  if (a.html) SWAPPLAN_RETURN_IF_ERROR(WriteHtmlReport(*a.html, trace, c, device, {}));
+
+  // The verdict.
+  const std::string peak_at = OpText(trace, c.iteration, c.peak.local_op);
+  std::string verdict =
+      advice.fits_without_swapping
+          ? absl::StrCat("fits without swapping: unswapped peak ", FormatBytes(c.peak.bytes),
+                         " at ", peak_at, ", ", FormatBytes(advice.headroom_bytes),
+                         " under the budget")
+          : absl::StrCat("does not fit without swapping: unswapped peak ",
+                         FormatBytes(c.peak.bytes), " at ", peak_at, " is ",
+                         FormatBytes(-advice.headroom_bytes), " over the budget",
+                         advice.best >= 0 ? "" : "; no planner reaches it");
+  // The next steps.
+  const std::string dev = Given(a.sub, DeviceFlagNames());
+  std::vector<std::string> next;
+  if (!synth_step.empty()) next.push_back(synth_step);
+  if (advice.best >= 0) {
+    const std::string planner = c.rows[advice.best].planner;
+    std::string policy = out_path;
+    if (c.rows[advice.best].items == 0) {
+      policy.clear();  // nothing to swap: no policy to write or show
+    } else if (policy.empty()) {
+      policy = "policy.pb";
+      if (planner == "chameleon") {
+        next.push_back(absl::StrCat("swapplan plan ", trace_arg, dev, " --explain -o ", policy));
+      } else {
+        const std::string input =
+            model_form ? Given(a.sub, SynthOnlyFlags()) : absl::StrCat(" ", trace_arg);
+        next.push_back(absl::StrCat("swapplan advise", input, dev, " -o ", policy));
+      }
+    }
+    next.push_back(absl::StrCat("swapplan report ", trace_arg, dev,
+                                policy.empty() ? "" : absl::StrCat(" --policy ", policy),
+                                " -o report.html"));
+  } else {
+    next.push_back(absl::StrCat("swapplan report ", trace_arg, dev, " -o report.html"));
+    next.push_back("then reduce the memory: a smaller micro-batch or sequence (`swapplan whatif` "
+                   "finds the largest that fits), or shard the state (--tp, --pp, --zero with --dp)");
+  }
+
+  std::string text;
+  if (a.json) {
+    nlohmann::json j;
+    j["trace"] = trace.source();
+    j["model"] = model_form ? nlohmann::json(a.synth.model) : nlohmann::json(nullptr);
+    j["iteration"] = c.iteration;
+    j["num_ops"] = c.num_ops;
+    j["device"] = DeviceJson(device);
+    j["warnings"] = WarningsJson(device.warnings);
+    j["budget_bytes"] = c.budget.budget_bytes;
+    j["peak_unswapped_bytes"] = c.peak.bytes;
+    j["peak_unswapped_op"] = c.peak.local_op;
+    j["ideal_iteration_time_ns"] = c.ideal_time_ns;
+    j["fits_without_swapping"] = advice.fits_without_swapping;
+    j["headroom_bytes"] = advice.headroom_bytes;
+    j["verdict"] = verdict;
+    j["best"] = PolicyJson(trace, c, advice.best);
+    j["runner_up"] = PolicyJson(trace, c, advice.runner_up);
+    nlohmann::json rows = nlohmann::json::array();
+    for (const PlannerOutcome& r : c.rows) {
+      rows.push_back({{"planner", r.planner},
+                      {"feasible", r.feasible},
+                      {"note", OutcomeNote(trace, c.iteration, r)}});
+    }
+    j["rows"] = rows;
+    j["next_steps"] = next;
+    j["policy_file"] = advice.best >= 0 && !out_path.empty() ? nlohmann::json(out_path)
+                                                             : nlohmann::json(nullptr);
+    text = j.dump(2) + "\n";
+  } else {
+    absl::StrAppend(&text, "trace      ", trace.source(), ", iteration ", c.iteration, " (",
+                    c.num_ops, " ops)\n");
+    absl::StrAppend(&text, "device     ", DeviceText(device.model), "; budget ",
+                    FormatBytes(c.budget.budget_bytes), "; ", LinkText(device.model), "\n");
+    absl::StrAppend(&text, "compute    ",
+                    model_form ? absl::StrCat("op durations from the synthesizer's roofline for ",
+                                              device.model.name)
+                               : ComputeScaleText(device),
+                    "\n");
+    absl::StrAppend(&text, "verdict    ", verdict, "\n");
+    for (int32_t row : {advice.best, advice.runner_up}) {
+      if (row < 0) continue;
+      absl::StrAppend(&text, row == advice.best ? "best       " : "runner-up  ",
+                      PolicyLine(c.rows[row]), "\n");
+      absl::StrAppend(&text, "           limits: ", OutcomeNote(trace, c.iteration, c.rows[row]),
+                      "\n");
+    }
+    std::string others;
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+      const PlannerOutcome& r = c.rows[i];
+      const int32_t row = static_cast<int32_t>(i);
+      if (!r.feasible || r.unlimited_memory || row == advice.best || row == advice.runner_up) {
+        continue;
+      }
+      absl::StrAppend(&others, others.empty() ? "" : ", ", r.planner, " ",
+                      Percent(r.sim->overhead_vs_ideal));
+    }
+    if (!others.empty()) absl::StrAppend(&text, "also fits  ", others, "\n");
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+      const PlannerOutcome& r = c.rows[i];
+      if (r.feasible || r.unlimited_memory) continue;
+      absl::StrAppend(&text, "not        ", r.planner, ": ", OutcomeNote(trace, c.iteration, r),
+                      "\n");
+    }
+    if (advice.best >= 0 && !out_path.empty()) {
+      absl::StrAppend(&text, "wrote      ", out_path, " (", c.rows[advice.best].planner, ")\n");
+    }
+    for (size_t i = 0; i < next.size(); ++i) {
+      absl::StrAppend(&text, i == 0 ? "next       " : "           ", next[i], "\n");
+    }
+  }
+  SWAPPLAN_RETURN_IF_ERROR(WriteOutput("", text));
+  if (advice.best < 0) {
+    return Error(ErrorKind::kInfeasible,
+                 absl::StrCat("no planner reaches the budget of ",
+                              BytesExact(c.budget.budget_bytes), " on ", trace.source()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void SetupAdvise(CLI::App& root, Action* action) {
+  auto a = std::make_shared<AdviseArgs>();
+  CLI::App* sub = root.add_subcommand(
+      "advise",
+      "One-screen answer for a trace (or a model, synthesized first with synth's flags) on a "
+      "device: fits without swapping or not, the best policy and the runner-up (peak, overhead, "
+      "bytes moved), what limits them, and the next command to run. Exit 3 when nothing fits.");
+  a->sub = sub;
+  a->flags.Positional(sub, "trace", &a->trace,
+                      "Trace file (or describe a model with --model and synth's flags)",
+                      /*required=*/false);
+  AddSynthConfigFlags(sub, &a->flags, &a->synth,
+                      {.reserve = true, .compute_scale = true, .roofline = true,
+                       .default_device = ""});
+  AddIterationFlag(sub, &a->flags, &a->iteration);
+  a->flags.Text(sub, "-o,--output", &a->output, "Write the best policy (.json: JSON, else binary)");
+  a->flags.Text(sub, "--html", &a->html, "Also write the HTML report page (docs/report.md)");
+  sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/advise.schema.json)");
+  sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
+}
+
+}  // namespace swapplan::cli

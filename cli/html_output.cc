@@ -1,0 +1,28 @@
+#include "html_output.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli.h"
+#include "common.h"
+#include "swapplan/report/html_report.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan::cli {
+
+absl::Status WriteHtmlReport(const std::string& path, const Trace& trace, const Comparison& c,
+                             const ResolvedDevice& device,
+                             const std::vector<int32_t>& featured_rows) {
+  ReportOptions o;
+  o.title = absl::StrCat("swapplan report: ", trace.source(), " on ", device.model.name);
+  o.device_text = DeviceText(device.model);
+  o.link_text = LinkText(device.model);
+  o.compute_text = ComputeScaleText(device);
+  o.warnings = device.warnings;
+  o.featured_rows = featured_rows;
+  SWAPPLAN_ASSIGN_OR_RETURN(nlohmann::json data, BuildReportData(trace, c, o));
+  return WriteOutput(path, RenderReportHtml(data));
+}
+
+}  // namespace swapplan::cli

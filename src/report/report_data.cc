@@ -1,0 +1,221 @@
+// BuildReportData and ExtractReportData (report/html_report.h).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/eval/advise.h"
+#include "swapplan/report/html_report.h"
+#include "swapplan/sim/simulator.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+namespace {
+
+using nlohmann::json;
+
+// "layers.3.attn.softmax [8,32,1024,1024] bf16 ACTIVATION" when the trace
+// names the tensor, else "tensor 17 ..." with its file id.
+std::string TensorLabel(const Trace& t, TensorId id) {
+  const TensorInfo& info = t.tensor(id);
+  std::string out(t.tensor_name(id));
+  if (out.empty()) out = absl::StrCat("tensor ", info.trace_id);
+  const absl::Span<const int64_t> shape = t.shape(id);
+  if (!shape.empty()) absl::StrAppend(&out, " [", absl::StrJoin(shape, ","), "]");
+  if (info.dtype != DType::kUnknown) absl::StrAppend(&out, " ", DTypeName(info.dtype));
+  absl::StrAppend(&out, " ", TensorKindName(info.kind));
+  return out;
+}
+
+json FlatSpans(const std::vector<TimelineSpan>& spans, SpanKind kind) {
+  json out = json::array();
+  for (const TimelineSpan& s : spans) {
+    if (s.kind != kind) continue;
+    out.push_back(s.start_ns);
+    out.push_back(s.end_ns);
+    out.push_back(s.index);
+  }
+  return out;
+}
+
+json CompareRow(const Trace& trace, const Comparison& c, const PlannerOutcome& r) {
+  json row;
+  row["planner"] = r.planner;
+  row["feasible"] = r.feasible;
+  row["status"] = r.unlimited_memory ? "reference"
+                  : !r.planned     ? "no plan"
+                  : !r.valid       ? "invalid"
+                  : r.feasible     ? "feasible"
+                                   : "OOM";
+  const char* keys[] = {"peak_with_policy_bytes", "iteration_time_ns",
+                        "overhead_vs_ideal_fraction", "stall_ns", "recompute_ns", "d2h_bytes",
+                        "h2d_bytes"};
+  if (r.sim) {
+    const SimulationResult& s = *r.sim;
+    row[keys[0]] = s.peak_bytes;
+    row[keys[1]] = s.iteration_time_ns;
+    row[keys[2]] = s.overhead_vs_ideal;
+    row[keys[3]] = s.stall_ns;
+    row[keys[4]] = s.recompute_ns;
+    row[keys[5]] = s.bytes_d2h;
+    row[keys[6]] = s.bytes_h2d;
+  } else {
+    for (const char* k : keys) row[k] = nullptr;
+  }
+  row["num_items"] = r.items;
+  row["note"] = OutcomeNote(trace, c.iteration, r);
+  return row;
+}
+
+// Swapped tensors of a policy with the stall each caused: the stall of
+// every op whose last-finishing copy was the tensor's (all ops listed:
+// top_stall_ops = ops).
+json SwappedTable(const Trace& trace, const Policy& p, const SimulationResult& r,
+                  const absl::flat_hash_map<uint64_t, TensorId>& by_id) {
+  absl::flat_hash_map<uint64_t, int64_t> stall;
+  for (const StallSite& s : r.top_stalls) stall[s.tensor_id] += s.stall_ns;
+  json out = json::array();
+  for (const PolicyItem& it : p.items) {
+    json row;
+    row["tensor_id"] = it.tensor_id;
+    auto found = by_id.find(it.tensor_id);
+    row["name"] = found == by_id.end() ? absl::StrCat("tensor ", it.tensor_id)
+                                       : TensorLabel(trace, found->second);
+    row["size_bytes"] = it.size_bytes;
+    row["action"] = std::string(ItemActionName(it.action));
+    row["swap_out_op"] = it.swap_out_op;
+    row["swap_in_op"] = it.swap_in_op;
+    auto st = stall.find(it.tensor_id);
+    row["stall_ns"] = st == stall.end() ? 0 : st->second;
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status ReportOptions::Validate() const {
+  for (int32_t r : featured_rows) {
+    if (r < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("featured_rows: row ", r, " is negative"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
+                                     const ReportOptions& options) {
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  if (c.iteration < 0 || c.iteration >= trace.num_iterations()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("report: iteration ", c.iteration, " is not in ", trace.source()));
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c));
+  std::vector<int32_t> featured = options.featured_rows;
+  if (featured.empty()) {
+    if (advice.best >= 0) featured.push_back(advice.best);
+    if (advice.runner_up >= 0) featured.push_back(advice.runner_up);
+  }
+  for (int32_t r : featured) {
+    if (r >= static_cast<int32_t>(c.rows.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("featured_rows: row ", r, " of ",
+                                                     c.rows.size(), " rows"));
+    }
+  }
+  const IterationInfo& it = trace.iteration(c.iteration);
+  json d;
+  d["schema"] = "swapplan-report/1";
+  d["title"] = options.title.empty() ? absl::StrCat("swapplan report: ", trace.source())
+                                     : options.title;
+  d["trace"] = trace.source();
+  d["iteration"] = c.iteration;
+  d["num_ops"] = c.num_ops;
+  d["op_durations"] = std::string(DurationSourceName(c.durations));
+  d["device"] = options.device_text;
+  d["link"] = options.link_text;
+  d["compute"] = options.compute_text;
+  d["warnings"] = options.warnings;
+  d["budget_bytes"] = c.budget.budget_bytes;
+  d["peak_unswapped_bytes"] = c.peak.bytes;
+  d["peak_unswapped_op"] = c.peak.local_op;
+  d["persistent_bytes"] = c.persistent_bytes;
+  d["ideal_iteration_time_ns"] = c.ideal_time_ns;
+  d["advice"] = {{"fits_without_swapping", advice.fits_without_swapping},
+                 {"headroom_bytes", advice.headroom_bytes},
+                 {"best", advice.best >= 0 ? json(c.rows[advice.best].planner) : json(nullptr)},
+                 {"runner_up", advice.runner_up >= 0 ? json(c.rows[advice.runner_up].planner)
+                                                     : json(nullptr)}};
+  // Op names, each distinct name once.
+  absl::flat_hash_map<NameId, int32_t> name_index;
+  json names = json::array(), op_name = json::array(), op_phase = json::array();
+  for (OpIndex op = it.op_begin; op < it.op_end; ++op) {
+    const NameId n = trace.op(op).name;
+    auto [pos, inserted] = name_index.try_emplace(n, static_cast<int32_t>(names.size()));
+    if (inserted) names.push_back(trace.op_name(n));
+    op_name.push_back(pos->second);
+    op_phase.push_back(static_cast<int>(trace.op(op).phase));
+  }
+  d["op_names"] = names;
+  d["phases"] = json::array();
+  for (int p = 0; p < kNumPhases; ++p) d["phases"].push_back(PhaseName(static_cast<Phase>(p)));
+  d["ops"] = {{"name", op_name}, {"phase", op_phase}};
+  SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+  d["unswapped_bytes"] = std::vector<int64_t>(curve.unswapped_bytes().begin() + it.op_begin,
+                                              curve.unswapped_bytes().begin() + it.op_end);
+  json compare = json::array();
+  for (const PlannerOutcome& r : c.rows) compare.push_back(CompareRow(trace, c, r));
+  d["compare"] = compare;
+
+  // Every valid policy again, with the timeline and every stall site.
+  SimulatorOptions so = c.simulator;
+  so.record_timeline = true;
+  so.top_stall_ops = std::max<int32_t>(1, c.num_ops);
+  SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, c.iteration, so));
+  absl::flat_hash_map<uint64_t, TensorId> by_id;
+  for (TensorId t = 0; t < trace.num_tensors(); ++t) by_id.emplace(trace.tensor(t).trace_id, t);
+  json policies = json::array();
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const PlannerOutcome& r = c.rows[i];
+    if (!r.policy || !r.valid || r.unlimited_memory) continue;
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult s, sim.Run(*r.policy));
+    const bool is_featured =
+        std::find(featured.begin(), featured.end(), static_cast<int32_t>(i)) != featured.end();
+    json p;
+    p["name"] = r.planner;
+    p["row"] = i;
+    p["featured"] = is_featured;
+    p["bytes_in_use"] = s.bytes_in_use;
+    p["peak_bytes"] = s.peak_bytes;
+    p["iteration_time_ns"] = s.iteration_time_ns;
+    if (is_featured) {
+      p["timeline"] = {{"op", FlatSpans(s.timeline, SpanKind::kOp)},
+                       {"recompute", FlatSpans(s.timeline, SpanKind::kRecompute)},
+                       {"stall", FlatSpans(s.timeline, SpanKind::kStall)},
+                       {"d2h", FlatSpans(s.timeline, SpanKind::kD2H)},
+                       {"h2d", FlatSpans(s.timeline, SpanKind::kH2D)}};
+      p["swapped"] = SwappedTable(trace, *r.policy, s, by_id);
+    }
+    policies.push_back(p);
+  }
+  d["policies"] = policies;
+  return d;
+}
+
+absl::StatusOr<json> ExtractReportData(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"swapplan-data\">";
+  const size_t a = html.find(open);
+  const size_t b = a == std::string::npos ? a : html.find("</script>", a);
+  if (b == std::string::npos) {
+    return absl::InvalidArgumentError("report: the page has no swapplan-data script element");
+  }
+  json d = json::parse(html.substr(a + open.size(), b - a - open.size()), nullptr, false);
+  if (d.is_discarded()) {
+    return absl::InvalidArgumentError("report: the swapplan-data element is not JSON");
+  }
+  return d;
+}
+
+}  // namespace swapplan
