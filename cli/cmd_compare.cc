@@ -195,15 +195,9 @@ absl::Status Run(CompareArgs& args) {
                    absl::StrCat("--save-policies: cannot create ", save, ": ", ec.message()));
     }
   }
-  // The rows ComparePlanners will produce (its planner set).
-  int64_t rows_total = static_cast<int64_t>(options.planners.size());
-  if (options.planners.empty()) {
-    for (const PlannerInfo& info : RegisteredPlanners()) rows_total += info.in_default_set;
-  }
   ProgressBar bar("compare");
-  int64_t rows_done = 0;
-  auto progress = [&](const PlannerOutcome&) { bar.Update(++rows_done, rows_total); };
-  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options, nullptr, progress));
+  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
+                            ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
   bar.Finish();
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {

@@ -36,7 +36,8 @@ std::string Markdown(CLI::App& root) {
       "writes the command's main artefact and `--json` selects the JSON report (schemas in "
       "`docs/json/`). Exit status: 0 success, 1 internal error, 2 bad input or usage, "
       "3 infeasible, 4 quality regression (`regress`). Progress: commands that run over a "
-      "second (search, compare, whatif, synth, import and trace reading, replay, regress) draw "
+      "second (advise, report, compare, search, whatif, synth, import and trace reading, replay, "
+      "regress) draw "
       "a bar with an ETA on stderr when it is a terminal; `-q/--quiet`, accepted by every "
       "command, turns it off.\n\n";
   absl::StrAppend(&out, "## Commands\n\n");

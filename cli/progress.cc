@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "swapplan/planners/registry.h"
 #include "swapplan/util/units.h"
 
 namespace swapplan::cli {
@@ -78,6 +80,15 @@ void ProgressBar::Finish() {
   std::fprintf(stream_, "\r\x1b[K");
   std::fflush(stream_);
   drawn_ = false;
+}
+
+CompareProgress CompareBar(ProgressBar* bar, const CompareOptions& options) {
+  int64_t total = static_cast<int64_t>(options.planners.size());
+  if (options.planners.empty()) {
+    for (const PlannerInfo& info : RegisteredPlanners()) total += info.in_default_set;
+  }
+  auto done = std::make_shared<int64_t>(0);
+  return [bar, total, done](const PlannerOutcome&) { bar->Update(++*done, total); };
 }
 
 }  // namespace swapplan::cli

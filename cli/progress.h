@@ -1,5 +1,6 @@
-// Progress on stderr for the CLI's long-running commands (search, compare,
-// whatif, synth, import, replay, regress): one line redrawn in place,
+// Progress on stderr for the CLI's long-running commands (advise, report,
+// compare, search, whatif, synth, import, replay, regress): one line redrawn
+// in place,
 //
 //   compare [##########..........]  50%  3/6  00:04 ETA 00:04
 //
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "swapplan/eval/compare.h"
 
 namespace swapplan::cli {
 
@@ -78,6 +80,11 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
 };
+
+// A ComparePlanners progress callback advancing `bar` one step per planner
+// row, of as many rows as `options` asks for (its planners, or the
+// registry's default set). `bar` must outlive the callback.
+CompareProgress CompareBar(ProgressBar* bar, const CompareOptions& options);
 
 }  // namespace swapplan::cli
 
