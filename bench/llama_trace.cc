@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,7 +26,7 @@ class Gen {
     return id;
   }
   void Op(const char* name, Phase phase, std::initializer_list<uint64_t> in,
-          std::initializer_list<uint64_t> out, int32_t layer = kAbsent32) {
+          std::initializer_list<uint64_t> out, std::optional<int32_t> layer = std::nullopt) {
     const std::vector<uint64_t> i(in), o(out);
     b_->AddOp({.name = b_->InternOpName(name), .phase = phase, .inputs = i, .outputs = o,
                .layer = layer});

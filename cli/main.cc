@@ -3,11 +3,13 @@
 // line of a failed status's message is printed as "swapplan: <line>".
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli.h"
 #include "flags.h"
 #include "progress.h"
 #include "trace_input.h"
+#include "swapplan/util/error.h"
 
 int main(int argc, char** argv) {
   namespace cli = swapplan::cli;
@@ -48,6 +50,13 @@ int main(int argc, char** argv) {
   absl::Status status;
   try {
     status = action ? action() : absl::InvalidArgumentError("no subcommand given");
+  } catch (const std::bad_alloc&) {
+    // A valid input may simply be too large for this machine (util/error.h:
+    // a resource limit, exit 2), never an internal error.
+    status = swapplan::WithRule(swapplan::Error(swapplan::ErrorKind::kResourceLimit,
+                            "out of memory: the input is too large for this machine "
+                            "[out-of-memory]"),
+                      "out-of-memory");
   } catch (const std::exception& e) {
     status = absl::InternalError(e.what());
   }

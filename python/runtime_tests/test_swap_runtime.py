@@ -204,6 +204,29 @@ class SwapRuntimeTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 SwapRuntime(device_memory="1GiB", record=bad)
         self.assertEqual(SwapRuntime(device_memory="6GiB").device_memory, 6 << 30)
+        # Only the host backend drives PyTorch tensors (docs/runtime.md "Backends").
+        with self.assertRaises(ValueError) as ctx:
+            SwapRuntime(device_memory="1GiB", backend="cuda")
+        self.assertIn("backend must be 'host'", str(ctx.exception))
+
+    def test_host_backend_even_when_the_environment_names_another(self):
+        # $SWAPPLAN_RT_BACKEND selects a C API environment's backend; this
+        # integration asks for the host backend explicitly, and its options
+        # struct has the library's size (the fields of swapplan_runtime.h).
+        model, opt = make()
+        old = os.environ.get("SWAPPLAN_RT_BACKEND")
+        os.environ["SWAPPLAN_RT_BACKEND"] = "cuda"
+        try:
+            with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt) as rt:
+                step(model, opt, 0)
+                backend = ctypes.c_int32(-7)
+                self.assertEqual(rt._lib.swapplan_rt_get_backend(rt._env, ctypes.byref(backend)), 0)
+                self.assertEqual(backend.value, L.BACKEND_HOST)
+        finally:
+            if old is None:
+                del os.environ["SWAPPLAN_RT_BACKEND"]
+            else:
+                os.environ["SWAPPLAN_RT_BACKEND"] = old
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 #include "swapplan/curve/memory_curve.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <queue>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/checked.h"
 
 namespace swapplan {
 
@@ -21,16 +21,21 @@ absl::Status CurveOptions::Validate() const {
 namespace {
 
 // Adds `v` to ops [lo, hi] of a difference array with num_ops + 1 entries.
+// False when an entry would overflow (the caller names the record).
 template <typename T>
-inline void AddRange(std::vector<T>& diff, OpIndex lo, OpIndex hi, T v) {
-  if (lo > hi) return;
-  diff[lo] += v;
-  diff[hi + 1] -= v;
+[[nodiscard]] inline bool AddRange(std::vector<T>& diff, OpIndex lo, OpIndex hi, T v) {
+  if (lo > hi) return true;
+  return CheckedAdd(diff[lo], v, &diff[lo]) && CheckedSub(diff[hi + 1], v, &diff[hi + 1]);
 }
 
+// In-place prefix sums; the index of the first entry that overflows, or
+// v.size() when none does.
 template <typename T>
-void PrefixSum(std::vector<T>& v) {
-  for (size_t i = 1; i < v.size(); ++i) v[i] += v[i - 1];
+size_t PrefixSum(std::vector<T>& v) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (!CheckedAdd(v[i], v[i - 1], &v[i])) return i;
+  }
+  return v.size();
 }
 
 PeakInfo MakePeak(const Trace& trace, int32_t it, const std::vector<int64_t>& curve) {
@@ -98,6 +103,22 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
   const OpIndex n = trace.num_ops();
   const int32_t nt = trace.num_tensors();
   MemoryCurve c;
+  // Every sum below is checked. For a trace from TraceBuilder::Finish() the
+  // sizes of all tensors fit in int64 (rule overflow), which bounds every
+  // range sum here, so these errors name the record only for a Trace that
+  // broke that invariant; the allocator comparison can overflow on its own
+  // (allocator_bytes_in_use values near INT64_MAX).
+  auto tensor_overflow = [&](TensorId t, absl::string_view what) {
+    return OverflowError(absl::StrCat(trace.source(), ": tensor ", trace.tensor(t).trace_id),
+                         absl::StrCat("size_bytes ", trace.tensor(t).size_bytes,
+                                      " overflows the ", what));
+  };
+  auto op_overflow = [&](OpIndex op, absl::string_view what) {
+    const int32_t it = trace.IterationOf(op);
+    return OverflowError(absl::StrCat(trace.source(), ": iteration ", it, ", op ",
+                                      op - trace.iteration(it).op_begin),
+                         absl::StrCat("the ", what, " overflows a 64-bit integer"));
+  };
 
   // Unswapped curve and live counts: one range per tensor.
   std::vector<int64_t> unswapped(n + 1, 0);
@@ -108,8 +129,10 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
     if (!life.occupies_device()) continue;
     OpIndex lo = std::max<OpIndex>(life.alloc_op, 0);
     OpIndex hi = std::min<OpIndex>(life.free_op, n - 1);
-    AddRange<int64_t>(unswapped, lo, hi, trace.tensor(t).size_bytes);
-    AddRange<int32_t>(live, lo, hi, 1);
+    if (!AddRange<int64_t>(unswapped, lo, hi, trace.tensor(t).size_bytes)) {
+      return tensor_overflow(t, "unswapped memory curve");
+    }
+    if (!AddRange<int32_t>(live, lo, hi, 1)) return tensor_overflow(t, "live-tensor count");
   }
 
   // Recorded curve: subtract each off-device interval (SWAP_OUT .. SWAP_IN).
@@ -120,10 +143,14 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
     switch (e.kind) {
       case MemoryEventKind::kSwapOut:
         out_since[e.tensor] = e.op;
-        dropped_after[e.op] += size;
+        if (!CheckedAdd(dropped_after[e.op], size, &dropped_after[e.op])) {
+          return tensor_overflow(e.tensor, "bytes leaving the device");
+        }
         break;
       case MemoryEventKind::kSwapIn:
-        AddRange<int64_t>(recorded_diff, out_since[e.tensor] + 1, e.op - 1, -size);
+        if (!AddRange<int64_t>(recorded_diff, out_since[e.tensor] + 1, e.op - 1, -size)) {
+          return tensor_overflow(e.tensor, "recorded memory curve");
+        }
         out_since[e.tensor] = kNoOp;
         break;
       default:
@@ -136,22 +163,35 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
     const int64_t size = trace.tensor(t).size_bytes;
     if (out_since[t] != kNoOp) {
       // Still off-device when freed (or at the end of the trace).
-      AddRange<int64_t>(recorded_diff, out_since[t] + 1, std::min<OpIndex>(life.free_op, n - 1),
-                        -size);
+      if (!AddRange<int64_t>(recorded_diff, out_since[t] + 1,
+                             std::min<OpIndex>(life.free_op, n - 1), -size)) {
+        return tensor_overflow(t, "recorded memory curve");
+      }
     } else if (life.free_op < n) {
-      dropped_after[life.free_op] += size;
+      if (!CheckedAdd(dropped_after[life.free_op], size, &dropped_after[life.free_op])) {
+        return tensor_overflow(t, "bytes leaving the device");
+      }
     }
   }
-  PrefixSum(unswapped);
-  PrefixSum(live);
-  PrefixSum(recorded_diff);
+  for (auto [v, what] : {std::pair<std::vector<int64_t>*, const char*>{&unswapped, "unswapped "
+                                                                                    "memory curve"},
+                         {&recorded_diff, "recorded memory curve"}}) {
+    if (size_t at = PrefixSum(*v); at < v->size()) {
+      return op_overflow(static_cast<OpIndex>(std::min<size_t>(at, n - 1)), what);
+    }
+  }
+  if (size_t at = PrefixSum(live); at < live.size()) {
+    return op_overflow(static_cast<OpIndex>(std::min<size_t>(at, n - 1)), "live-tensor count");
+  }
   unswapped.resize(n);
   live.resize(n);
   c.recorded_.resize(n);
   c.recorded_after_.resize(n);
   for (OpIndex i = 0; i < n; ++i) {
-    c.recorded_[i] = unswapped[i] + recorded_diff[i];
-    c.recorded_after_[i] = c.recorded_[i] - dropped_after[i];
+    if (!CheckedAdd(unswapped[i], recorded_diff[i], &c.recorded_[i]) ||
+        !CheckedSub(c.recorded_[i], dropped_after[i], &c.recorded_after_[i])) {
+      return op_overflow(i, "recorded memory curve");
+    }
   }
   c.unswapped_ = std::move(unswapped);
   c.live_ = std::move(live);
@@ -169,10 +209,13 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
       int64_t a = trace.op(i).allocator_bytes_in_use;
       if (a < 0) continue;
-      int64_t d = std::llabs(a - c.recorded_after_[i]);
+      int64_t d = 0;
+      if (!CheckedSub(a, c.recorded_after_[i], &d) || (d < 0 && !CheckedSub(int64_t{0}, d, &d)) ||
+          !CheckedAdd(sum_abs, d, &sum_abs)) {
+        return op_overflow(i, "allocator_bytes_in_use comparison (sum of |allocator - rebuilt|)");
+      }
       AllocatorComparison& ac = ic.allocator;
       ++ac.ops_compared;
-      sum_abs += d;
       if (d > ac.max_abs_diff_bytes || ac.max_diff_op == kNoOp) {
         ac.max_abs_diff_bytes = d;
         ac.max_diff_op = i;
@@ -187,7 +230,10 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
         c.allocator_.max_abs_diff_bytes = ic.allocator.max_abs_diff_bytes;
         c.allocator_.max_diff_op = ic.allocator.max_diff_op;
       }
-      total_abs += sum_abs;
+      if (!CheckedAdd(total_abs, sum_abs, &total_abs)) {
+        return op_overflow(ic.allocator.max_diff_op,
+                           "allocator_bytes_in_use comparison (sum of |allocator - rebuilt|)");
+      }
     }
     if (it == 0 || ic.peak_unswapped.bytes > c.peak_unswapped_.bytes) {
       c.peak_unswapped_ = ic.peak_unswapped;
@@ -214,9 +260,8 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
     // Fully covered iterations: begin after alloc, end at or before free.
     int32_t full_lo = trace.iteration(first).op_begin > life.alloc_op ? first : first + 1;
     int32_t full_hi = trace.iteration(last).op_end - 1 <= life.free_op ? last : last - 1;
-    if (full_lo <= full_hi) {
-      persistent_diff[full_lo] += size;
-      persistent_diff[full_hi + 1] -= size;
+    if (full_lo <= full_hi && !AddRange<int64_t>(persistent_diff, full_lo, full_hi, size)) {
+      return tensor_overflow(t, "persistent bytes of an iteration");
     }
     for (int32_t it = first; it <= last; ++it) {
       if (life.LiveAt(c.iterations_[it].peak_unswapped.op)) top[it].Offer(size, t);
@@ -224,7 +269,9 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
   }
   int64_t running = 0;
   for (int32_t it = 0; it < ni; ++it) {
-    running += persistent_diff[it];
+    if (!CheckedAdd(running, persistent_diff[it], &running)) {
+      return op_overflow(trace.iteration(it).op_begin, "persistent bytes of an iteration");
+    }
     c.iterations_[it].persistent_bytes = running;
     c.iterations_[it].largest_at_peak = top[it].Take();
   }

@@ -9,6 +9,7 @@
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/sim/checker.h"
+#include "swapplan/util/utf8.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -212,14 +213,15 @@ absl::StatusOr<CompareOptions::PlannerOption> ParsePlannerOption(absl::string_vi
   const size_t dot = text.find('.'), eq = text.find('=');
   if (dot == absl::string_view::npos || eq == absl::string_view::npos || eq < dot || dot == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit-ns=30s"));
+        "'", EscapeForMessage(text), "': expected PLANNER.NAME=VALUE, e.g. advisor.time-limit-ns=30s"));
   }
   CompareOptions::PlannerOption o{std::string(text.substr(0, dot)),
                                   std::string(text.substr(dot + 1, eq - dot - 1)),
                                   std::string(text.substr(eq + 1))};
   if (FindPlanner(o.planner) == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "': unknown planner (known: ", PlannerNames(), ")"));
+        absl::StrCat("'", EscapeForMessage(text), "': unknown planner (known: ", PlannerNames(),
+                     ")"));
   }
   return o;
 }

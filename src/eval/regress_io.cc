@@ -13,6 +13,7 @@
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 namespace {
@@ -28,7 +29,10 @@ class Parser {
   explicit Parser(const std::string& source) : source_(source) {}
 
   absl::Status Fail(const std::string& path, absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", path, ": ", what));
+    // The path is built from the file's keys: escaped, so that a key with a
+    // control character cannot break the message over lines (issue 19).
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": ", EscapeForMessage(path, 200), ": ", what));
   }
 
   absl::StatusOr<std::string> String(const Json& j, const std::string& path) const {
@@ -147,7 +151,7 @@ class Parser {
           const std::string pi = absl::StrCat(p, "[", i, "]");
           SWAPPLAN_ASSIGN_OR_RETURN(std::string name, String(v[i], pi));
           if (FindPlanner(name) == nullptr) {
-            return Fail(pi, absl::StrCat("unknown planner '", name, "' (known: ", PlannerNames(),
+            return Fail(pi, absl::StrCat("unknown planner '", EscapeForMessage(name), "' (known: ", PlannerNames(),
                                          ")"));
           }
           e.planners.push_back(name);
@@ -206,8 +210,17 @@ std::string Hex(uint64_t v) {
 absl::StatusOr<QualityBaseline> ParseQualityBaseline(absl::string_view text,
                                                      const std::string& path) {
   Parser parser(path);
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return parser.Fail("$", "not valid JSON");
+  Json j;
+  try {
+    j = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    // e.byte: the 1-based position where parsing stopped.
+    return parser.Fail("$", absl::StrCat("not valid JSON at byte ", e.byte, " (",
+                                         EscapeForMessage(e.what(), 200), ")"));
+  } catch (const Json::exception& e) {  // a number past a double (1e400): out_of_range
+    return parser.Fail("$", absl::StrCat("not valid JSON (", EscapeForMessage(e.what(), 200),
+                                         ")"));
+  }
   if (!j.is_object()) return parser.Fail("$", "expected an object");
   QualityBaseline b;
   b.path = path;

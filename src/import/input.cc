@@ -189,7 +189,7 @@ class ImportInput::CountingStream : public pbio::ZeroCopyInputStream {
     if (count_ > cap_) {
       error_ = Error(ErrorKind::kResourceLimit,
                      absl::StrCat(source_, ": decompresses to more than ", cap_,
-                                  " bytes (the import limit; raise max_decompressed_bytes) "
+                                  " bytes, the limit on decompressed input (raise it with --max-decompressed-bytes) "
                                   "[resource-limit]"));
       return false;
     }

@@ -1,5 +1,7 @@
 // The reader registry: format names, detection, dispatch.
+#include <algorithm>
 #include <cmath>
+#include <new>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "swapplan/import/import.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
+#include "swapplan/util/file.h"
+#include "swapplan/util/units.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -107,7 +111,23 @@ absl::StatusOr<Trace> ImportSwapplan(ImportInput& in, const ImportOptions& optio
   std::string text;
   const void* data = nullptr;
   int size = 0;
-  while (in.stream()->Next(&data, &size)) text.append(static_cast<const char*>(data), size);
+  // The JSON form is parsed whole into a document about ten times its size:
+  // refuse it before more than kDefaultMaxReadAllBytes is buffered (issue 19:
+  // a small .json.gz that inflates to gigabytes must not end in bad_alloc).
+  const int64_t max_json_bytes = std::min(options.max_decompressed_bytes, kDefaultMaxReadAllBytes);
+  while (in.stream()->Next(&data, &size)) {
+    if (static_cast<int64_t>(size) > max_json_bytes - static_cast<int64_t>(text.size())) {
+      return WithRule(Error(ErrorKind::kResourceLimit,
+                            absl::StrCat(in.source(), ": ",
+                                         in.wrappers().empty() ? "the file"
+                                                               : "the decompressed content",
+                                         " exceeds ", FormatBytes(max_json_bytes),
+                                         ", the limit for inputs read whole (JSON traces, "
+                                         "policies, baselines) [read-limit]")),
+                      "read-limit");
+    }
+    text.append(static_cast<const char*>(data), size);
+  }
   SWAPPLAN_RETURN_IF_ERROR(in.StreamError());
   return ParseTraceJson(text, in.source());
 }
@@ -170,7 +190,17 @@ absl::StatusOr<Trace> ReadAnyTrace(const std::string& path, const ImportOptions&
   SWAPPLAN_ASSIGN_OR_RETURN(
       std::unique_ptr<import_internal::ImportInput> in,
       import_internal::ImportInput::OpenFile(path, options, import_internal::MakeProbe(options)));
-  return import_internal::Dispatch(*in, options);
+  // Memory is the one resource the readers' checks cannot bound (a valid
+  // trace may simply be too large for this machine): running out is an
+  // input error naming the file, not a crash.
+  try {
+    return import_internal::Dispatch(*in, options);
+  } catch (const std::bad_alloc&) {
+    return WithRule(Error(ErrorKind::kResourceLimit,
+                          absl::StrCat(path, ": out of memory while reading the trace "
+                                             "[out-of-memory]")),
+                    "out-of-memory");
+  }
 }
 
 absl::StatusOr<Trace> ImportFromMemory(absl::string_view bytes, const std::string& source,

@@ -16,6 +16,7 @@
 #include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 namespace {
@@ -63,9 +64,21 @@ namespace {
 
 absl::StatusOr<Policy> ParseJson(absl::string_view json, const std::string& source,
                                  bool validate) {
-  Json j = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": not valid JSON"));
+  Json j;
+  try {
+    j = Json::parse(json.begin(), json.end());
+  } catch (const Json::parse_error& e) {
+    // e.byte: the 1-based position where parsing stopped (issue 19: the
+    // message names the position and a rule).
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(
+                        source, ": not valid JSON at byte ", e.byte, " (",
+                        EscapeForMessage(e.what(), 200), ") [json-syntax]")),
+                    "json-syntax");
+  } catch (const Json::exception& e) {  // a number past a double (1e400): out_of_range
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(
+                        source, ": not valid JSON (", EscapeForMessage(e.what(), 200),
+                        ") [json-number]")),
+                    "json-number");
   }
   pb::Policy msg;
   SWAPPLAN_RETURN_IF_ERROR(internal_policy::ReadJson(j, source, &msg));

@@ -13,6 +13,7 @@
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan::internal_policy {
 namespace {
@@ -205,7 +206,9 @@ class Reader {
       const {
     if (!j.is_object()) return Fail(path, absl::StrCat("expected an object, got ", j.type_name()));
     for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string p = path + "." + it.key();
+      // The key is quoted escaped: a control character in it must not break
+      // the message over lines (issue 19).
+      const std::string p = path + "." + EscapeForMessage(it.key());
       absl::Status st = field(it.key(), it.value(), p);
       if (st.code() == absl::StatusCode::kNotFound) return Fail(p, "unknown field");
       SWAPPLAN_RETURN_IF_ERROR(st);

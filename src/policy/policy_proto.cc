@@ -202,7 +202,8 @@ void ToProto(const Policy& p, pb::Policy* out) {
 absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source,
                                  bool validate) {
   if (in.format() != kPolicyFormat) {
-    return Malformed(source, absl::StrCat("not a swapplan policy (format is '", in.format(), "')"));
+    return Malformed(source, absl::StrCat("not a swapplan policy (format is '",
+                                       EscapeForMessage(in.format()), "')"));
   }
   const uint32_t version = in.format_version();
   if (version != 1 && version != 2) {

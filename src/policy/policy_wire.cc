@@ -577,7 +577,8 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
                                   d.failed_at() == std::string::npos ? 0 : d.failed_at(), ")"));
   }
   if (raw.format != kPolicyFormat) {
-    return malformed(absl::StrCat("not a swapplan policy (format is '", raw.format, "')"));
+    return malformed(absl::StrCat("not a swapplan policy (format is '",
+                                       EscapeForMessage(raw.format), "')"));
   }
   if (raw.format_version != 1 && raw.format_version != 2) {
     return malformed(absl::StrCat("policy format version ", raw.format_version,

@@ -3,6 +3,7 @@
 // thread-local message; catch anything thrown.
 #include "swapplan/runtime/swapplan_runtime.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -15,6 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/file_io.h"
+#include "swapplan/runtime/acl_backend.h"
+#include "swapplan/runtime/cuda_backend.h"
 #include "swapplan/runtime/host_backend.h"
 #include "swapplan/runtime/runtime.h"
 #include "swapplan/util/error.h"
@@ -26,6 +29,7 @@ struct swapplan_rt_env {
   std::mutex mu;
   std::unique_ptr<Runtime> rt;
   swapplan::runtime::HostBackend* host = nullptr;
+  int32_t backend = SWAPPLAN_RT_BACKEND_HOST;
   swapplan_rt_framework framework{};
   swapplan_rt_policy_provider provider = nullptr;
   void* provider_user = nullptr;
@@ -143,6 +147,53 @@ absl::StatusOr<TensorDesc> Desc(int64_t size_bytes, int32_t dtype, const int64_t
   return d;
 }
 
+// The backend `o` asks for (FROM_ENV: $SWAPPLAN_RT_BACKEND, host when
+// unset): its kind in *kind, the host backend also in *host.
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const swapplan_rt_options& o,
+                                                     const DeviceModel& device,
+                                                     HostBackend** host, int32_t* kind) {
+  *kind = o.backend;
+  if (o.backend == SWAPPLAN_RT_BACKEND_FROM_ENV) {
+    const char* env = std::getenv("SWAPPLAN_RT_BACKEND");
+    const std::string name = env != nullptr ? env : "";
+    if (name.empty() || name == "host") {
+      *kind = SWAPPLAN_RT_BACKEND_HOST;
+    } else if (name == "cuda") {
+      *kind = SWAPPLAN_RT_BACKEND_CUDA;
+    } else if (name == "ascend") {
+      *kind = SWAPPLAN_RT_BACKEND_ASCEND;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "create_swap_env: SWAPPLAN_RT_BACKEND is '", name, "'; must be host, cuda or ascend"));
+    }
+  }
+  const std::string library = o.vendor_library != nullptr ? o.vendor_library : "";
+  switch (*kind) {
+    case SWAPPLAN_RT_BACKEND_HOST: {
+      if (o.compute_stream < 0 || o.compute_stream > 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("create_swap_env: compute_stream ", o.compute_stream, " is unknown"));
+      }
+      HostBackendOptions ho;
+      ho.device = device;
+      ho.compute = o.compute_stream == SWAPPLAN_RT_COMPUTE_WORKER ? ComputeStreamKind::kWorker
+                                                                 : ComputeStreamKind::kInline;
+      ho.timed_copies = o.timed_copies != 0;
+      SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<HostBackend> b, HostBackend::Create(ho));
+      *host = b.get();
+      return std::unique_ptr<Backend>(std::move(b));
+    }
+    case SWAPPLAN_RT_BACKEND_CUDA:
+      return CreateCudaBackend({.library = library, .device = o.device_index});
+    case SWAPPLAN_RT_BACKEND_ASCEND:
+      return CreateAclBackend(
+          {.library = library, .device = o.device_index, .max_events = o.max_events});
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("create_swap_env: backend ", o.backend, " is unknown"));
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -180,7 +231,7 @@ void swapplan_rt_options_init(swapplan_rt_options* o) {
   if (o == nullptr) return;
   std::memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
-  o->backend = SWAPPLAN_RT_BACKEND_HOST;
+  o->backend = SWAPPLAN_RT_BACKEND_FROM_ENV;
   o->device_memory_bytes = int64_t{1} << 30;
   o->h2d_bandwidth_bytes_per_s = 10e9;
   o->d2h_bandwidth_bytes_per_s = 10e9;
@@ -200,6 +251,9 @@ void swapplan_rt_options_init(swapplan_rt_options* o) {
   o->pinned_block_bytes = int64_t{64} << 20;
   o->keep_record = 0;
   o->work_dir = nullptr;
+  o->vendor_library = nullptr;
+  o->device_index = 0;
+  o->max_events = 0;
 }
 
 swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* options,
@@ -216,19 +270,13 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
   *env = nullptr;
   try {
     const swapplan_rt_options& o = *options;
-    if (o.backend != SWAPPLAN_RT_BACKEND_HOST) {
-      return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
-                  absl::StrCat("create_swap_env: backend ", o.backend, " is not available"));
-    }
     if (o.matcher != SWAPPLAN_RT_MATCHER_FUZZY && o.matcher != SWAPPLAN_RT_MATCHER_NAIVE) {
       return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                   absl::StrCat("create_swap_env: matcher ", o.matcher, " is unknown"));
     }
-    if (o.oom_handling < 0 || o.oom_handling > 2 || o.compute_stream < 0 ||
-        o.compute_stream > 1) {
+    if (o.oom_handling < 0 || o.oom_handling > 2) {
       return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
-                  absl::StrCat("create_swap_env: oom_handling ", o.oom_handling,
-                               " or compute_stream ", o.compute_stream, " is unknown"));
+                  absl::StrCat("create_swap_env: oom_handling ", o.oom_handling, " is unknown"));
     }
     DeviceModel device;
     device.name = "host";
@@ -237,14 +285,11 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
     device.d2h_bandwidth_bytes_per_s = o.d2h_bandwidth_bytes_per_s;
     device.copy_latency_ns = o.copy_latency_ns;
     device.copy_engines = o.copy_engines;
-    HostBackendOptions ho;
-    ho.device = device;
-    ho.compute = o.compute_stream == SWAPPLAN_RT_COMPUTE_WORKER ? ComputeStreamKind::kWorker
-                                                               : ComputeStreamKind::kInline;
-    ho.timed_copies = o.timed_copies != 0;
-    absl::StatusOr<std::unique_ptr<HostBackend>> backend = HostBackend::Create(ho);
+    HostBackend* host = nullptr;
+    int32_t kind = SWAPPLAN_RT_BACKEND_HOST;
+    absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend(o, device, &host, &kind);
     if (!backend.ok()) return Report(backend.status());
-    HostBackend* host = backend->get();
+    device.name = std::string((*backend)->name());
     RuntimeOptions ro;
     ro.device_budget_bytes = o.device_memory_bytes;
     ro.device = device;
@@ -265,6 +310,7 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
     auto e = std::make_unique<swapplan_rt_env>();
     e->rt = std::move(*rt);
     e->host = host;
+    e->backend = kind;
     *env = e.release();
     return SWAPPLAN_RT_OK;
   } catch (const std::exception& e) {
@@ -339,6 +385,25 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       return p;
     };
     rt.SetFrameworkCallbacks(std::move(cb));
+    return absl::OkStatus();
+  });
+}
+
+swapplan_rt_status swapplan_rt_set_compute_stream(swapplan_rt_env* env, void* stream) {
+  return Guarded(env, "set_compute_stream", [&](Runtime& rt) -> absl::Status {
+    if (env->host != nullptr && stream != nullptr) {
+      return absl::InvalidArgumentError(
+          "set_compute_stream: the host backend computes on the calling thread (stream NULL)");
+    }
+    rt.SetComputeStream(stream != nullptr ? Stream{stream} : rt.backend().ComputeStream());
+    return absl::OkStatus();
+  });
+}
+
+swapplan_rt_status swapplan_rt_get_backend(swapplan_rt_env* env, int32_t* backend) {
+  if (backend == nullptr) return Fail(SWAPPLAN_RT_INVALID_ARGUMENT, "get_backend: null output");
+  return Guarded(env, "get_backend", [&](Runtime&) {
+    *backend = env->backend;
     return absl::OkStatus();
   });
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/runtime/event_pool.h"
 #include "swapplan/runtime/pinned_pool.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan::runtime {
@@ -19,14 +20,25 @@ EventPool::~EventPool() {
 
 absl::StatusOr<EventId> EventPool::Acquire() {
   EventId id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    SWAPPLAN_ASSIGN_OR_RETURN(Event ev, backend_->CreateEvent());
-    id = static_cast<EventId>(entries_.size());
-    entries_.push_back({ev, 0});
+  if (free_.empty()) {
+    absl::StatusOr<Event> ev = backend_->CreateEvent();
+    if (ev.ok()) {
+      free_.push_back(static_cast<EventId>(entries_.size()));
+      entries_.push_back({*ev, 0});
+    } else {
+      if (RuleOf(ev.status()) != "event-limit" || !reclaim_) return ev.status();
+      ++reclaims_;
+      reclaim_();
+      if (free_.empty()) {
+        return WithRule(Error(ErrorKind::kResourceLimit,
+                              absl::StrCat(ev.status().message(), "; all ", created(),
+                                           " events of the runtime's pool are in use")),
+                        "event-limit");
+      }
+    }
   }
+  id = free_.back();
+  free_.pop_back();
   entries_[id].refs = 1;
   return id;
 }
@@ -123,6 +135,30 @@ absl::StatusOr<PinnedBuffer> PinnedPool::Acquire(int64_t bytes, Stream user) {
   stats_.in_use_bytes += size;
   stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
   return b;
+}
+
+void PinnedPool::ReclaimEvents() {
+  const int32_t before = events_->in_use();
+  FreeBuffer* first_pending = nullptr;
+  for (std::vector<FreeBuffer>& list : free_) {
+    for (FreeBuffer& f : list) {
+      if (f.ready == kNoEvent) continue;
+      absl::StatusOr<bool> done = backend_->QueryEvent(events_->event(f.ready));
+      if (done.ok() && !*done) {
+        if (first_pending == nullptr) first_pending = &f;
+        continue;
+      }
+      // Done, or failed (a failed copy is over): nothing to wait for.
+      events_->Unref(f.ready);
+      f.ready = kNoEvent;
+    }
+  }
+  if (events_->in_use() == before && first_pending != nullptr) {
+    // Nothing finished yet: wait for one (a host wait, only at the limit).
+    (void)backend_->SynchronizeEvent(events_->event(first_pending->ready));
+    events_->Unref(first_pending->ready);
+    first_pending->ready = kNoEvent;
+  }
 }
 
 void PinnedPool::Release(const PinnedBuffer& buffer, EventId ready) {

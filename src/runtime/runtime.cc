@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
   }
   s->events = std::make_unique<EventPool>(&b);
   s->pinned = std::make_unique<PinnedPool>(&b, s->events.get(), options.pinned);
+  s->events->SetReclaimer([pinned = s->pinned.get()] { pinned->ReclaimEvents(); });
   SWAPPLAN_RETURN_IF_ERROR(s->pinned->Init());
   s->queue = std::make_unique<TransferQueue>(
       &b, s->events.get(),

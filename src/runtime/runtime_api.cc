@@ -204,6 +204,8 @@ RuntimeStats Runtime::Stats() const {
   r.active_policy = s.active;
   r.pinned = s.pinned->stats();
   r.queue = s.queue->stats();
+  r.events_created = s.events->created();
+  r.event_reclaims = s.events->reclaims();
   return r;
 }
 

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "swapplan/device/presets.h"
+#include "swapplan/util/checked.h"
 #include "swapplan/util/error.h"
 
 namespace swapplan {
@@ -204,18 +206,43 @@ absl::Status SynthOptions::Validate() const {
   if (!(hbm_efficiency > 0 && hbm_efficiency <= 1)) {
     return Bad(absl::StrCat("--hbm-efficiency is ", hbm_efficiency, "; must be in (0, 1]"));
   }
-  // The largest tensors must fit int64 bytes: S×S scores (b·a·s²·4), logits
-  // (s·b·V·4) and weights (V·h·4, f·h·8).
-  constexpr double kMax = static_cast<double>(std::numeric_limits<int64_t>::max()) / 16;
-  const double s = static_cast<double>(seq_length_tokens);
-  const double b = static_cast<double>(micro_batch_sequences);
-  const double big[] = {b * model.num_heads * s * s, s * b * static_cast<double>(padded_vocab()),
-                        static_cast<double>(padded_vocab()) * static_cast<double>(model.hidden_size),
-                        2.0 * static_cast<double>(model.ffn_hidden_size) *
-                            static_cast<double>(model.hidden_size) *
-                            std::max(1, model.num_experts)};
-  for (double v : big) {
-    if (v > kMax) return Bad("tensor sizes overflow 64-bit byte counts; reduce the configuration");
+  // Every tensor family the generator emits must have a numel that int64
+  // holds with room for itemsizes and sums: at most 2^56 elements each
+  // (x 16 bytes <= 2^60, the synthesizer's limit on all bytes together).
+  // Products are checked (util/checked.h); the message names the family.
+  constexpr int64_t kMaxElements = int64_t{1} << 56;
+  if (model.vocab_size > kMaxElements) {  // before padded_vocab() rounds it up
+    return OverflowError("synth", absl::StrCat("--vocab ", model.vocab_size,
+                                               " is more than the 2^56 a tensor may have"));
+  }
+  const int64_t h = model.hidden_size, f = model.ffn_hidden_size, a = model.num_heads;
+  const int64_t s = seq_length_tokens, b = micro_batch_sequences, v = padded_vocab();
+  const int64_t k = model.num_experts > 0 ? model.experts_top_k : 1;
+  struct Family {
+    const char* what;
+    std::initializer_list<int64_t> factors;
+  };
+  const Family families[] = {
+      {"attention weights (3 x hidden^2)", {3, h, h}},
+      {"MLP weights (2 x ffn x hidden)", {2, f, h}},
+      {"embedding (padded vocab x hidden)", {v, h}},
+      {"position table (max positions x hidden)", {model.max_position_embeddings, h}},
+      {"attention scores (micro-batch x heads x seq^2)", {b, a, s, s}},
+      {"logits (seq x micro-batch x padded vocab)", {s, b, v}},
+      {"MLP activations (seq x micro-batch x top-k x 2 x ffn)", {s, b, k, 2, f}},
+      {"token activations (seq x micro-batch x top-k x hidden)", {s, b, k, h}},
+  };
+  for (const Family& fam : families) {
+    int64_t n = 1;
+    bool fits = true;
+    for (int64_t x : fam.factors) fits = fits && CheckedMul(n, x, &n);
+    if (!fits || n > kMaxElements) {
+      return OverflowError(
+          "synth", absl::StrCat("the ", fam.what, " would have ",
+                                fits ? absl::StrCat(n) : std::string("more than 2^63"),
+                                " elements, more than the 2^56 a tensor may have; reduce "
+                                "--hidden, --ffn, --vocab, --seq or --micro-batch"));
+    }
   }
   return absl::OkStatus();
 }

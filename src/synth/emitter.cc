@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/synth/roofline.h"
+#include "swapplan/util/checked.h"
 
 namespace swapplan::synth_internal {
 
@@ -24,10 +25,41 @@ absl::string_view Emitter::FullName(absl::string_view name, absl::string_view su
   return scratch_;
 }
 
+void Emitter::Overflow(absl::string_view what) {
+  if (!status_.ok()) return;
+  // Parameters and optimizer states are created before the first iteration.
+  status_ = OverflowError(b_->num_iterations() == 0
+                              ? std::string("synth: parameters")
+                              : absl::StrCat("synth: iteration ", b_->num_iterations() - 1,
+                                             ", op ", op_in_iteration_),
+                          what);
+}
+
+int64_t Emitter::CheckedBytes(DType dtype, Shape shape, absl::string_view name) {
+  int64_t bytes = DTypeBytes(dtype);
+  for (int64_t d : shape) {
+    if (!CheckedMul(bytes, d, &bytes)) {
+      Overflow(absl::StrCat("tensor '", name,
+                            "': numel x itemsize overflows a 64-bit integer; reduce the "
+                            "configuration"));
+      return 1;
+    }
+  }
+  int64_t total = 0;
+  if (!CheckedAdd(total_bytes_, bytes, &total) || total > kMaxSynthBytes) {
+    Overflow(absl::StrCat("tensor '", name, "' (", bytes, " bytes) brings the tensors past ",
+                          kMaxSynthBytes, " bytes (1 EiB) in all; reduce --hidden, --ffn, "
+                          "--vocab, --layers, --experts, --seq or --micro-batch"));
+    return 1;
+  }
+  total_bytes_ = total;
+  return bytes;
+}
+
 uint64_t Emitter::New(TensorKind kind, DType dtype, Shape shape, absl::string_view name,
                       absl::string_view suffix) {
   const uint64_t id = bytes_.size();
-  const int64_t size = Numel(shape) * DTypeBytes(dtype);
+  const int64_t size = CheckedBytes(dtype, shape, name);
   bytes_.push_back(size);
   state_.push_back(kUnborn);
   ++counts_.tensors;
@@ -39,7 +71,7 @@ uint64_t Emitter::New(TensorKind kind, DType dtype, Shape shape, absl::string_vi
 uint64_t Emitter::NewPersistent(TensorKind kind, DType dtype, Shape shape,
                                 absl::string_view name) {
   const uint64_t id = bytes_.size();
-  const int64_t size = Numel(shape) * DTypeBytes(dtype);
+  const int64_t size = CheckedBytes(dtype, shape, name);
   bytes_.push_back(size);
   state_.push_back(kPersistent);
   ++counts_.tensors;
@@ -86,10 +118,14 @@ void Emitter::AddOp(Site site, Ids inputs, Ids outputs, int64_t duration_ns) {
              .stack_id = static_cast<int64_t>(site) + stack_offset_,
              .micro_batch = micro_batch_,
              .layer = layer_});
+  if (duration_ns == kDurationOverflowNs || !CheckedAdd(wall_ns_, duration_ns, &wall_ns_)) {
+    Overflow(absl::StrCat("op '", kSiteInfo[static_cast<size_t>(site)].cuda_name,
+                          "': the iteration's time overflows 64-bit nanoseconds (292 years); "
+                          "check the device's FLOP/s and bandwidth figures"));
+  }
   ++op_in_iteration_;
   ++counts_.ops;
   counts_.uses += static_cast<int64_t>(inputs.size() + outputs.size());
-  wall_ns_ += duration_ns;
 }
 
 void Emitter::Op(Site site, Ids inputs, Ids outputs, double flops, double bytes_override) {

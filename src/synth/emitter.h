@@ -8,6 +8,11 @@
 // It also checks the generator's own bookkeeping as it goes (an input that is
 // not live, a double free, a non-persistent tensor still live at the end of
 // its iteration); the first such bug is returned by status() as Internal.
+// Sizes and times are checked arithmetic (util/checked.h): a tensor whose
+// numel × itemsize overflows, tensors summing to more than kMaxSynthBytes,
+// or an iteration whose op durations overflow int64 nanoseconds make
+// status() an input error (InvalidArgument, rule overflow) naming the tensor
+// or op — the configuration is too large, not the generator wrong.
 //
 // Every call is O(uses of the op) amortized.
 #ifndef SWAPPLAN_SRC_SYNTH_EMITTER_H_
@@ -28,6 +33,10 @@ namespace swapplan::synth_internal {
 
 // "No tensor" (ids are dense from 0).
 inline constexpr uint64_t kNone = ~uint64_t{0};
+// Most bytes all tensors of a synthesized trace may sum to (1 EiB): with
+// every running total at most 2^60, expressions adding a few tensor sizes
+// (op byte counts) cannot overflow int64.
+inline constexpr int64_t kMaxSynthBytes = int64_t{1} << 60;
 
 using Ids = absl::Span<const uint64_t>;
 using Shape = absl::Span<const int64_t>;
@@ -94,6 +103,11 @@ class Emitter {
 
  private:
   enum State : uint8_t { kUnborn, kLive, kFreed, kPersistent };
+  // numel(shape) × itemsize, checked, and added to the running total; on
+  // overflow sets status_ and returns 1 (a placeholder that keeps the
+  // generator's bookkeeping going until it stops at status()).
+  int64_t CheckedBytes(DType dtype, Shape shape, absl::string_view name);
+  void Overflow(absl::string_view what);
   void AddOp(Site site, Ids inputs, Ids outputs, int64_t duration_ns);
   NameId NameOf(Site site);
   void Bug(absl::string_view what, uint64_t t);
@@ -116,8 +130,12 @@ class Emitter {
   uint64_t iteration_first_tensor_ = 0;
   absl::Status status_;
   Counts counts_;
+  int64_t total_bytes_ = 0;
 };
 
+// Elements of `shape`. Requires a shape whose product fits int64:
+// SynthOptions::Validate() bounds every tensor family the generator emits
+// (Emitter::New re-checks each product).
 inline int64_t Numel(Shape shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "swapplan/util/checked.h"
+
 namespace swapplan {
 namespace {
 
 int64_t Ns(double seconds) {
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds * 1e9)));
+  int64_t ns = 0;
+  if (!CheckedCast(std::ceil(seconds * 1e9), &ns)) return kDurationOverflowNs;
+  return std::max<int64_t>(1, ns);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "generator.h"
 #include "swapplan/trace/builder.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 
@@ -27,7 +28,8 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
   if (ops_bound > static_cast<double>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "synth: the trace would have about ", static_cast<int64_t>(ops_bound),
-        " ops, more than a trace can index (2^31 - 1); reduce --iterations or --micro-batches"));
+        " ops, more than a trace can index (2^31 - 1); reduce --iterations, --micro-batches, "
+        "--layers or --experts"));
   }
   if (params_per_layer * layers + 8 > 60000) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -41,6 +43,11 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
     if (absl::Status s = gen.Run(progress); !s.ok()) return s;
   }
   absl::StatusOr<Trace> trace = std::move(builder).Finish();
+  if (!trace.ok() && RuleOf(trace.status()) == "overflow") {
+    // Totals over all iterations (op durations, wall times) overflow: the
+    // configuration is too large — an input error naming the op, not a bug.
+    return trace.status();
+  }
   if (!trace.ok()) {
     return absl::InternalError(absl::StrCat("synth: generated an invalid trace (a bug): ",
                                             trace.status().message()));

@@ -1,5 +1,7 @@
 // Binary trace form: "SWPLTRC1" + length-delimited TraceRecord messages.
 #include <algorithm>
+#include <climits>
+#include <new>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/trace/builder.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
 #include "util/gunzip_stream.h"
@@ -25,9 +28,14 @@ namespace internal {
 // Largest record accepted; real writers emit chunks of a few MB at most.
 constexpr uint32_t kMaxRecordBytes = 1u << 30;
 
+// An enum value from the wire when the schema defines it (0 .. count-1);
+// anything else — negative, or a value a newer writer might add — is
+// refused by the caller (rule bad-enum), never clamped into a valid one.
 template <typename E>
-E EnumFromProto(int v) {
-  return static_cast<E>(std::clamp(v, 0, 255));
+bool EnumFromProto(int v, int count, E* out) {
+  if (v < 0 || v >= count) return false;
+  *out = static_cast<E>(v);
+  return true;
 }
 
 void MetadataFromProto(const pb::TraceMetadata& m, TraceMetadata* out) {
@@ -94,16 +102,19 @@ class BinaryReader {
 
  private:
   absl::Status Err(absl::string_view rule, absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(builder_.source(), ": record ", record_index_,
-                                                   " (byte ", record_offset_, "): ", what, " [",
-                                                   rule, "]"));
+    return WithRule(
+        absl::InvalidArgumentError(absl::StrCat(builder_.source(), ": record ", record_index_,
+                                                " (byte ", record_offset_, "): ", what, " [", rule,
+                                                "]")),
+        rule);
   }
   absl::Status Truncated(absl::string_view what) {
     absl::Status st = stream_error_();
     if (!st.ok()) return st;
-    return absl::DataLossError(absl::StrCat(builder_.source(), ": record ", record_index_,
-                                            " (byte ", record_offset_, "): ", what,
-                                            " [truncated-record]"));
+    return WithRule(absl::DataLossError(absl::StrCat(builder_.source(), ": record ",
+                                                     record_index_, " (byte ", record_offset_,
+                                                     "): ", what, " [truncated-record]")),
+                    "truncated-record");
   }
 
   absl::Status ReadMagic() {
@@ -165,7 +176,7 @@ class BinaryReader {
         for (const std::string& n : r.op_names().op_names()) builder_.AddOpName(n);
         return absl::OkStatus();
       case pb::TraceRecord::kTensors:
-        for (const pb::Tensor& t : r.tensors().tensors()) AddTensor(t);
+        for (const pb::Tensor& t : r.tensors().tensors()) SWAPPLAN_RETURN_IF_ERROR(AddTensor(t));
         return absl::OkStatus();
       case pb::TraceRecord::kIterationBegin:
         if (builder_.in_iteration()) {
@@ -180,15 +191,22 @@ class BinaryReader {
         return absl::OkStatus();
       case pb::TraceRecord::kOps:
         if (!builder_.in_iteration()) return Err("bad-record-order", "ops outside an iteration");
-        for (const pb::Op& op : r.ops().ops()) AddOp(op);
+        for (const pb::Op& op : r.ops().ops()) SWAPPLAN_RETURN_IF_ERROR(AddOp(op));
         return absl::OkStatus();
       case pb::TraceRecord::kMemoryEvents:
         if (!builder_.in_iteration()) {
           return Err("bad-record-order", "memory events outside an iteration");
         }
         for (const pb::MemoryEvent& e : r.memory_events().events()) {
-          builder_.AddMemoryEvent(e.op_index(), EnumFromProto<MemoryEventKind>(e.kind()),
-                                  e.tensor_id(), e.passive());
+          MemoryEventKind kind;
+          if (!EnumFromProto(e.kind(), kNumMemoryEventKinds, &kind)) {
+            return Err("bad-enum",
+                       absl::StrCat("iteration ", builder_.num_iterations() - 1,
+                                    ", memory event of tensor ", e.tensor_id(), " at op ",
+                                    e.op_index(), ": kind ", e.kind(),
+                                    " is not a known memory event kind"));
+          }
+          builder_.AddMemoryEvent(e.op_index(), kind, e.tensor_id(), e.passive());
         }
         return absl::OkStatus();
       case pb::TraceRecord::kIterationEnd:
@@ -200,36 +218,72 @@ class BinaryReader {
       case pb::TraceRecord::kEnd:
         if (builder_.in_iteration()) return Err("bad-record-order", "end inside an iteration");
         seen_end_ = true;
-        if (r.end().num_iterations() != static_cast<uint64_t>(builder_.num_iterations())) {
-          return Err("truncated-record",
-                     absl::StrCat("the end record counts ", r.end().num_iterations(),
-                                  " iterations but the file holds ", builder_.num_iterations()));
-        }
-        return absl::OkStatus();
+        return CheckEndCounts(r.end());
       case pb::TraceRecord::RECORD_NOT_SET:
         return Err("corrupt-record", "empty record");
     }
     return absl::OkStatus();
   }
 
-  void AddTensor(const pb::Tensor& t) {
+  // The end record's counts must match what the file held: a mismatch means
+  // records were lost (or duplicated) in a way the framing cannot show.
+  absl::Status CheckEndCounts(const pb::TraceEnd& end) {
+    struct Count {
+      const char* what;
+      uint64_t claimed;
+      uint64_t read;
+    };
+    const Count counts[] = {
+        {"iterations", end.num_iterations(), static_cast<uint64_t>(builder_.num_iterations())},
+        {"tensors", end.num_tensors(), builder_.num_tensors()},
+        {"ops", end.num_ops(), builder_.num_ops()},
+        {"memory events", end.num_memory_events(), builder_.num_memory_events()},
+    };
+    for (const Count& c : counts) {
+      if (c.claimed != c.read) {
+        return Err("count-mismatch", absl::StrCat("the end record counts ", c.claimed, " ",
+                                                  c.what, " but the file holds ", c.read));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddTensor(const pb::Tensor& t) {
     TensorSpec s;
     s.id = t.id();
     s.size_bytes = t.size_bytes();
-    s.dtype = EnumFromProto<DType>(t.dtype());
+    if (!EnumFromProto(t.dtype(), kNumDTypes, &s.dtype)) {
+      return Err("bad-enum", absl::StrCat("tensor ", t.id(), ": dtype ", t.dtype(),
+                                          " is not a known dtype"));
+    }
     s.shape = absl::MakeConstSpan(t.shape().data(), t.shape().size());
-    s.kind = EnumFromProto<TensorKind>(t.kind());
-    s.storage_id = t.has_storage_id() ? t.storage_id() : -1;
+    if (!EnumFromProto(t.kind(), kNumTensorKinds, &s.kind)) {
+      return Err("bad-enum", absl::StrCat("tensor ", t.id(), ": kind ", t.kind(),
+                                          " is not a known tensor kind"));
+    }
+    if (t.has_storage_id()) s.storage_id = t.storage_id();
     s.device_address = t.has_device_address() ? t.device_address() : 0;
     s.persistent = t.has_persistent() ? (t.persistent() ? 1 : 0) : -1;
     s.name = t.name();
     builder_.AddTensor(s);
+    return absl::OkStatus();
   }
 
-  void AddOp(const pb::Op& op) {
+  absl::Status AddOp(const pb::Op& op) {
+    auto where = [&] {
+      return absl::StrCat("iteration ", builder_.num_iterations() - 1, ", op ",
+                          builder_.ops_in_open_iteration());
+    };
     OpSpec s;
-    s.name = static_cast<NameId>(std::min<uint32_t>(op.name_id(), INT32_MAX));
-    s.phase = EnumFromProto<Phase>(op.phase());
+    if (op.name_id() > static_cast<uint32_t>(INT32_MAX)) {
+      return Err("unknown-op-name", absl::StrCat(where(), ": op name id ", op.name_id(),
+                                                 " is out of range"));
+    }
+    s.name = static_cast<NameId>(op.name_id());
+    if (!EnumFromProto(op.phase(), kNumPhases, &s.phase)) {
+      return Err("bad-enum",
+                 absl::StrCat(where(), ": phase ", op.phase(), " is not a known phase"));
+    }
     s.inputs = absl::MakeConstSpan(op.inputs().data(), op.inputs().size());
     s.outputs = absl::MakeConstSpan(op.outputs().data(), op.outputs().size());
     if (op.has_duration_ns()) s.duration_ns = op.duration_ns();
@@ -238,6 +292,7 @@ class BinaryReader {
     if (op.has_micro_batch()) s.micro_batch = op.micro_batch();
     if (op.has_layer()) s.layer = op.layer();
     builder_.AddOp(s);
+    return absl::OkStatus();
   }
 
   pbio::ZeroCopyInputStream* in_;
@@ -359,17 +414,34 @@ bool WriteBinaryToStream(const Trace& trace, pbio::ZeroCopyOutputStream* out,
 
 }  // namespace internal
 
-absl::StatusOr<Trace> ParseTraceBinary(absl::string_view bytes, const std::string& source) {
+absl::StatusOr<Trace> ParseTraceBinary(absl::string_view bytes, const std::string& source,
+                                       const TraceReadOptions& options) {
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return WithRule(Error(ErrorKind::kResourceLimit,
+                          absl::StrCat(source, ": ", bytes.size(),
+                                       " bytes in memory; at most 2^31 - 1 are parsed at once "
+                                       "(read the file with ReadTrace) [read-limit]")),
+                    "read-limit");
+  }
   pbio::ArrayInputStream array(bytes.data(), static_cast<int>(bytes.size()));
   std::unique_ptr<internal::GunzipStream> gz;
   pbio::ZeroCopyInputStream* in = &array;
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
       static_cast<unsigned char>(bytes[1]) == 0x8b) {
-    gz = std::make_unique<internal::GunzipStream>(&array, source);
+    gz = std::make_unique<internal::GunzipStream>(&array, source,
+                                                  options.max_decompressed_bytes);
     in = gz.get();
   }
-  return internal::ReadBinaryFromStream(
-      in, source, [&]() -> absl::Status { return gz ? gz->status() : absl::OkStatus(); });
+  try {
+    return internal::ReadBinaryFromStream(
+        in, source, [&]() -> absl::Status { return gz ? gz->status() : absl::OkStatus(); });
+  } catch (const std::bad_alloc&) {
+    return WithRule(Error(ErrorKind::kResourceLimit,
+                          absl::StrCat(source, ": out of memory while reading the trace "
+                                               "[out-of-memory]")),
+                    "out-of-memory");
+  }
 }
 
 std::string TraceToBinary(const Trace& trace, const TraceWriteOptions& options) {

@@ -36,11 +36,29 @@ void TraceBuilder::Reserve(int64_t tensors, int64_t ops, int64_t uses, int64_t e
   raw_events_.reserve(events);
 }
 
+namespace {
+// Dense ids are int32: at most INT32_MAX tensors / ops (the last id is
+// INT32_MAX - 1, so that counts and "one past the end" indices fit too).
+constexpr size_t kMaxRecords = static_cast<size_t>(std::numeric_limits<int32_t>::max());
+}  // namespace
+
 void TraceBuilder::AddTensor(const TensorSpec& spec) {
+  if (trace_.tensors_.size() >= kMaxRecords ||
+      trace_.shapes_.size() + spec.shape.size() > std::numeric_limits<uint32_t>::max() ||
+      trace_.names_.size() + spec.name.size() > std::numeric_limits<uint32_t>::max()) {
+    too_many_records_ = true;
+    return;
+  }
   TensorInfo info;
   info.size_bytes = spec.size_bytes;
   info.trace_id = spec.id;
-  info.storage_id = spec.storage_id;
+  info.storage_id = spec.storage_id.value_or(-1);
+  if (info.storage_id < 0 && spec.storage_id.has_value()) {
+    if (!negative_storage_id_) {
+      negative_storage_id_.emplace(static_cast<TensorId>(trace_.tensors_.size()), *spec.storage_id);
+    }
+    info.storage_id = -1;
+  }
   info.device_address = spec.device_address;
   info.dtype = spec.dtype;
   info.kind = spec.kind;
@@ -77,6 +95,11 @@ void TraceBuilder::AddOp(const OpSpec& spec) {
     }
     return;
   }
+  ++num_ops_added_;
+  if (trace_.ops_.size() >= kMaxRecords) {
+    too_many_records_ = true;
+    return;
+  }
   OpInfo op;
   op.name = spec.name;
   op.phase = spec.phase;
@@ -90,11 +113,22 @@ void TraceBuilder::AddOp(const OpSpec& spec) {
   }
   op.num_inputs = static_cast<uint16_t>(spec.inputs.size());
   op.num_outputs = static_cast<uint16_t>(spec.outputs.size());
-  op.micro_batch = spec.micro_batch;
-  op.layer = spec.layer;
-  op.duration_ns = spec.duration_ns;
-  op.allocator_bytes_in_use = spec.allocator_bytes_in_use;
-  op.stack_id = spec.stack_id;
+  // Absent values become -1 in the model; a present negative one is kept
+  // aside for Finish() (negative-value) so it is never mistaken for absent.
+  const OpIndex index = static_cast<OpIndex>(trace_.ops_.size());
+  auto optional = [&](const auto& v, const char* field) -> int64_t {
+    if (!v.has_value()) return -1;
+    if (*v < 0) {
+      if (!negative_value_) negative_value_ = NegativeValue{index, field, int64_t{*v}};
+      return -1;
+    }
+    return int64_t{*v};
+  };
+  op.micro_batch = static_cast<int32_t>(optional(spec.micro_batch, "micro_batch"));
+  op.layer = static_cast<int32_t>(optional(spec.layer, "layer"));
+  op.duration_ns = optional(spec.duration_ns, "duration_ns");
+  op.allocator_bytes_in_use = optional(spec.allocator_bytes_in_use, "allocator_bytes_in_use");
+  op.stack_id = optional(spec.stack_id, "stack_id");
   raw_uses_.insert(raw_uses_.end(), spec.inputs.begin(), spec.inputs.end());
   raw_uses_.insert(raw_uses_.end(), spec.outputs.begin(), spec.outputs.end());
   trace_.ops_.push_back(op);
@@ -108,6 +142,10 @@ void TraceBuilder::AddMemoryEvent(uint32_t op_index, MemoryEventKind kind, uint6
       structure_error_ = absl::StrCat("a memory event (tensor ", tensor_id,
                                       ") is outside any iteration");
     }
+    return;
+  }
+  if (raw_events_.size() >= std::numeric_limits<uint32_t>::max()) {
+    too_many_records_ = true;
     return;
   }
   raw_events_.push_back({static_cast<uint32_t>(trace_.iterations_.size() - 1), op_index, tensor_id,

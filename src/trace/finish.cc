@@ -17,7 +17,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "swapplan/trace/builder.h"
+#include "swapplan/util/checked.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/utf8.h"
 
@@ -42,6 +45,15 @@ class TraceFinisher {
           t_.source_, ": an op has more than 65535 inputs or outputs, or the trace more than "
                       "2^32 uses [too-many-uses]"));
     }
+    if (b_.too_many_records_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          t_.source_, ": more than 2^31 - 1 tensors or ops, 2^32 - 1 memory events, or 2^32 "
+                      "bytes of tensor names or shape dimensions [too-many-records]"));
+    }
+    if (t_.iterations_.empty()) {
+      return Error(t_.source_, "the trace has no iterations (at least one is required)",
+                   "no-iterations");
+    }
     SWAPPLAN_RETURN_IF_ERROR(CheckMetadata());
     SWAPPLAN_RETURN_IF_ERROR(CheckOpNames());
     SWAPPLAN_RETURN_IF_ERROR(CheckTensors());
@@ -56,7 +68,8 @@ class TraceFinisher {
   enum State : uint8_t { kUnseen, kResident, kOut, kFreed };
 
   absl::Status Error(absl::string_view where, absl::string_view what, absl::string_view rule) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " [", rule, "]"));
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " [", rule, "]")),
+                    rule);
   }
 
   int32_t IterationOfOp(OpIndex op) const {
@@ -65,8 +78,9 @@ class TraceFinisher {
     return static_cast<int32_t>(it - t_.iterations_.begin()) - 1;
   }
   std::string NameOf(NameId n) const {
-    return n >= 0 && n < static_cast<NameId>(t_.op_names_.size()) ? t_.op_names_[n]
-                                                                   : absl::StrCat("#", n);
+    return n >= 0 && n < static_cast<NameId>(t_.op_names_.size())
+               ? EscapeForMessage(t_.op_names_[n])
+               : absl::StrCat("#", n);
   }
   // "src: iteration 2, op 17 (aten::mm)"
   std::string OpWhere(OpIndex op) const {
@@ -130,7 +144,8 @@ class TraceFinisher {
       auto [it, inserted] = seen.try_emplace(t_.op_names_[i], i);
       if (!inserted) {
         return Error(absl::StrCat(t_.source_, ": op name ", i),
-                     absl::StrCat("'", t_.op_names_[i], "' duplicates op name ", it->second),
+                     absl::StrCat("'", EscapeForMessage(t_.op_names_[i]), "' duplicates op name ",
+                                  it->second),
                      "duplicate-op-name");
       }
     }
@@ -140,12 +155,19 @@ class TraceFinisher {
   absl::Status CheckTensors() {
     const int32_t n = static_cast<int32_t>(t_.tensors_.size());
     dense_ids_ = true;
+    CheckedAccumulator<int64_t> total_bytes;
     for (TensorId t = 0; t < n; ++t) {
       TensorInfo& info = t_.tensors_[t];
       if (info.trace_id != static_cast<uint64_t>(t)) dense_ids_ = false;
       if (info.size_bytes <= 0) {
         return Error(TensorWhere(t),
                      absl::StrCat("size_bytes is ", info.size_bytes, "; must be > 0"), "bad-size");
+      }
+      if (!total_bytes.Add(info.size_bytes)) {
+        return OverflowError(TensorWhere(t),
+                             absl::StrCat("size_bytes ", info.size_bytes,
+                                          " makes the sizes of all tensors overflow a 64-bit "
+                                          "integer"));
       }
       if (static_cast<int>(info.dtype) >= kNumDTypes) {
         return Error(TensorWhere(t), absl::StrCat("dtype ", static_cast<int>(info.dtype),
@@ -155,11 +177,12 @@ class TraceFinisher {
         return Error(TensorWhere(t), absl::StrCat("kind ", static_cast<int>(info.kind),
                                                   " is not a known tensor kind"), "bad-enum");
       }
-      for (int64_t d : t_.shape(t)) {
-        if (d < 0) {
-          return Error(TensorWhere(t), absl::StrCat("shape has negative dimension ", d),
-                       "bad-shape");
-        }
+      SWAPPLAN_RETURN_IF_ERROR(CheckShape(t));
+      if (b_.negative_storage_id_ && b_.negative_storage_id_->first == t) {
+        return Error(TensorWhere(t),
+                     absl::StrCat("storage_id is ", b_.negative_storage_id_->second,
+                                  "; must be >= 0"),
+                     "negative-value");
       }
       if (!IsValidUtf8(t_.tensor_name(t))) {
         return Error(TensorWhere(t), "name is not valid UTF-8", "bad-text");
@@ -167,6 +190,7 @@ class TraceFinisher {
       int8_t p = b_.persistent_[t];
       info.persistent = p < 0 ? KindIsPersistentByDefault(info.kind) : p != 0;
     }
+    t_.total_tensor_bytes_ = total_bytes.value();
     if (!dense_ids_) {
       index_.reserve(n);
       for (TensorId t = 0; t < n; ++t) {
@@ -178,6 +202,40 @@ class TraceFinisher {
                        "duplicate-tensor");
         }
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // Dimensions >= 0; numel × itemsize <= size_bytes when the shape is given
+  // (non-empty) and the dtype known: the elements lie in the storage.
+  absl::Status CheckShape(TensorId t) {
+    const TensorInfo& info = t_.tensors_[t];
+    int64_t numel = 1;
+    bool overflow = false;
+    for (int64_t d : t_.shape(t)) {
+      if (d < 0) {
+        return Error(TensorWhere(t), absl::StrCat("shape has negative dimension ", d),
+                     "bad-shape");
+      }
+      overflow = overflow || !CheckedMul(numel, d, &numel);
+    }
+    const absl::Span<const int64_t> shape = t_.shape(t);
+    const int64_t itemsize = DTypeBytes(info.dtype);
+    if (shape.empty() || itemsize == 0) return absl::OkStatus();
+    int64_t bytes = 0;
+    if (overflow || !CheckedMul(numel, itemsize, &bytes)) {
+      return Error(TensorWhere(t),
+                   absl::StrCat("shape [", absl::StrJoin(shape, ", "),
+                                "] of ", DTypeName(info.dtype),
+                                " elements overflows a 64-bit byte count"),
+                   "bad-shape");
+    }
+    if (bytes > info.size_bytes) {
+      return Error(TensorWhere(t),
+                   absl::StrCat("shape [", absl::StrJoin(shape, ", "), "] of ",
+                                DTypeName(info.dtype), " needs ", bytes,
+                                " bytes, more than its size_bytes ", info.size_bytes),
+                   "bad-shape");
     }
     return absl::OkStatus();
   }
@@ -195,6 +253,7 @@ class TraceFinisher {
     t_.uses_.resize(b_.raw_uses_.size());
     bool all_durations = !t_.ops_.empty();
     bool any_allocator = false;
+    CheckedAccumulator<int64_t> total_duration, total_wall;
     absl::flat_hash_set<int32_t> backward_seen;  // micro-batches with a BACKWARD op
     for (int32_t it = 0; it < static_cast<int32_t>(t_.iterations_.size()); ++it) {
       IterationInfo& iter = t_.iterations_[it];
@@ -206,6 +265,12 @@ class TraceFinisher {
       if (iter.wall_time_ns < 0) {
         return Error(iter_where, absl::StrCat("wall_time_ns is ", iter.wall_time_ns,
                                               "; must be >= 0"), "negative-value");
+      }
+      if (!total_wall.Add(iter.wall_time_ns)) {
+        return OverflowError(iter_where,
+                             absl::StrCat("wall_time_ns ", iter.wall_time_ns,
+                                          " makes the wall times of all iterations overflow a "
+                                          "64-bit integer"));
       }
       backward_seen.clear();
       OpIndex optimizer_start = kNoOp;
@@ -220,12 +285,18 @@ class TraceFinisher {
           return Error(OpWhere(i), absl::StrCat("phase ", static_cast<int>(op.phase),
                                                 " is not a known phase"), "bad-enum");
         }
-        SWAPPLAN_RETURN_IF_ERROR(CheckOptional64(i, "duration_ns", &op.duration_ns));
-        SWAPPLAN_RETURN_IF_ERROR(
-            CheckOptional64(i, "allocator_bytes_in_use", &op.allocator_bytes_in_use));
-        if (op.stack_id == kAbsent64) op.stack_id = -1;
-        SWAPPLAN_RETURN_IF_ERROR(CheckOptional32(i, "micro_batch", &op.micro_batch));
-        SWAPPLAN_RETURN_IF_ERROR(CheckOptional32(i, "layer", &op.layer));
+        if (b_.negative_value_ && b_.negative_value_->op == i) {
+          return Error(OpWhere(i),
+                       absl::StrCat(b_.negative_value_->field, " is ", b_.negative_value_->value,
+                                    "; must be >= 0"),
+                       "negative-value");
+        }
+        if (op.duration_ns > 0 && !total_duration.Add(op.duration_ns)) {
+          return OverflowError(OpWhere(i),
+                               absl::StrCat("duration_ns ", op.duration_ns,
+                                            " makes the durations of all ops overflow a 64-bit "
+                                            "integer"));
+        }
         all_durations = all_durations && op.duration_ns >= 0;
         any_allocator = any_allocator || op.allocator_bytes_in_use >= 0;
 
@@ -267,30 +338,9 @@ class TraceFinisher {
     }
     t_.has_op_durations_ = all_durations;
     t_.has_allocator_bytes_ = any_allocator;
+    t_.total_op_duration_ns_ = total_duration.value();
+    t_.total_wall_time_ns_ = total_wall.value();
     std::vector<uint64_t>().swap(b_.raw_uses_);
-    return absl::OkStatus();
-  }
-
-  absl::Status CheckOptional64(OpIndex i, const char* field, int64_t* v) {
-    if (*v == kAbsent64) {
-      *v = -1;
-      return absl::OkStatus();
-    }
-    if (*v < 0) {
-      return Error(OpWhere(i), absl::StrCat(field, " is ", *v, "; must be >= 0"),
-                   "negative-value");
-    }
-    return absl::OkStatus();
-  }
-  absl::Status CheckOptional32(OpIndex i, const char* field, int32_t* v) {
-    if (*v == kAbsent32) {
-      *v = -1;
-      return absl::OkStatus();
-    }
-    if (*v < 0) {
-      return Error(OpWhere(i), absl::StrCat(field, " is ", *v, "; must be >= 0"),
-                   "negative-value");
-    }
     return absl::OkStatus();
   }
 
@@ -309,7 +359,7 @@ class TraceFinisher {
         return absl::StrCat(t_.source_, ": iteration ", raw.iteration, ", memory event ",
                             local_index);
       };
-      if (static_cast<int>(raw.kind) > static_cast<int>(MemoryEventKind::kSwapIn)) {
+      if (static_cast<int>(raw.kind) >= kNumMemoryEventKinds) {
         return Error(where(), absl::StrCat("kind ", static_cast<int>(raw.kind),
                                            " is not a known memory event kind"), "bad-enum");
       }

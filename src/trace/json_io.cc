@@ -6,10 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/trace/builder.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 namespace {
@@ -22,8 +25,9 @@ class JsonReader {
   explicit JsonReader(const std::string& source) : source_(source) {}
 
   absl::Status Fail(const std::string& path, absl::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_, ": JSON ", path, ": ", what, " [json-schema]"));
+    return WithRule(absl::InvalidArgumentError(
+                        absl::StrCat(source_, ": JSON ", path, ": ", what, " [json-schema]")),
+                    "json-schema");
   }
 
   static const char* TypeName(const Json& j) { return j.type_name(); }
@@ -34,7 +38,7 @@ class JsonReader {
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool ok = false;
       for (const char* a : allowed) ok = ok || it.key() == a;
-      if (!ok) return Fail(path, absl::StrCat("unknown field '", it.key(), "'"));
+      if (!ok) return Fail(path, absl::StrCat("unknown field '", EscapeForMessage(it.key()), "'"));
     }
     return absl::OkStatus();
   }
@@ -91,7 +95,8 @@ class TraceJsonParser {
     if (root.contains("format")) {
       SWAPPLAN_ASSIGN_OR_RETURN(std::string f, r_.String(root["format"], "$.format"));
       if (f != "swapplan-trace") {
-        return r_.Fail("$.format", absl::StrCat("is '", f, "', expected 'swapplan-trace'"));
+        return r_.Fail("$.format", absl::StrCat("is '", EscapeForMessage(f),
+                                                "', expected 'swapplan-trace'"));
       }
     }
     if (root.contains("format_version")) {
@@ -168,8 +173,13 @@ class TraceJsonParser {
       const Json& a = m["attributes"];
       if (!a.is_object()) return r_.Fail("$.metadata.attributes", "expected an object");
       for (auto it = a.begin(); it != a.end(); ++it) {
-        std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-        md.attributes.emplace_back(it.key(), std::move(v));
+        const Json& v = it.value();
+        if (v.is_structured()) {
+          // Flat key/value pairs only (and no unbounded recursion in dump()).
+          return r_.Fail(absl::StrCat("$.metadata.attributes.", EscapeForMessage(it.key(), 40)),
+                         "expected a string, number, true/false or null");
+        }
+        md.attributes.emplace_back(it.key(), v.is_string() ? v.get<std::string>() : v.dump());
       }
       std::sort(md.attributes.begin(), md.attributes.end());
     }
@@ -188,12 +198,14 @@ class TraceJsonParser {
     SWAPPLAN_ASSIGN_OR_RETURN(s.size_bytes, r_.Int(t["size_bytes"], path + ".size_bytes"));
     if (t.contains("dtype")) {
       SWAPPLAN_ASSIGN_OR_RETURN(std::string d, r_.String(t["dtype"], path + ".dtype"));
-      if (!ParseDType(d, &s.dtype)) return r_.Fail(path + ".dtype", "unknown dtype '" + d + "'");
+      if (!ParseDType(d, &s.dtype)) {
+        return r_.Fail(path + ".dtype", "unknown dtype '" + EscapeForMessage(d) + "'");
+      }
     }
     if (t.contains("kind")) {
       SWAPPLAN_ASSIGN_OR_RETURN(std::string k, r_.String(t["kind"], path + ".kind"));
       if (!ParseTensorKind(k, &s.kind)) {
-        return r_.Fail(path + ".kind", "unknown tensor kind '" + k + "'");
+        return r_.Fail(path + ".kind", "unknown tensor kind '" + EscapeForMessage(k) + "'");
       }
     }
     shape_.clear();
@@ -254,7 +266,8 @@ class TraceJsonParser {
     SWAPPLAN_ASSIGN_OR_RETURN(std::string phase, r_.String(o["phase"], path + ".phase"));
     if (!ParsePhase(phase, &s.phase)) {
       return r_.Fail(path + ".phase",
-                     "unknown phase '" + phase + "' (FORWARD, BACKWARD, OPTIMIZER or OTHER)");
+                     "unknown phase '" + EscapeForMessage(phase) +
+                         "' (FORWARD, BACKWARD, OPTIMIZER or OTHER)");
     }
     if (o.contains("inputs")) SWAPPLAN_RETURN_IF_ERROR(Ids(o["inputs"], path + ".inputs", &in_));
     else in_.clear();
@@ -297,7 +310,8 @@ class TraceJsonParser {
     MemoryEventKind kind;
     if (!ParseMemoryEventKind(k, &kind)) {
       return r_.Fail(path + ".kind",
-                     "unknown memory event kind '" + k + "' (ALLOC, FREE, SWAP_OUT or SWAP_IN)");
+                     "unknown memory event kind '" + EscapeForMessage(k) +
+                         "' (ALLOC, FREE, SWAP_OUT or SWAP_IN)");
     }
     SWAPPLAN_ASSIGN_OR_RETURN(uint64_t tensor, r_.Uint(e["tensor"], path + ".tensor"));
     bool passive = false;
@@ -338,22 +352,150 @@ class TraceJsonParser {
   std::vector<uint64_t> in_, out_;
 };
 
+// Re-reads text that failed to parse, tracking the JSON path of the value
+// being read, so the error says where it is: "$.iterations[0].wall_time_ns".
+// Iterative (a stack of frames), so deep nesting cannot exhaust the stack.
+class ErrorLocator : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(std::size_t) override {
+    frames_.push_back({false, 0, {}, false});
+    return true;
+  }
+  bool key(string_t& k) override {
+    frames_.back().key = k;
+    frames_.back().has_key = true;
+    return true;
+  }
+  bool end_object() override { return End(); }
+  bool start_array(std::size_t) override {
+    frames_.push_back({true, 0, {}, false});
+    return true;
+  }
+  bool end_array() override { return End(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    position_ = position;
+    id_ = ex.id;
+    what_ = ex.what();
+    path_ = Path();
+    return false;
+  }
+
+  size_t position() const { return position_; }
+  int id() const { return id_; }
+  const std::string& what() const { return what_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t count;  // values read so far (arrays)
+    std::string key;
+    bool has_key;  // objects: a key was read, its value not yet
+  };
+  bool Value() {
+    if (!frames_.empty()) {
+      Frame& f = frames_.back();
+      if (f.array) {
+        ++f.count;
+      } else {
+        f.has_key = false;
+      }
+    }
+    return true;
+  }
+  bool End() {
+    frames_.pop_back();
+    return Value();
+  }
+  // The path of the value being read when the error struck; past 16 levels
+  // the middle is elided ("$[0][0]...(199990 levels)...[0]") to keep the
+  // message one short line.
+  std::string Path() const {
+    constexpr size_t kHead = 4, kTail = 8;
+    std::string p = "$";
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      if (frames_.size() > kHead + kTail + 4 && i == kHead) {
+        absl::StrAppend(&p, "...(", frames_.size() - kHead - kTail, " levels)...");
+        i = frames_.size() - kTail - 1;
+        continue;
+      }
+      const Frame& f = frames_[i];
+      if (f.array) {
+        absl::StrAppend(&p, "[", f.count, "]");
+      } else if (f.has_key) {
+        bool plain = !f.key.empty();
+        for (char c : f.key) {
+          plain = plain && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_');
+        }
+        if (plain) {
+          absl::StrAppend(&p, ".", f.key);
+        } else {
+          absl::StrAppend(&p, "[\"", EscapeForMessage(f.key, 40), "\"]");
+        }
+      }
+    }
+    return p;
+  }
+
+  std::vector<Frame> frames_;
+  size_t position_ = 0;
+  int id_ = 0;
+  std::string what_;
+  std::string path_ = "$";
+};
+
+// The one-line error for text nlohmann could not parse: byte offset, JSON
+// path and reason; rule json-number for a number no double can hold
+// (1e400), json-syntax otherwise.
+absl::Status JsonParseError(absl::string_view json, const std::string& source) {
+  ErrorLocator locator;
+  Json::sax_parse(json.begin(), json.end(), &locator);
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax
+  // error while parsing value - invalid literal; last read: 'tru'" -> the
+  // part after the position.
+  std::string reason = locator.what();
+  if (size_t col = reason.find("column "); col != std::string::npos) {
+    if (size_t colon = reason.find(": ", col); colon != std::string::npos) {
+      reason = reason.substr(colon + 2);
+    }
+  } else if (size_t bracket = reason.find("] "); bracket != std::string::npos) {
+    reason = reason.substr(bracket + 2);
+  }
+  reason = EscapeForMessage(reason, 160);
+  if (locator.id() == 406) {  // out_of_range.406: number overflow
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(
+                        source, ": JSON ", locator.path(), " (byte ", locator.position(),
+                        "): ", reason, " (out of the range of a double) [json-number]")),
+                    "json-number");
+  }
+  return WithRule(absl::InvalidArgumentError(
+                      absl::StrCat(source, ": JSON syntax error at byte ", locator.position(),
+                                   " (", locator.path(), "): ", reason, " [json-syntax]")),
+                  "json-syntax");
+}
+
 }  // namespace
 
 absl::StatusOr<Trace> ParseTraceJson(absl::string_view json, const std::string& source) {
   Json root = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    // Parse again with exceptions to get the position and reason.
-    try {
-      Json ignored = Json::parse(json.begin(), json.end());
-      (void)ignored;
-    } catch (const Json::parse_error& e) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": JSON syntax error at byte ",
-                                                     e.byte, " [json-syntax]"));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(source, ": JSON syntax error [json-syntax]"));
+  if (root.is_discarded()) return JsonParseError(json, source);
+  // The typed accessors check every type before reading a value, so nothing
+  // below throws; the handler keeps that promise at the library boundary.
+  try {
+    return TraceJsonParser(source).Parse(root);
+  } catch (const Json::exception& e) {
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(
+                        source, ": JSON: ", EscapeForMessage(e.what(), 200), " [json-schema]")),
+                    "json-schema");
   }
-  return TraceJsonParser(source).Parse(root);
 }
 
 std::string TraceToJson(const Trace& t, bool pretty) {

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/checked.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 
@@ -67,6 +69,12 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
   const int32_t n = iter.num_ops();
   OpDurations d;
   d.duration_ns.resize(n);
+  auto op_where = [&](int32_t i) {
+    return absl::StrCat(trace.source(), ": iteration ", iteration, ", op ", i, " (",
+                        EscapeForMessage(trace.op_name_at(iter.op_begin + i)), ")");
+  };
+  // Durations are checked sums (util/checked.h); Finish() bounded the total
+  // of all recorded durations, so for a Finish()-built trace they fit.
   int64_t recorded_sum = 0;
   int32_t missing = 0;
   for (int32_t i = 0; i < n; ++i) {
@@ -76,7 +84,8 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
     if (v < 0) {
       ++missing;
     } else {
-      recorded_sum += v;
+      SWAPPLAN_ASSIGN_OR_RETURN(recorded_sum,
+                                AddOrError(recorded_sum, v, [&] { return op_where(i); }));
     }
   }
   if (model == OpTimeModel::kRecorded && missing > 0) {
@@ -103,15 +112,18 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
         "recorded (give the iteration time, or record op durations)"));
   }
   d.source = missing == n ? DurationSource::kEstimated : DurationSource::kMixed;
+  // t >= 0 and recorded_sum >= 0: the difference cannot overflow.
   const int64_t rest = std::max<int64_t>(0, t - recorded_sum);
   int32_t k = 0;
   for (int32_t i = 0; i < n; ++i) {
     if (d.duration_ns[i] >= 0) continue;
+    // Exact even-split of `rest` (rest * k < 2^94 fits in 128 bits).
     const __int128 lo = static_cast<__int128>(rest) * k / missing;
     const __int128 hi = static_cast<__int128>(rest) * (k + 1) / missing;
     d.duration_ns[i] = static_cast<int64_t>(hi - lo);
     ++k;
   }
+  // max(t, recorded_sum): fits.
   d.total_ns = recorded_sum + rest;
   return d;
 }
@@ -127,7 +139,11 @@ absl::StatusOr<OpTimeline> OpTimeline::Build(const Trace& trace, int32_t iterati
   tl.end_ns_.resize(d.duration_ns.size());
   int64_t sum = 0;
   for (size_t i = 0; i < d.duration_ns.size(); ++i) {
-    sum += d.duration_ns[i];
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        sum, AddOrError(sum, d.duration_ns[i], [&] {
+          return absl::StrCat(trace.source(), ": iteration ", iteration, ", op ", i,
+                              ": the op end times");
+        }));
     tl.end_ns_[i] = static_cast<double>(sum);
   }
   tl.iteration_time_ns_ = d.total_ns;

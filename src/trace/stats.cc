@@ -11,8 +11,11 @@ TraceStats ComputeTraceStats(const Trace& trace) {
     const OpInfo& op = trace.op(i);
     ++s.ops_per_phase[static_cast<int>(op.phase)];
     ++per_name[op.name];
-    if (op.duration_ns > 0) s.total_op_duration_ns += op.duration_ns;
   }
+  // Totals that Finish() checked (rule overflow); the per-kind byte sums
+  // below are sums of subsets of total_tensor_bytes() and fit as well.
+  s.total_op_duration_ns = trace.total_op_duration_ns();
+  s.total_wall_time_ns = trace.total_wall_time_ns();
   for (NameId n = 0; n < trace.num_op_names(); ++n) {
     if (per_name[n] > 0) s.op_name_counts.emplace_back(n, per_name[n]);
   }
@@ -22,11 +25,11 @@ TraceStats ComputeTraceStats(const Trace& trace) {
   for (TensorId t = 0; t < trace.num_tensors(); ++t) {
     const TensorInfo& info = trace.tensor(t);
     ++s.tensors_per_kind[static_cast<int>(info.kind)];
+    // A partial sum of sizes > 0: at most total_tensor_bytes(), which fits.
     s.bytes_per_kind[static_cast<int>(info.kind)] += info.size_bytes;
   }
   for (int32_t it = 0; it < trace.num_iterations(); ++it) {
     int64_t w = trace.iteration(it).wall_time_ns;
-    s.total_wall_time_ns += w;
     s.min_wall_time_ns = it == 0 ? w : std::min(s.min_wall_time_ns, w);
     s.max_wall_time_ns = std::max(s.max_wall_time_ns, w);
   }

@@ -12,6 +12,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/units.h"
 #include "util/gunzip_stream.h"
 
 namespace swapplan {
@@ -22,7 +24,12 @@ bool HasGzipSuffix(absl::string_view path) { return absl::EndsWith(path, ".gz");
 
 // --- InputFile ---------------------------------------------------------------
 
-absl::StatusOr<std::unique_ptr<InputFile>> InputFile::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<InputFile>> InputFile::Open(const std::string& path,
+                                                           int64_t max_decompressed_bytes) {
+  if (max_decompressed_bytes <= 0) {
+    return Error(ErrorKind::kUsage, absl::StrCat("the decompressed-size limit is ",
+                                                 max_decompressed_bytes, "; must be > 0"));
+  }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -49,7 +56,8 @@ absl::StatusOr<std::unique_ptr<InputFile>> InputFile::Open(const std::string& pa
         absl::StrCat(path, ": read error: ", std::strerror(in->file_->GetErrno())));
   }
   if (gz) {
-    in->gzip_ = std::make_unique<internal::GunzipStream>(in->file_.get(), path);
+    in->gzip_ = std::make_unique<internal::GunzipStream>(in->file_.get(), path,
+                                                         max_decompressed_bytes);
   }
   return in;
 }
@@ -74,12 +82,23 @@ absl::Status InputFile::StreamError() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> InputFile::ReadAll() {
+absl::StatusOr<std::string> InputFile::ReadAll(int64_t max_bytes) {
   std::string out;
   const void* data = nullptr;
   int size = 0;
   pbio::ZeroCopyInputStream* s = stream();
-  while (s->Next(&data, &size)) out.append(static_cast<const char*>(data), size);
+  while (s->Next(&data, &size)) {
+    if (static_cast<int64_t>(size) > max_bytes - static_cast<int64_t>(out.size())) {
+      return WithRule(
+          Error(ErrorKind::kResourceLimit,
+                absl::StrCat(path_, ": ", gzip() ? "the decompressed content" : "the file",
+                             " exceeds ", FormatBytes(max_bytes),
+                             ", the limit for inputs read whole (JSON traces, policies, "
+                             "baselines) [read-limit]")),
+          "read-limit");
+    }
+    out.append(static_cast<const char*>(data), size);
+  }
   absl::Status st = StreamError();
   if (!st.ok()) return st;
   return out;

@@ -4,12 +4,17 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/units.h"
 
 namespace swapplan::internal {
 
 GunzipStream::GunzipStream(google::protobuf::io::ZeroCopyInputStream* sub, std::string name,
-                           int buffer_bytes)
-    : sub_(sub), name_(std::move(name)), buffer_(static_cast<size_t>(buffer_bytes)) {
+                           int64_t max_output_bytes, int buffer_bytes)
+    : sub_(sub),
+      name_(std::move(name)),
+      buffer_(static_cast<size_t>(buffer_bytes)),
+      max_output_bytes_(max_output_bytes) {
   // 15 + 16: zlib window with gzip header/trailer decoding.
   initialized_ = inflateInit2(&z_, 15 + 16) == Z_OK;
   if (!initialized_) status_ = absl::InternalError(absl::StrCat(name_, ": zlib init failed"));
@@ -37,8 +42,11 @@ int GunzipStream::Fill() {
       if (!got) {
         done_ = true;
         if (in_member_) {
-          status_ = absl::DataLossError(absl::StrCat(
-              name_, ": corrupt or truncated gzip stream (input ends inside a gzip member)"));
+          status_ = WithRule(
+              absl::DataLossError(absl::StrCat(
+                  name_, ": corrupt or truncated gzip stream (input ends inside a gzip member "
+                         "at compressed byte ", sub_->ByteCount(), ") [corrupt-gzip]")),
+              "corrupt-gzip");
         }
         break;
       }
@@ -54,8 +62,12 @@ int GunzipStream::Fill() {
       continue;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      status_ = absl::DataLossError(absl::StrCat(name_, ": corrupt or truncated gzip stream (",
-                                                 z_.msg != nullptr ? z_.msg : "zlib error", ")"));
+      status_ = WithRule(
+          absl::DataLossError(absl::StrCat(
+              name_, ": corrupt or truncated gzip stream (",
+              z_.msg != nullptr ? z_.msg : "zlib error", " near compressed byte ",
+              sub_->ByteCount() - static_cast<int64_t>(z_.avail_in), ") [corrupt-gzip]")),
+          "corrupt-gzip");
       done_ = true;
       break;
     }
@@ -72,6 +84,18 @@ bool GunzipStream::Next(const void** data, int* size) {
   }
   int n = Fill();
   if (n == 0) {
+    last_size_ = 0;
+    return false;
+  }
+  if (n > max_output_bytes_ - byte_count_) {  // byte_count_ <= max_output_bytes_ here
+    status_ = WithRule(
+        Error(ErrorKind::kResourceLimit,
+              absl::StrCat(name_, ": gzip data inflates to more than ",
+                           FormatBytes(max_output_bytes_),
+                           ", the limit on decompressed input (--max-decompressed-bytes) "
+                           "[decompressed-limit]")),
+        "decompressed-limit");
+    done_ = true;
     last_size_ = 0;
     return false;
   }

@@ -20,9 +20,12 @@ namespace swapplan::internal {
 
 class GunzipStream : public google::protobuf::io::ZeroCopyInputStream {
  public:
-  // `name` is used in error messages. `sub` must outlive this stream.
+  // `name` is used in error messages. `sub` must outlive this stream. At
+  // most `max_output_bytes` are inflated: the stream ends there with a
+  // kResourceLimit status (rule decompressed-limit), a guard against
+  // decompression bombs (a 12 MB file can inflate to 12 GiB).
   GunzipStream(google::protobuf::io::ZeroCopyInputStream* sub, std::string name,
-               int buffer_bytes = 1 << 20);
+               int64_t max_output_bytes = INT64_MAX, int buffer_bytes = 1 << 20);
   ~GunzipStream() override;
 
   bool Next(const void** data, int* size) override;
@@ -30,8 +33,10 @@ class GunzipStream : public google::protobuf::io::ZeroCopyInputStream {
   bool Skip(int count) override;
   int64_t ByteCount() const override { return byte_count_ - backed_up_; }
 
-  // OK at a clean end of data; DataLoss when the input was corrupt or ended
-  // inside a gzip member.
+  // OK at a clean end of data; DataLoss (rule corrupt-gzip, naming the
+  // compressed byte) when the input was corrupt or ended inside a gzip
+  // member; kResourceLimit (ResourceExhausted, rule
+  // decompressed-limit) when it inflates to more than max_output_bytes.
   absl::Status status() const { return status_; }
 
  private:
@@ -49,6 +54,7 @@ class GunzipStream : public google::protobuf::io::ZeroCopyInputStream {
   int last_size_ = 0;
   int backed_up_ = 0;
   int64_t byte_count_ = 0;
+  int64_t max_output_bytes_;
   absl::Status status_;
 };
 

@@ -11,9 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 namespace {
+
+// Input text quoted in a message: control characters escaped, so that the
+// message stays on one line (issue 19), and long values shortened.
+std::string Quoted(absl::string_view text) { return EscapeForMessage(text, 40); }
 
 struct Suffix {
   const char* name;
@@ -30,7 +35,7 @@ absl::Status SplitNumber(absl::string_view text, absl::string_view what, double*
   char* end = nullptr;
   double v = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(v)) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", Quoted(text), "'"));
   }
   *value = v;
   *suffix = std::string(absl::StripAsciiWhitespace(absl::string_view(end)));
@@ -75,13 +80,14 @@ absl::StatusOr<int64_t> ParseBytes(absl::string_view text) {
   double factor = 0;
   if (!LookupSuffix(suffix, kByteSuffixes, sizeof(kByteSuffixes) / sizeof(Suffix), &factor)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "invalid size '", text, "': unknown unit '", suffix,
-        "' (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"));
+        "invalid size '", Quoted(text), "': unknown unit '", Quoted(suffix), "' (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"));
   }
   double bytes = std::round(v * factor);
-  if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("size '", text, "' is negative"));
-  if (bytes > static_cast<double>(std::numeric_limits<int64_t>::max())) {
-    return absl::InvalidArgumentError(absl::StrCat("size '", text, "' is too large"));
+  if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("size '", Quoted(text), "' is negative"));
+  // 2^63 is exactly representable and is the first value past int64 (the
+  // max itself rounds up to it as a double): compare with it, not with max.
+  if (!(bytes < 9223372036854775808.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("size '", Quoted(text), "' is too large"));
   }
   return static_cast<int64_t>(bytes);
 }
@@ -92,10 +98,10 @@ absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
   absl::StatusOr<int64_t> bytes = ParseBytes(t);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid bandwidth '", text, "' (e.g. 25GB/s, 12GiB/s)"));
+        absl::StrCat("invalid bandwidth '", Quoted(text), "' (e.g. 25GB/s, 12GiB/s)"));
   }
   if (*bytes <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("bandwidth '", text, "' must be > 0"));
+    return absl::InvalidArgumentError(absl::StrCat("bandwidth '", Quoted(text), "' must be > 0"));
   }
   return static_cast<double>(*bytes);
 }
@@ -115,13 +121,12 @@ absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text) {
   }
   if (!found) {
     return absl::InvalidArgumentError(absl::StrCat("invalid duration '", text,
-                                                   "': unknown unit '", suffix,
-                                                   "' (use ns, us, ms, s, min or h)"));
+                                                   "': unknown unit '", Quoted(suffix), "' (use ns, us, ms, s, min or h)"));
   }
   double ns = std::round(v * factor);
-  if (ns < 0) return absl::InvalidArgumentError(absl::StrCat("duration '", text, "' is negative"));
-  if (ns > static_cast<double>(std::numeric_limits<int64_t>::max())) {
-    return absl::InvalidArgumentError(absl::StrCat("duration '", text, "' is too large"));
+  if (ns < 0) return absl::InvalidArgumentError(absl::StrCat("duration '", Quoted(text), "' is negative"));
+  if (!(ns < 9223372036854775808.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("duration '", Quoted(text), "' is too large"));
   }
   return static_cast<int64_t>(ns);
 }
@@ -133,11 +138,11 @@ absl::StatusOr<double> ParseFraction(absl::string_view text) {
   if (!st.ok()) return st;
   if (suffix != "" && suffix != "%") {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid fraction '", text, "': unknown unit '", suffix, "' (use % or none)"));
+        absl::StrCat("invalid fraction '", Quoted(text), "': unknown unit '", Quoted(suffix), "' (use % or none)"));
   }
   if (suffix == "%") v /= 100;
   if (!(v >= 0) || !std::isfinite(v)) {
-    return absl::InvalidArgumentError(absl::StrCat("fraction '", text, "' is negative"));
+    return absl::InvalidArgumentError(absl::StrCat("fraction '", Quoted(text), "' is negative"));
   }
   return v;
 }
@@ -155,8 +160,8 @@ absl::Status RequireUnit(absl::string_view text, absl::string_view what,
   absl::Status st = SplitNumber(t, what, &v, &suffix);
   if (!st.ok()) return st;
   if (suffix.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("'", t, "' needs a unit, e.g. ",
-                                                   absl::StrReplaceAll(suggestion, {{"N", t}})));
+    return absl::InvalidArgumentError(absl::StrCat("'", Quoted(t), "' needs a unit, e.g. ",
+                                                   absl::StrReplaceAll(suggestion, {{"N", Quoted(t)}})));
   }
   return absl::OkStatus();
 }
@@ -185,10 +190,10 @@ absl::StatusOr<double> ParseRatio(absl::string_view text) {
   if (!st.ok()) return st;
   if (suffix != "" && suffix != "x") {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid ratio '", text, "': unknown unit '", suffix, "' (use x or none)"));
+        absl::StrCat("invalid ratio '", Quoted(text), "': unknown unit '", Quoted(suffix), "' (use x or none)"));
   }
   if (!(v > 0) || !std::isfinite(v)) {
-    return absl::InvalidArgumentError(absl::StrCat("ratio '", text, "' must be > 0"));
+    return absl::InvalidArgumentError(absl::StrCat("ratio '", Quoted(text), "' must be > 0"));
   }
   return v;
 }

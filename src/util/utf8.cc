@@ -39,4 +39,30 @@ bool IsValidUtf8(absl::string_view s) {
   return true;
 }
 
+std::string EscapeForMessage(absl::string_view s, size_t max_chars) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  const size_t n = s.size() < max_chars ? s.size() : max_chars;
+  out.reserve(n + 8);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  if (n < s.size()) out += "...";
+  return out;
+}
+
 }  // namespace swapplan

@@ -125,7 +125,7 @@ absl::StatusOr<Trace> SegmentExtractor::Extract(int32_t i) {
     spec.dtype = info.dtype;
     spec.shape = tr.shape(t);
     spec.kind = info.kind;
-    spec.storage_id = info.storage_id;
+    if (info.storage_id >= 0) spec.storage_id = info.storage_id;
     spec.device_address = info.device_address;
     spec.persistent = (from_before || to_after) ? 1 : 0;
     spec.name = tr.tensor_name(t);

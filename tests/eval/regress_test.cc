@@ -143,7 +143,16 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
     return std::string(b.status().message());
   };
   const std::string head = R"({"format": "swapplan-quality", "format_version": 1, "entries": [)";
-  CHECK(err("[") == "q.json: $: not valid JSON");
+  // Syntax errors give the byte where parsing stopped: "[" ends after byte 1.
+  CHECK_THAT(err("["), Catch::StartsWith("q.json: $: not valid JSON at byte 2 (") &&
+                           Catch::Contains("unexpected end of input"));
+  // Issue 19: a number past a double is an input error, not an exception.
+  CHECK_THAT(err(R"({"format": "swapplan-quality", "format_version": 1e400})"),
+             Catch::StartsWith("q.json: $: not valid JSON (") &&
+                 Catch::Contains("number overflow parsing '1e400'"));
+  // Issue 19 (fuzz finding regress_io_newline_in_hash.json): a key with a
+  // newline (JSON "\n") is quoted escaped, so the message is one line.
+  CHECK(err(R"({"format": "swapplan-quality", "a\nb": 1})") == "q.json: $.a\\nb: unknown field");
   CHECK(err(R"({"entries": []})") == "q.json: $: missing \"format\": \"swapplan-quality\"");
   CHECK(err(R"({"format": "swapplan-quality", "format_version": 2})") ==
         "q.json: $.format_version: unsupported version 2 (expected 1)");

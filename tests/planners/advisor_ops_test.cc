@@ -150,19 +150,43 @@ TEST_CASE("allocation crossover and repair: seed 002 Fig. 5", "[advisor][ga]") {
   CHECK(c2.cnt == std::vector<int32_t>{4, 1});
   // C1 uses 8 x 1 + 3 x 4 = 20 MB > 12: each class gives up ceil(8 / (2 x
   // size)) objects: 4 of 1 MB, 1 of 4 MB -> [4 2], exactly 12 MB.
-  CHECK(AllocationBytes(c1, sizes) == 2000);
+  CHECK(*AllocationBytes(c1, sizes) == 2000);
   REQUIRE(RepairCounts(sizes, {0, 0}, 1200, &c1));
   CHECK(c1.cnt == std::vector<int32_t>{4, 2});
-  CHECK(AllocationBytes(c1, sizes) == 1200);
+  CHECK(*AllocationBytes(c1, sizes) == 1200);
   // Minimums are kept, and an impossible budget is reported.
   Allocation m = {{0, 1, 1, 1}, {8, 3}};
   REQUIRE(RepairCounts(sizes, {7, 0}, 1200, &m));
   CHECK(m.cnt[0] >= 7);
-  CHECK(AllocationBytes(m, sizes) <= 1200);
+  CHECK(*AllocationBytes(m, sizes) <= 1200);
   // The minimums alone take 2 x 100 + 2 x 400 = 1000 bytes.
   Allocation tight = {{0, 1, 1, 1}, {1, 1}};
   CHECK_FALSE(RepairCounts(sizes, {2, 2}, 999, &tight));
   CHECK(RepairCounts(sizes, {2, 2}, 1000, &tight));
+}
+
+TEST_CASE("pool bytes past int64 are an overflow error, and repair still works",
+          "[advisor][ga][overflow]") {
+  // Two sizes of 2^62 bytes, one class each: 4 objects of 2^62 = 2^64 bytes
+  // do not fit in int64.
+  const std::vector<int64_t> sizes = {int64_t{1} << 62, int64_t{1} << 62};
+  Allocation a = {{0, 1}, {4, 1}};
+  absl::StatusOr<int64_t> bytes = AllocationBytes(a, sizes);
+  REQUIRE_FALSE(bytes.ok());
+  CHECK(std::string(bytes.status().message()) ==
+        "advisor: pool size class 0: 4 objects of 4611686018427387904 bytes bring the pool past "
+        "a 64-bit byte count [overflow]");
+  // The overflowing pool exceeds even a budget of INT64_MAX = 2^63 - 1: the
+  // repair gives objects back one per class and round (every share 2 x 2^62
+  // overflows, so each gives 1) until it fits: {4, 1} -> {3, 0} -> {2, 0}
+  // -> {1, 0} = 2^62 bytes; class 0 never goes below its minimum of 1.
+  REQUIRE(RepairCounts(sizes, {1, 0}, INT64_MAX, &a));
+  CHECK(a.cnt == std::vector<int32_t>{1, 0});
+  CHECK(*AllocationBytes(a, sizes) == int64_t{1} << 62);
+  // Minimums that alone overflow cannot fit any budget.
+  Allocation b = {{0, 1}, {0, 0}};
+  CHECK_FALSE(RepairCounts(sizes, {2, 1}, INT64_MAX, &b));
+  CHECK(b.cnt == std::vector<int32_t>{2, 1});
 }
 
 TEST_CASE("class repair clamps every step to 0 or +1", "[advisor][ga]") {
@@ -199,13 +223,13 @@ TEST_CASE("allocation mutation keeps CLS monotone with +0/+1 steps; repair meets
     const int64_t budget = 500 + static_cast<int64_t>(rng.Uniform(20000));
     Allocation r = c1;
     if (RepairCounts(sizes, min, budget, &r)) {
-      CHECK(AllocationBytes(r, sizes) <= budget);
+      CHECK(*AllocationBytes(r, sizes) <= budget);
       for (int32_t c = 0; c < r.num_classes(); ++c) CHECK(r.cnt[c] >= min[c]);
     } else {
       // Only when the minimums alone exceed the budget.
       Allocation floor = c1;
       floor.cnt = min;
-      CHECK(AllocationBytes(floor, sizes) > budget);
+      CHECK(*AllocationBytes(floor, sizes) > budget);
     }
   }
 }

@@ -246,7 +246,7 @@ TEST_CASE("search finds the exhaustive optimum over schedules on small graphs (f
     std::unique_ptr<AdvisorProblem> p = MakeProblem(t, 1);
     Allocation pool = FinestAllocation(*p);
     pool.cnt = MinCounts(*p, pool.cls);
-    const int64_t budget = std::max(AllocationBytes(pool, p->sizes()),
+    const int64_t budget = std::max(*AllocationBytes(pool, p->sizes()),
                                     curve->iterations()[0].peak_unswapped.bytes * 6 / 10);
     p = MakeProblem(t, budget);
     REQUIRE(RepairCounts(p->sizes(), MinCounts(*p, pool.cls), budget, &pool));
@@ -403,7 +403,7 @@ TEST_CASE("advisor policies pass the checker and the simulator (random graphs)",
     Allocation pool = FinestAllocation(*probe);
     pool.cnt = MinCounts(*probe, pool.cls);
     // From the tightest finest pool up to 30% more.
-    const int64_t budget = AllocationBytes(pool, probe->sizes()) * (10 + seed % 4) / 10;
+    const int64_t budget = *AllocationBytes(pool, probe->sizes()) * (10 + seed % 4) / 10;
     std::unique_ptr<AdvisorProblem> p = MakeProblem(t, budget);
     AdvisorOptions o;
     o.search.population = 8;

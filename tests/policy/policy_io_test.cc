@@ -1,6 +1,7 @@
 // Policy model, JSON/binary round trips and trace fingerprints.
 #include <catch2/catch.hpp>
 
+#include "support/cli_runner.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
@@ -109,6 +110,42 @@ TEST_CASE("policy JSON errors name the path", "[policy]") {
   CHECK(std::string(r.status().message()) == "y: not a swapplan policy (format is 'swapplan-trace')");
   r = ParsePolicyJson(R"({"bogus": 1})", "z");
   CHECK(std::string(r.status().message()) == "z: JSON $.bogus: unknown field");
+}
+
+// Issue 19: malformed policy text names the byte and a rule, on one line.
+TEST_CASE("policy JSON syntax errors give the byte and a rule", "[policy][issue19]") {
+  // {"format": ]  -- the value is missing: parsing stops at byte 12, the ']'.
+  absl::StatusOr<Policy> r = ParsePolicyJson(R"({"format": ])", "p.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(r.status().message()),
+             Catch::StartsWith("p.json: not valid JSON at byte 12 (") &&
+                 Catch::EndsWith("[json-syntax]"));
+  r = ParsePolicyJson(R"({"format": "swapplan-policy", "format_version": 1e400})", "p.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()),
+             Catch::Contains("number overflow parsing '1e400'") &&
+                 Catch::EndsWith("[json-number]"));
+}
+
+// Issue 19: an unknown key with a newline (JSON "\n") is quoted escaped.
+TEST_CASE("policy JSON: a key with a control character is quoted on one line",
+          "[policy][issue19]") {
+  absl::StatusOr<Policy> r = ParsePolicyJson(R"({"a\nb": 1})", "k.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()) == "k.json: JSON $.a\\nb: unknown field");
+}
+
+// Issue 19 (fuzz finding policy_binary_newline_in_format.policy): the format
+// string of a binary policy is quoted escaped, so the message is one line.
+TEST_CASE("binary policy with a control character in its format: one line", "[policy][issue19]") {
+  const std::string bytes = testing::ReadFile(std::string(SWAPPLAN_TEST_DATA_DIR) +
+                                              "/fuzz_findings/policy_binary_newline_in_format.policy");
+  absl::StatusOr<Policy> r = ParsePolicyBinary(bytes, "f.policy");
+  REQUIRE_FALSE(r.ok());
+  const std::string m(r.status().message());
+  CHECK_THAT(m, Catch::StartsWith("f.policy: not a swapplan policy (format is '"));
+  CHECK(m.find('\n') == std::string::npos);
 }
 
 TEST_CASE("fingerprints follow the op sequence", "[policy]") {

@@ -334,3 +334,66 @@ TEST_CASE("C API: an environment serialises callers on several threads") {
 }
 
 }  // namespace
+
+TEST_CASE("C API: the backend comes from the option or $SWAPPLAN_RT_BACKEND; vendor runtimes "
+          "load at run time") {
+  // The fake vendor runtimes (tests/meson.build passes their paths).
+  const char* fake_cudart = std::getenv("SWAPPLAN_FAKE_CUDART");
+  const char* fake_ascendcl = std::getenv("SWAPPLAN_FAKE_ASCENDCL");
+  REQUIRE(fake_cudart != nullptr);
+  REQUIRE(fake_ascendcl != nullptr);
+  swapplan_rt_options o;
+  swapplan_rt_options_init(&o);
+  CHECK(o.backend == SWAPPLAN_RT_BACKEND_FROM_ENV);
+  CHECK(o.vendor_library == nullptr);
+  o.device_memory_bytes = 1000;
+  swapplan_rt_env* env = nullptr;
+  int32_t kind = -7;
+
+  SECTION("by option: CUDA over the fake libcudart; a 100-byte tensor's bytes round-trip") {
+    o.backend = SWAPPLAN_RT_BACKEND_CUDA;
+    o.vendor_library = fake_cudart;
+    REQUIRE(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_get_backend(env, &kind) == SWAPPLAN_RT_OK);
+    CHECK(kind == SWAPPLAN_RT_BACKEND_CUDA);
+    const swapplan_rt_tensor t = Alloc(env, 100, 0x5a);
+    CHECK(Holds(env, t, 100, 0x5a));
+    CHECK(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
+    CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+  }
+  SECTION("from the environment: ascend, its library from $SWAPPLAN_RT_ASCEND_LIBRARY") {
+    REQUIRE(setenv("SWAPPLAN_RT_BACKEND", "ascend", 1) == 0);
+    REQUIRE(setenv("SWAPPLAN_RT_ASCEND_LIBRARY", fake_ascendcl, 1) == 0);
+    const swapplan_rt_status rc = swapplan_rt_create_swap_env(&o, &env);
+    unsetenv("SWAPPLAN_RT_BACKEND");
+    unsetenv("SWAPPLAN_RT_ASCEND_LIBRARY");
+    INFO(LastError());
+    REQUIRE(rc == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_get_backend(env, &kind) == SWAPPLAN_RT_OK);
+    CHECK(kind == SWAPPLAN_RT_BACKEND_ASCEND);
+    CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+  }
+  SECTION("unset: the host backend") {
+    unsetenv("SWAPPLAN_RT_BACKEND");
+    REQUIRE(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_OK);
+    REQUIRE(swapplan_rt_get_backend(env, &kind) == SWAPPLAN_RT_OK);
+    CHECK(kind == SWAPPLAN_RT_BACKEND_HOST);
+    CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+  }
+  SECTION("an unknown name in the environment") {
+    REQUIRE(setenv("SWAPPLAN_RT_BACKEND", "tpu", 1) == 0);
+    const swapplan_rt_status rc = swapplan_rt_create_swap_env(&o, &env);
+    unsetenv("SWAPPLAN_RT_BACKEND");
+    CHECK(rc == SWAPPLAN_RT_INVALID_ARGUMENT);
+    CHECK(LastError().find("SWAPPLAN_RT_BACKEND is 'tpu'; must be host, cuda or ascend") !=
+          std::string::npos);
+    CHECK(env == nullptr);
+  }
+  SECTION("a vendor library that is not there: UNAVAILABLE naming it") {
+    o.backend = SWAPPLAN_RT_BACKEND_CUDA;
+    o.vendor_library = "/nonexistent/libcudart.so.13";
+    CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_UNAVAILABLE);
+    CHECK(LastError().find("/nonexistent/libcudart.so.13") != std::string::npos);
+    CHECK(env == nullptr);
+  }
+}

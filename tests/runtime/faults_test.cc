@@ -19,7 +19,7 @@ bool Has(absl::string_view text, absl::string_view part) {
 TEST_CASE("fault: a failed copy out fails the step clearly and keeps the tensor") {
   Env env = ToyPolicyEnv(1e9, 1e9);
   REQUIRE(env.rt != nullptr);
-  REQUIRE(env.host->InjectFault({.kind = FaultKind::kCopyError, .any_direction = false,
+  REQUIRE(env.device->InjectFault({.kind = FaultKind::kCopyError, .any_direction = false,
                                  .direction = Direction::kDeviceToHost}).ok());
   Runner run(env);
   bool checked = false;
@@ -54,7 +54,7 @@ TEST_CASE("fault: a failed copy out fails the step clearly and keeps the tensor"
 TEST_CASE("fault: a failed copy in fails the step clearly; the bytes stay on the host") {
   Env env = ToyPolicyEnv(1e9, 1e9);
   REQUIRE(env.rt != nullptr);
-  REQUIRE(env.host->InjectFault({.kind = FaultKind::kCopyError, .any_direction = false,
+  REQUIRE(env.device->InjectFault({.kind = FaultKind::kCopyError, .any_direction = false,
                                  .direction = Direction::kHostToDevice}).ok());
   Runner run(env);
   bool checked = false;
@@ -112,14 +112,14 @@ TEST_CASE("fault: an allocation failure goes through Algorithm 3") {
   REQUIRE(rt.OpEnd({x, y, z}).ok());
   REQUIRE(rt.OpBegin(rt.InternOp("use"), Phase::kForward, {y}).ok());
   // One failure: step (i) has nothing to release, the retry succeeds.
-  REQUIRE(env.host->InjectFault({.kind = FaultKind::kAllocFailure, .count = 1}).ok());
+  REQUIRE(env.device->InjectFault({.kind = FaultKind::kAllocFailure, .count = 1}).ok());
   const TensorHandle w = Alloc(rt, 100, 4);
   CHECK(rt.Stats().counts.allocation_failures == 1);
   CHECK(rt.Stats().counts.passive_swap_outs == 0);
   // Two failures: the retry after step (i) fails too; step (ii) swaps out
   // the tensor closest in size to the 100 bytes asked for — X (100 bytes;
   // Y is used by this op, Z is 300) — and the next retry succeeds.
-  REQUIRE(env.host->InjectFault({.kind = FaultKind::kAllocFailure, .count = 2}).ok());
+  REQUIRE(env.device->InjectFault({.kind = FaultKind::kAllocFailure, .count = 2}).ok());
   const TensorHandle v = Alloc(rt, 100, 5);
   CHECK(rt.Stats().counts.allocation_failures == 2);
   CHECK(rt.Stats().counts.passive_swap_outs == 1);
@@ -198,7 +198,7 @@ TEST_CASE("fault: a slow copy out makes the release wait: a stall") {
   Env env = ToyPolicyEnv(1e9, 1e9);
   REQUIRE(env.rt != nullptr);
   // 100 bytes at 1 byte/ns x 1e6 = 100 ms.
-  REQUIRE(env.host->InjectFault({.kind = FaultKind::kSlowCopy, .any_direction = false,
+  REQUIRE(env.device->InjectFault({.kind = FaultKind::kSlowCopy, .any_direction = false,
                                  .direction = Direction::kDeviceToHost,
                                  .slow_factor = 1e6}).ok());
   Runner run(env);

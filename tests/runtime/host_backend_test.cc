@@ -28,7 +28,8 @@ std::unique_ptr<HostBackend> Make(int64_t capacity, double bytes_per_s = 1e9,
   return std::move(*b);
 }
 
-TEST_CASE("host arena: exact-byte capacity, an allocation beyond it fails as a device OOM") {
+TEST_CASE("host arena: exact-byte capacity, an allocation beyond it fails as a device OOM",
+          "[host-backend]") {
   auto b = Make(1000);
   const Stream c = b->ComputeStream();
   // 3 x 300 = 900 bytes fit; 100 more fit exactly; 1 more does not.
@@ -58,7 +59,8 @@ TEST_CASE("host arena: exact-byte capacity, an allocation beyond it fails as a d
   CHECK(b->counters().arena_peak_bytes == 1000);
 }
 
-TEST_CASE("host backend: a copy takes latency + bytes / bandwidth on its engine") {
+TEST_CASE("host backend: a copy takes latency + bytes / bandwidth on its engine",
+          "[host-backend]") {
   // 100 bytes at 1e3 bytes/s = 100 ms, plus 5 ms latency = 105 ms.
   auto b = Make(1000, 1e3, 5'000'000);
   absl::StatusOr<Stream> d2h = b->CreateStream(StreamPriority::kNormal);
@@ -81,7 +83,8 @@ TEST_CASE("host backend: a copy takes latency + bytes / bandwidth on its engine"
   CHECK(log[0].end_ns - log[0].start_ns >= 105'000'000);
 }
 
-TEST_CASE("host backend: a high-priority stream's copy goes before queued normal copies") {
+TEST_CASE("host backend: a high-priority stream's copy goes before queued normal copies",
+          "[host-backend]") {
   // One engine for both directions; each 100-byte copy takes 50 ms.
   auto b = Make(4000, 2e3, 0, /*engines=*/1);
   absl::StatusOr<Stream> n1 = b->CreateStream(StreamPriority::kNormal);
@@ -115,7 +118,7 @@ TEST_CASE("host backend: a high-priority stream's copy goes before queued normal
   CHECK(log[3].stream == 1);
 }
 
-TEST_CASE("host backend: a stream wait captures the record current at the call") {
+TEST_CASE("host backend: a stream wait captures the record current at the call", "[host-backend]") {
   auto b = Make(1000, 1e4);  // 100 bytes = 10 ms
   absl::StatusOr<Stream> s1 = b->CreateStream(StreamPriority::kNormal);
   absl::StatusOr<Stream> s2 = b->CreateStream(StreamPriority::kNormal);
@@ -136,7 +139,7 @@ TEST_CASE("host backend: a stream wait captures the record current at the call")
   CHECK(static_cast<uint8_t*>(dev2)[0] == 3);
 }
 
-TEST_CASE("host backend: copies from pageable host memory are refused") {
+TEST_CASE("host backend: copies from pageable host memory are refused", "[host-backend]") {
   auto b = Make(1000);
   absl::StatusOr<Stream> s = b->CreateStream(StreamPriority::kNormal);
   void* dev = *b->AllocAsync(100, b->ComputeStream());
@@ -146,7 +149,8 @@ TEST_CASE("host backend: copies from pageable host memory are refused") {
   CHECK(st.message().find("outside every pinned block") != std::string::npos);
 }
 
-TEST_CASE("host backend faults: copy error through the events, allocation failure, slow copy") {
+TEST_CASE("host backend faults: copy error through the events, allocation failure, slow copy",
+          "[host-backend]") {
   auto b = Make(1000, 1e5);  // 100 bytes = 1 ms
   absl::StatusOr<Stream> s = b->CreateStream(StreamPriority::kNormal);
   absl::StatusOr<Event> e = b->CreateEvent();
@@ -178,7 +182,8 @@ TEST_CASE("host backend faults: copy error through the events, allocation failur
   CHECK(absl::IsInvalidArgument(b->InjectFault({.kind = FaultKind::kSlowCopy, .slow_factor = 1})));
 }
 
-TEST_CASE("host backend: a worker stream that waits on a failed event fails for good") {
+TEST_CASE("host backend: a worker stream that waits on a failed event fails for good",
+          "[host-backend]") {
   HostBackendOptions o;
   o.device.capacity_bytes = 1000;
   o.device.h2d_bandwidth_bytes_per_s = o.device.d2h_bandwidth_bytes_per_s = 1e9;

@@ -31,14 +31,14 @@ TEST_CASE("rule 2: a block is released only after its copy out finished, by a co
   HostBackendCounters before{};
   int64_t released_at = 0;
   run.during_op = [&](int i) {
-    if (i == 2) before = env.host->counters();
+    if (i == 2) before = env.device->counters();
   };
   run.after_op = [&](int i) {
     if (i != 2) return;
     released_at = HostBackend::NowNs();
     // The release after op 2 waited on the compute stream for the copy's
     // event: one stream wait, no event query, no host synchronisation.
-    const HostBackendCounters after = env.host->counters();
+    const HostBackendCounters after = env.device->counters();
     CHECK(after.stream_waits == before.stream_waits + 1);
     CHECK(after.event_queries == before.event_queries);
     CHECK(after.event_synchronizes == before.event_synchronizes);
@@ -55,7 +55,7 @@ TEST_CASE("rule 2: a block is released only after its copy out finished, by a co
   // The release waited for the 50 ms copy (the prefetch at op 4 may add a
   // short wait at op 5: a thread wake-up).
   CHECK(st.counts.stalls >= 1);
-  std::vector<CopyLogEntry> log = env.host->CopyLog();
+  std::vector<CopyLogEntry> log = env.device->CopyLog();
   REQUIRE(!log.empty());
   CHECK(log[0].direction == Direction::kDeviceToHost);
   CHECK(log[0].end_ns <= released_at);
@@ -73,7 +73,7 @@ TEST_CASE("rule 3: a tensor is used only after its copy in finished") {
   // only the right bytes pass.
   CHECK(run.mismatches().empty());
   for (const std::string& m : run.mismatches()) INFO(m);
-  std::vector<CopyLogEntry> log = env.host->CopyLog();
+  std::vector<CopyLogEntry> log = env.device->CopyLog();
   REQUIRE(log.size() == 2);
   CHECK(log[1].direction == Direction::kHostToDevice);
   CHECK(log[1].end_ns <= used_at);

@@ -57,7 +57,7 @@ Program Variant(std::mt19937_64& rng, int* extra_tensor) {
   return p;
 }
 
-void MaybeInjectFaults(std::mt19937_64& rng, HostBackend& host) {
+void MaybeInjectFaults(std::mt19937_64& rng, TestDevice& host) {
   std::uniform_real_distribution<double> u(0, 1);
   if (u(rng) < 0.05) {
     FaultSpec f{.kind = FaultKind::kCopyError};
@@ -107,7 +107,7 @@ TEST_CASE("randomized: 1,000 iterations of policies, Algorithm 3 and faults lose
     INFO("iteration " << it);
     int extra = 0;
     const Program p = Variant(rng, &extra);
-    MaybeInjectFaults(rng, *env.host);
+    MaybeInjectFaults(rng, *env.device);
     // Now and then the framework pages a live activation out by hand (seed
     // 004) after some op, and waits for all copies out later.
     const int page_after = u(rng) < 0.1 ? std::uniform_int_distribution<int>(1, kLayers)(rng) : -1;
@@ -142,7 +142,7 @@ TEST_CASE("randomized: 1,000 iterations of policies, Algorithm 3 and faults lose
       REQUIRE(curve.ok());
       CHECK(curve->allocator().max_abs_diff_bytes == 0);
     }
-    env.host->ClearFaults();
+    env.device->ClearFaults();
   }
   for (const std::string& m : run.mismatches()) FAIL(m);
   CHECK(run.mismatches().empty());

@@ -200,7 +200,7 @@ TEST_CASE("seed 004: pageout_manual, before_prefetch_wait_all, need_prefetch, pr
   CHECK(c.manual_swap_outs == 2);
   CHECK(c.passive_swap_ins == 1);
   CHECK(c.uses_while_off_device == 0);  // seed 004's passive swap-in, by design
-  const std::vector<CopyLogEntry> log = env.host->CopyLog();
+  const std::vector<CopyLogEntry> log = env.device->CopyLog();
   REQUIRE(log.size() == 4);
   CHECK(log[3].direction == Direction::kHostToDevice);
   CHECK(log[3].stream == 4);

@@ -1,6 +1,9 @@
 #include "runtime_test_support.h"
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <cstring>
 #include <utility>
@@ -146,22 +149,45 @@ absl::StatusOr<Trace> BuildTrace(const Program& p) {
   return std::move(b).Finish();
 }
 
+Env::~Env() {
+  rt.reset();
+  if (device == nullptr) return;
+  const std::string broken = device->Violations();
+  if (!broken.empty() && std::uncaught_exceptions() == 0) {
+    FAIL_CHECK("the fake " << TestBackendName(kind)
+                           << " runtime saw rules broken:\n" << broken);
+  }
+}
+
 Env MakeEnv(const EnvOptions& o) {
-  HostBackendOptions ho;
-  ho.device.capacity_bytes = o.capacity_bytes;
-  ho.device.h2d_bandwidth_bytes_per_s = o.h2d_bytes_per_s;
-  ho.device.d2h_bandwidth_bytes_per_s = o.d2h_bytes_per_s;
-  ho.device.copy_latency_ns = o.copy_latency_ns;
-  ho.compute = o.compute;
-  ho.copy_log = true;
-  absl::StatusOr<std::unique_ptr<HostBackend>> b = HostBackend::Create(ho);
+  DeviceSpec spec;
+  spec.capacity_bytes = o.capacity_bytes;
+  spec.h2d_bytes_per_s = o.h2d_bytes_per_s;
+  spec.d2h_bytes_per_s = o.d2h_bytes_per_s;
+  spec.copy_latency_ns = o.copy_latency_ns;
+  spec.compute = o.compute;
+  spec.max_events = o.max_events;
+  TestBackend tb = MakeTestBackend(spec, o.backend);
   Env env;
-  if (!b.ok()) return env;
-  env.host = b->get();
+  env.kind = o.backend;
+  if (!tb.status.ok()) {
+    env.error = std::string(tb.status.message());
+    UNSCOPED_INFO("MakeEnv: " << env.error);
+    return env;
+  }
   RuntimeOptions ro = o.runtime;
-  ro.device = ho.device;
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Create(ro, std::move(*b));
-  if (rt.ok()) env.rt = std::move(*rt);
+  ro.device.capacity_bytes = o.capacity_bytes;
+  ro.device.h2d_bandwidth_bytes_per_s = o.h2d_bytes_per_s;
+  ro.device.d2h_bandwidth_bytes_per_s = o.d2h_bytes_per_s;
+  ro.device.copy_latency_ns = o.copy_latency_ns;
+  env.device = std::move(tb.device);
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Create(ro, std::move(tb.backend));
+  if (rt.ok()) {
+    env.rt = std::move(*rt);
+  } else {
+    env.error = std::string(rt.status().message());
+    UNSCOPED_INFO("MakeEnv: " << env.error);
+  }
   return env;
 }
 
@@ -269,6 +295,15 @@ absl::Status Runner::Iteration(const Program& p) {
     if (!st.ok()) {
       first = st;
       break;
+    }
+    if (env_.device != nullptr) {
+      // A rule the fake vendor runtime saw broken during this op.
+      const std::string broken = env_.device->Violations();
+      if (broken.size() > violations_seen_) {
+        mismatches_.push_back(absl::StrCat("op ", i, " (", op.name, "): the fake vendor runtime "
+                                           "saw a rule broken: ", broken.substr(violations_seen_)));
+        violations_seen_ = broken.size();
+      }
     }
     if (after_op) after_op(static_cast<int>(i));
     for (int t : op.free_after) {

@@ -1,8 +1,11 @@
 // Test support for the runtime shim: a small "program" (ops, tensors,
 // phases) that both becomes a trace (to plan or prepare a policy from) and
-// drives a Runtime over a HostBackend, writing a known byte pattern into
-// every tensor it creates and checking the pattern at every use — a tensor
-// whose bytes were lost, or used before they came back, fails the check.
+// drives a Runtime over the backend of the run (test_device.h: the host
+// backend, or the CUDA / Ascend backend over its fake vendor runtime),
+// writing a known byte pattern into every tensor it creates and checking
+// the pattern at every use — a tensor whose bytes were lost, or used before
+// they came back, fails the check; so does any rule a fake vendor runtime
+// saw broken (after every op, and when the Env goes).
 //
 //   Program p = ToyProgram();                 // 7 ops, A swapped 1 -> 5
 //   SWAPPLAN_ASSIGN_OR_RETURN(Trace t, BuildTrace(p));
@@ -24,6 +27,7 @@
 #include "swapplan/runtime/host_backend.h"
 #include "swapplan/runtime/runtime.h"
 #include "swapplan/trace/trace.h"
+#include "test_device.h"
 
 namespace swapplan::runtime::testing {
 
@@ -80,13 +84,30 @@ struct EnvOptions {
   double d2h_bytes_per_s = 1e9;
   int64_t copy_latency_ns = 0;
   ComputeStreamKind compute = ComputeStreamKind::kInline;
+  // Fake ACL device's event limit (test_device.h DeviceSpec::max_events).
+  int32_t max_events = -1;
+  // The backend (default: the run's, $SWAPPLAN_TEST_BACKEND).
+  TestBackendKind backend = CurrentTestBackend();
   RuntimeOptions runtime;  // device_budget_bytes 0 = capacity
 };
 
 struct Env {
   std::unique_ptr<Runtime> rt;
-  HostBackend* host = nullptr;
+  // The device under the runtime (counters, copy log, faults, violations).
+  std::unique_ptr<TestDevice> device;
+  // Why rt is null.
+  std::string error;
+  TestBackendKind kind = TestBackendKind::kHost;
+
+  Env() = default;
+  Env(Env&&) = default;
+  Env& operator=(Env&&) = default;
+  // Destroys the runtime, then fails the running test if a fake vendor
+  // runtime saw a rule broken.
+  ~Env();
 };
+// A runtime on a fresh device of the run's backend (rt null on failure,
+// `error` says why).
 Env MakeEnv(const EnvOptions& o);
 // A 1000-byte environment with the toy policy loaded (d2h / h2d in bytes
 // per second); rt is null when setting up failed.
@@ -143,6 +164,7 @@ class Runner {
   std::vector<int64_t> sizes_;
   uint64_t next_seed_ = 1;
   std::vector<std::string> mismatches_;
+  size_t violations_seen_ = 0;
 };
 
 }  // namespace swapplan::runtime::testing

@@ -6,6 +6,7 @@
 // randomized traces covering every field of the format (seed printed;
 // SWAPPLAN_TEST_SEED=N reruns one), and for edge cases (zero values of every
 // field, 10-byte varints of negative values).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -347,8 +348,18 @@ absl::StatusOr<Trace> RandomTrace(std::mt19937_64& rng) {
     spec.size_bytes = pick(0, 1) ? pick(1, 1024) : pick(1, int64_t{1} << 42);
     spec.dtype = static_cast<DType>(pick(0, kNumDTypes - 1));
     spec.shape = shapes.back();
+    // The trace model requires numel x itemsize <= size_bytes (issue 19,
+    // bad-shape): at most 4096^4 x 8 bytes = 2^51, so it fits.
+    if (!spec.shape.empty() && DTypeBytes(spec.dtype) > 0) {
+      int64_t numel = 1;
+      for (int64_t d : spec.shape) numel *= d;
+      spec.size_bytes = std::max(spec.size_bytes, numel * DTypeBytes(spec.dtype));
+    }
     spec.kind = kind;
-    spec.storage_id = pick(0, 2) == 0 ? -1 : pick(0, int64_t{1} << 50);
+    // Absent (std::optional) a third of the time; a present id is >= 0.
+    if (const int64_t storage = pick(0, int64_t{1} << 50); pick(0, 2) != 0) {
+      spec.storage_id = storage;
+    }
     spec.device_address = pick(0, 1) ? 0 : rng();
     spec.persistent = persistent;
     spec.name = tensor_names.back();

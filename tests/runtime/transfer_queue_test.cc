@@ -1,5 +1,6 @@
 // The transfer queue (runtime/transfer_queue.h): seed 004's semantics over
-// streams, ordering rule 1, the in-flight bound, erase.
+// streams, ordering rule 1, the in-flight bound, erase — on the run's
+// backend (test_device.h).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -7,28 +8,34 @@
 #include <vector>
 
 #include "swapplan/runtime/event_pool.h"
-#include "swapplan/runtime/host_backend.h"
 #include "swapplan/runtime/transfer_queue.h"
+#include "test_device.h"
 
 namespace swapplan::runtime {
 namespace {
 
+using testing::DeviceSpec;
+using testing::MakeTestBackend;
+using testing::TestBackend;
+
 struct Fixture {
-  std::unique_ptr<HostBackend> backend;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<testing::TestDevice> device;
   std::unique_ptr<EventPool> events;
   std::unique_ptr<TransferQueue> queue;
   char* host = nullptr;
+  TransferQueue::Streams streams;
 
   // d2h / h2d bandwidth in bytes per second.
   Fixture(double d2h, double h2d, int32_t max_inflight = 8) {
-    HostBackendOptions o;
-    o.device.capacity_bytes = 10000;
-    o.device.d2h_bandwidth_bytes_per_s = d2h;
-    o.device.h2d_bandwidth_bytes_per_s = h2d;
-    o.copy_log = true;
-    backend = *HostBackend::Create(o);
+    TestBackend tb = MakeTestBackend(
+        {.capacity_bytes = 10000, .h2d_bytes_per_s = h2d, .d2h_bytes_per_s = d2h});
+    INFO(tb.status.message());
+    REQUIRE(tb.status.ok());
+    backend = std::move(tb.backend);
+    device = std::move(tb.device);
     events = std::make_unique<EventPool>(backend.get());
-    TransferQueue::Streams s;
+    TransferQueue::Streams& s = streams;
     s.out = *backend->CreateStream(StreamPriority::kNormal);
     s.in = *backend->CreateStream(StreamPriority::kNormal);
     s.demand_out = *backend->CreateStream(StreamPriority::kHigh);
@@ -37,6 +44,16 @@ struct Fixture {
                                             TransferQueueOptions{max_inflight});
     host = static_cast<char*>(*backend->HostAlloc(1 << 16));
     std::memset(host, 0, 1 << 16);
+  }
+  ~Fixture() {
+    queue.reset();
+    events.reset();
+    (void)backend->HostFree(host);
+    for (Stream s : {streams.out, streams.in, streams.demand_out, streams.demand_in}) {
+      CHECK(backend->DestroyStream(s).ok());
+    }
+    backend.reset();
+    CHECK(device->Violations() == "");
   }
   void* Device(int fill) {
     void* p = *backend->AllocAsync(100, backend->ComputeStream());
@@ -62,7 +79,7 @@ TEST_CASE("rule 1: a swap-in never starts before that tensor's swap-out finished
   REQUIRE(f.queue->WaitOn(*in, f.backend->ComputeStream()).ok());
   CHECK(static_cast<uint8_t*>(b)[0] == 0x5a);
   CHECK(static_cast<uint8_t*>(b)[99] == 0x5a);
-  std::vector<CopyLogEntry> log = f.backend->CopyLog();
+  std::vector<CopyLogEntry> log = f.device->CopyLog();
   REQUIRE(log.size() == 2);
   CHECK(log[0].direction == Direction::kDeviceToHost);
   CHECK(log[1].start_ns >= log[0].end_ns);
@@ -108,7 +125,7 @@ TEST_CASE("transfer queue: a demand transfer goes at once on the high-priority l
   absl::StatusOr<TicketId> p2 = f.queue->Enqueue(
       {.direction = Direction::kHostToDevice, .dst = a, .src = f.host, .bytes = 100});
   absl::StatusOr<TicketId> d = f.queue->Enqueue(
-      {.direction = Direction::kHostToDevice, .dst = b, .src = f.host + 200, .bytes = 100,
+      {.direction = Direction::kHostToDevice, .dst = b, .src = f.host + 256, .bytes = 100,
        .demand = true});
   REQUIRE((p1.ok() && p2.ok() && d.ok()));
   CHECK(f.queue->lane(*d) == TransferLane::kDemandIn);

@@ -1,9 +1,12 @@
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include <catch2/catch.hpp>
 
 #include "support/test_traces.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 
 namespace swapplan {
@@ -53,6 +56,40 @@ TEST_CASE("WriteStringToFile replaces content", "[util][file]") {
   REQUIRE(WriteStringToFile(path, "one").ok());
   REQUIRE(WriteStringToFile(path, "two").ok());
   CHECK(Slurp(path) == "two");
+}
+
+TEST_CASE("InputFile limits: decompressed bytes and ReadAll", "[util][file][robustness]") {
+  // 100003 bytes, plain and gzip.
+  std::string dir = testing::TempDir();
+  for (bool gz : {false, true}) {
+    std::string path = dir + (gz ? "/limit.txt.gz" : "/limit.txt");
+    REQUIRE(WriteStringToFile(path, std::string(100003, 'y')).ok());
+    // Exactly the size passes; one byte less does not.
+    auto in = InputFile::Open(path);
+    REQUIRE(in.ok());
+    CHECK((*in)->ReadAll(100003).ok());
+    in = InputFile::Open(path);
+    REQUIRE(in.ok());
+    absl::StatusOr<std::string> all = (*in)->ReadAll(100002);
+    REQUIRE_FALSE(all.ok());
+    CHECK(std::string(all.status().message()) ==
+          path + (gz ? ": the decompressed content" : ": the file") +
+              " exceeds 97.66 KiB, the limit for inputs read whole (JSON traces, policies, "
+              "baselines) [read-limit]");
+    CHECK(KindOf(all.status()) == ErrorKind::kResourceLimit);
+    CHECK(ExitCode(all.status()) == 2);
+  }
+  // The gzip stream itself stops at max_decompressed_bytes.
+  auto in = InputFile::Open(dir + "/limit.txt.gz", 65536);
+  REQUIRE(in.ok());
+  absl::StatusOr<std::string> all = (*in)->ReadAll();
+  REQUIRE_FALSE(all.ok());
+  CHECK(std::string(all.status().message()) ==
+        dir + "/limit.txt.gz: gzip data inflates to more than 64.00 KiB, the limit on "
+              "decompressed input (--max-decompressed-bytes) [decompressed-limit]");
+  CHECK(RuleOf(all.status()) == std::optional<std::string>("decompressed-limit"));
+  CHECK(InputFile::Open(dir + "/limit.txt.gz", 0).status().message() ==
+        "the decompressed-size limit is 0; must be > 0");
 }
 
 TEST_CASE("opening a missing file is NotFound", "[util][file]") {

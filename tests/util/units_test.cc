@@ -114,5 +114,34 @@ TEST_CASE("ratios", "[util][units]") {
   CHECK(ParseRatio("").status().message() == "empty ratio");
 }
 
+// Issue 19 (libFuzzer findings in tests/data/fuzz_findings/): the largest
+// int64 is exactly 2^63 - 1 = 9223372036854775807; as a double it rounds up
+// to 2^63, which does not fit, so it is refused (before: cast to int64,
+// undefined behaviour). 2^63 - 1024 is the largest double below 2^63 and is
+// accepted exactly.
+TEST_CASE("sizes and durations at the int64 limit", "[util][units][issue19]") {
+  CHECK(ParseBytes("9223372036854775807").status().message() ==
+        "size '9223372036854775807' is too large");
+  CHECK(ParseDurationNs("9223372036854775807ns").status().message() ==
+        "duration '9223372036854775807ns' is too large");
+  CHECK(*ParseBytes("9223372036854774784") == 9223372036854774784LL);  // 2^63 - 1024
+  CHECK(ParseBytes("8EiB").status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ParseBytes("nan").status().message() == "invalid size 'nan'");
+  CHECK(ParseBytes("inf").status().message() == "invalid size 'inf'");
+}
+
+// Values quoted in messages are escaped: a control character never makes a
+// message span two lines (issue 19).
+TEST_CASE("flag values with control characters: one-line messages", "[util][units][issue19]") {
+  CHECK(ParseFraction("5\nGiB").status().message() ==
+        "invalid fraction '5\\nGiB': unknown unit 'GiB' (use % or none)");
+  CHECK(ParseBytes("1\tparsec").status().message() ==
+        "invalid size '1\\tparsec': unknown unit 'parsec' (use B, kB, MB, GB, TB, KiB, MiB, "
+        "GiB or TiB)");
+  CHECK(ParseBytesWithUnit("7\n").status().message() ==
+        "'7' needs a unit, e.g. 7B or 7GiB");  // surrounding whitespace is trimmed
+  CHECK(ParseRatio("x\ny").status().message() == "invalid ratio 'x\\ny'");
+}
+
 }  // namespace
 }  // namespace swapplan

@@ -106,7 +106,11 @@ class MemoryCurve {
 };
 
 // Returns the curves of every iteration of `trace`. Requires a trace from
-// TraceBuilder::Finish() (always valid); InvalidArgument only for bad options.
+// TraceBuilder::Finish() (always valid). InvalidArgument for bad options;
+// every sum is checked (util/checked.h), and an overflow — possible only
+// through allocator_bytes_in_use values near INT64_MAX, since Finish()
+// bounds the sum of all tensor sizes — is an input error naming the tensor
+// or op (rule overflow).
 absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace,
                                                const CurveOptions& options = {});
 

@@ -11,12 +11,19 @@
 //   SWAPPLAN_RETURN_IF_ERROR(backend.RecordEvent(events.event(e), stream));
 //   events.Ref(e);  ...  events.Unref(e);  events.Unref(e);  // back in the pool
 //
+// Event limits. When the backend refuses a new event with the rule tag
+// "event-limit" (a device's event cap: the Ascend backend), Acquire runs the
+// reclaimer — the runtime's pinned pool drops the events its free buffers
+// no longer need (pinned_pool.h ReclaimEvents) — and takes a freed one, so
+// the events in existence stay bounded by those in use.
+//
 // Not thread-safe (the runtime's thread). O(1) per call; Acquire creates an
-// event only when the free list is empty.
+// event only when the free list is empty (and reclaims only at a limit).
 #ifndef SWAPPLAN_RUNTIME_EVENT_POOL_H_
 #define SWAPPLAN_RUNTIME_EVENT_POOL_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,16 +42,20 @@ class EventPool {
   EventPool& operator=(const EventPool&) = delete;
 
   // An event with one reference; the backend's error when it cannot create
-  // one.
+  // one (at an "event-limit", after the reclaimer found none to free).
   absl::StatusOr<EventId> Acquire();
+  // Called when the backend's event limit is reached; it should Unref
+  // events it holds without needing them.
+  void SetReclaimer(std::function<void()> reclaim) { reclaim_ = std::move(reclaim); }
   void Ref(EventId e) { ++entries_[e].refs; }
   // Drops a reference; at zero the event is free again. kNoEvent is ignored.
   void Unref(EventId e);
   Event event(EventId e) const { return entries_[e].event; }
 
-  // Events created / in use now.
+  // Events created / in use now; times the reclaimer ran.
   int32_t created() const { return static_cast<int32_t>(entries_.size()); }
   int32_t in_use() const { return created() - static_cast<int32_t>(free_.size()); }
+  int64_t reclaims() const { return reclaims_; }
 
  private:
   struct Entry {
@@ -54,6 +65,8 @@ class EventPool {
   Backend* backend_;
   std::vector<Entry> entries_;
   std::vector<EventId> free_;
+  std::function<void()> reclaim_;
+  int64_t reclaims_ = 0;
 };
 
 }  // namespace swapplan::runtime

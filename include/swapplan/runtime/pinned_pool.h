@@ -81,6 +81,11 @@ class PinnedPool {
   // when nothing is in flight) must happen before it is reused.
   void Release(const PinnedBuffer& buffer, EventId ready);
 
+  // Drops the reuse events of free buffers whose copies have finished
+  // (non-blocking queries); when none has, waits for one (a host wait).
+  // The EventPool's reclaimer at an event limit. O(free buffers).
+  void ReclaimEvents();
+
   const PinnedPoolStats& stats() const { return stats_; }
 
   // The class of `bytes` and its size (exposed for tests).

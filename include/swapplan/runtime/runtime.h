@@ -267,6 +267,10 @@ struct RuntimeStats {
   int32_t active_policy = -1;
   PinnedPoolStats pinned;
   TransferQueueStats queue;
+  // Backend events the runtime's pool created, and how often it had to
+  // give events back at the device's event limit (event_pool.h).
+  int32_t events_created = 0;
+  int64_t event_reclaims = 0;
 };
 
 class Runtime {

@@ -130,7 +130,19 @@ enum {
   SWAPPLAN_RT_OOM_WARMUP_ONLY = 1,
   SWAPPLAN_RT_OOM_OFF = 2
 };
-enum { SWAPPLAN_RT_BACKEND_HOST = 0 };
+/* Backends (docs/runtime.md "Backends"). FROM_ENV (the default of
+ * swapplan_rt_options_init): $SWAPPLAN_RT_BACKEND ("host", "cuda" or
+ * "ascend"), host when unset. CUDA and ASCEND load the vendor runtime at
+ * run time (dlopen): vendor_library, else $SWAPPLAN_RT_CUDA_LIBRARY /
+ * $SWAPPLAN_RT_ASCEND_LIBRARY, else libcudart.so(.13/.12/.11.0) /
+ * libascendcl.so; a missing library or symbol fails create_swap_env with
+ * SWAPPLAN_RT_UNAVAILABLE and a message naming it. */
+enum {
+  SWAPPLAN_RT_BACKEND_FROM_ENV = -1,
+  SWAPPLAN_RT_BACKEND_HOST = 0,
+  SWAPPLAN_RT_BACKEND_CUDA = 1,
+  SWAPPLAN_RT_BACKEND_ASCEND = 2
+};
 enum { SWAPPLAN_RT_COMPUTE_INLINE = 0, SWAPPLAN_RT_COMPUTE_WORKER = 1 };
 enum {
   SWAPPLAN_RT_FAULT_COPY_ERROR = 0,
@@ -146,10 +158,12 @@ typedef uint64_t swapplan_rt_tensor;
 
 typedef struct swapplan_rt_options {
   uint32_t struct_size; /* sizeof(swapplan_rt_options), set by _init */
-  int32_t backend;      /* SWAPPLAN_RT_BACKEND_HOST */
-  /* Device memory the runtime may use (the host backend's capacity). */
+  int32_t backend;      /* SWAPPLAN_RT_BACKEND_* (default FROM_ENV) */
+  /* Device memory the runtime may use (the host backend's capacity; CUDA /
+   * Ascend: the budget, 0 = the device's total memory). */
   int64_t device_memory_bytes;
-  /* Copy model of the device (host backend: how long its copies take). */
+  /* Copy model of the device (host backend: how long its copies take; CUDA /
+   * Ascend: what the record says to planners). */
   double h2d_bandwidth_bytes_per_s;
   double d2h_bandwidth_bytes_per_s;
   int64_t copy_latency_ns;
@@ -172,6 +186,12 @@ typedef struct swapplan_rt_options {
   int64_t pinned_block_bytes;  /* pinned host blocks the pool grows by */
   int32_t keep_record;         /* keep every iteration for swapplan_rt_write_record */
   const char* work_dir;        /* records for the policy provider (copied) */
+  /* CUDA / Ascend: the vendor runtime library (a path or a soname; NULL: the
+   * environment variable, else the default names), the device, and (Ascend)
+   * the events the backend may create, 0 = no cap of its own. */
+  const char* vendor_library;
+  int32_t device_index;
+  int32_t max_events;
 } swapplan_rt_options;
 
 /* Counts for the whole run or one iteration (runtime.h SwapCounts). */
@@ -255,10 +275,11 @@ typedef int32_t (*swapplan_rt_policy_provider)(void* user,
 SWAPPLAN_RT_API int32_t swapplan_rt_abi_version(void);
 SWAPPLAN_RT_API const char* swapplan_rt_last_error(void);
 SWAPPLAN_RT_API const char* swapplan_rt_status_name(int32_t status);
-/* Defaults: 1 GiB, 10 GB/s both ways, 10 us latency, 2 engines, inline
- * compute, timed copies, fuzzy matcher (window 4, 32 bits), m = 2, n = 5,
- * Algorithm 3 in all stages, 8 copies in flight per lane, 64 MiB pinned
- * blocks, work_dir NULL. */
+/* Defaults: backend FROM_ENV, 1 GiB, 10 GB/s both ways, 10 us latency, 2
+ * engines, inline compute, timed copies, fuzzy matcher (window 4, 32 bits),
+ * m = 2, n = 5, Algorithm 3 in all stages, 8 copies in flight per lane, 64
+ * MiB pinned blocks, work_dir NULL, vendor_library NULL, device 0, no event
+ * cap. */
 SWAPPLAN_RT_API void swapplan_rt_options_init(swapplan_rt_options* options);
 
 /* --- seed 004 --- */
@@ -277,6 +298,16 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_before_prefetch_wait_all(swapplan
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_prefetch_all(swapplan_rt_env* env);
 
 /* --- framework, policies --- */
+/* The stream the framework computes on: CUDA a cudaStream_t (PyTorch:
+ * torch.cuda.current_stream().cuda_stream), Ascend an aclrtStream; NULL = the
+ * backend's default (the legacy default stream; ACL's default stream). The
+ * host backend accepts only NULL. Used from the next call on: call it again
+ * whenever the framework's current stream changes (never cache a stream). */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_set_compute_stream(swapplan_rt_env* env,
+                                                                  void* stream);
+/* The backend the environment runs on (SWAPPLAN_RT_BACKEND_HOST/CUDA/ASCEND). */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_get_backend(swapplan_rt_env* env,
+                                                           int32_t* backend);
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env,
                                                              const swapplan_rt_framework* fw);
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_set_policy_provider(
@@ -350,7 +381,8 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_write_record(swapplan_rt_env* env
                                                             const char* path);
 
 /* --- host backend, for tests --- */
-/* direction: SWAPPLAN_RT_D2H, _H2D or -1 (any). See host_backend.h FaultSpec. */
+/* direction: SWAPPLAN_RT_D2H, _H2D or -1 (any). See host_backend.h FaultSpec.
+ * Host backend only (the fake vendor runtimes of the tests inject their own). */
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_inject_fault(swapplan_rt_env* env, int32_t kind,
                                                             int32_t direction, int32_t skip,
                                                             int32_t count, double slow_factor);

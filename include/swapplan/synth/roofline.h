@@ -16,7 +16,10 @@
 //   RooflineDurationNs(2 * 4096.0 * 4096 * 4096, 3 * 4096 * 4096 * 2, dev, 1, 1)
 //
 // Every function is O(1). Durations are rounded up to whole nanoseconds and
-// are at least 1 ns.
+// are at least 1 ns. A duration that int64 nanoseconds cannot hold (about
+// 292 years; absurdly slow device figures) is returned as kDurationOverflowNs
+// (INT64_MAX), which the synthesizer refuses as an overflow; never a wrapped
+// or undefined value.
 #ifndef SWAPPLAN_SYNTH_ROOFLINE_H_
 #define SWAPPLAN_SYNTH_ROOFLINE_H_
 
@@ -25,6 +28,8 @@
 #include "swapplan/synth/config.h"
 
 namespace swapplan {
+
+inline constexpr int64_t kDurationOverflowNs = INT64_MAX;
 
 enum class CollectiveKind : uint8_t { kAllReduce, kReduceScatter, kAllGather, kPointToPoint };
 

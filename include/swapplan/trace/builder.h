@@ -16,14 +16,27 @@
 //   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, std::move(b).Finish());
 //
 // Validation rules (the bracketed tag ends every message, so tests and tools
-// can match on it): unknown-tensor, duplicate-tensor, bad-size, bad-shape,
-// bad-enum, duplicate-op-name, unknown-op-name, empty-iteration,
-// negative-value, bad-metadata, op-index-out-of-range, phase-order,
-// double-alloc, alloc-after-free, use-before-alloc, use-after-free,
-// use-while-swapped-out, free-before-alloc, double-free,
-// swap-in-without-swap-out, swap-out-not-resident, double-swap-out,
-// too-many-uses, unclosed-iteration, bad-text (text that is not UTF-8). Every message names the source, and the
-// iteration, op (index and name) or tensor (file id) concerned.
+// can match on it): no-iterations (a trace has at least one iteration),
+// unknown-tensor, duplicate-tensor, bad-size, bad-shape, bad-enum,
+// duplicate-op-name, unknown-op-name, empty-iteration, negative-value,
+// bad-metadata, op-index-out-of-range, phase-order, double-alloc,
+// alloc-after-free, use-before-alloc, use-after-free, use-while-swapped-out,
+// free-before-alloc, double-free, swap-in-without-swap-out,
+// swap-out-not-resident, double-swap-out, too-many-uses, too-many-records
+// (more than 2^31 - 1 tensors or ops, the range of the dense ids),
+// unclosed-iteration, bad-text (text that is not UTF-8), overflow. Every
+// message names the source, and the iteration, op (index and name) or tensor
+// (file id) concerned.
+//
+// Size rules: size_bytes > 0 (bad-size); every shape dimension >= 0, and when
+// both the shape (non-empty) and the dtype (not unknown) are given,
+// numel × itemsize must not exceed size_bytes — a tensor's elements lie in
+// its storage (bad-shape; a product that overflows int64 is bad-shape too).
+// Total rules (overflow, checked with util/checked.h): the sizes of all
+// tensors, the durations of all ops and the wall times of all iterations
+// each sum to at most INT64_MAX, so every later sum of a subset of them
+// (memory curve, statistics, op timelines) fits as well; Trace exposes the
+// three totals.
 //
 // Complexity of Finish(): O(tensors + ops + uses + events) time and memory,
 // plus a hash map from file ids to dense ids unless the ids are 0..N-1.
@@ -31,8 +44,9 @@
 #define SWAPPLAN_TRACE_BUILDER_H_
 
 #include <cstdint>
-#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,18 +57,14 @@
 
 namespace swapplan {
 
-// Marks an optional OpSpec field as absent (a present negative value is an
-// error, reported by Finish()).
-inline constexpr int64_t kAbsent64 = std::numeric_limits<int64_t>::min();
-inline constexpr int32_t kAbsent32 = std::numeric_limits<int32_t>::min();
-
 struct TensorSpec {
   uint64_t id = 0;
   int64_t size_bytes = 0;
   DType dtype = DType::kUnknown;
   absl::Span<const int64_t> shape;
   TensorKind kind = TensorKind::kOther;
-  int64_t storage_id = -1;
+  // Absent when std::nullopt; a present value must be >= 0 (negative-value).
+  std::optional<int64_t> storage_id;
   uint64_t device_address = 0;
   // -1: default for the kind; 0: not persistent; 1: persistent.
   int8_t persistent = -1;
@@ -66,11 +76,14 @@ struct OpSpec {
   Phase phase = Phase::kOther;
   absl::Span<const uint64_t> inputs;
   absl::Span<const uint64_t> outputs;
-  int64_t duration_ns = kAbsent64;
-  int64_t allocator_bytes_in_use = kAbsent64;
-  int64_t stack_id = kAbsent64;  // any value allowed when present
-  int32_t micro_batch = kAbsent32;
-  int32_t layer = kAbsent32;
+  // Optional values: std::nullopt when absent; a present value must be >= 0
+  // (Finish() reports a negative one, rule negative-value), so every int64 /
+  // int32 value is representable and none doubles as an "absent" marker.
+  std::optional<int64_t> duration_ns;
+  std::optional<int64_t> allocator_bytes_in_use;
+  std::optional<int64_t> stack_id;
+  std::optional<int32_t> micro_batch;
+  std::optional<int32_t> layer;
 };
 
 class TraceBuilder {
@@ -105,6 +118,11 @@ class TraceBuilder {
   // Ops added to the open iteration so far.
   int32_t ops_in_open_iteration() const;
   int32_t num_iterations() const { return static_cast<int32_t>(trace_.iterations_.size()); }
+  // Tensors, ops and memory events added so far (for count checks such as
+  // the binary form's end record).
+  uint64_t num_tensors() const { return trace_.tensors_.size(); }
+  uint64_t num_ops() const { return num_ops_added_; }
+  uint64_t num_memory_events() const { return raw_events_.size(); }
 
   // Validates everything and returns the trace. See the rules above.
   absl::StatusOr<Trace> Finish() &&;
@@ -127,6 +145,19 @@ class TraceBuilder {
   absl::flat_hash_map<std::string, NameId> name_index_;
   bool in_iteration_ = false;
   bool too_many_uses_ = false;
+  // More tensors or ops than dense int32 ids can index; later ones dropped.
+  bool too_many_records_ = false;
+  // Ops passed to AddOp (including any dropped after too_many_uses_).
+  uint64_t num_ops_added_ = 0;
+  // The first tensor with a present negative storage_id (negative-value).
+  std::optional<std::pair<TensorId, int64_t>> negative_storage_id_;
+  // The first op with a present negative optional value (negative-value).
+  struct NegativeValue {
+    OpIndex op = kNoOp;
+    const char* field = "";
+    int64_t value = 0;
+  };
+  std::optional<NegativeValue> negative_value_;
   std::string structure_error_;  // first misuse of Begin/EndIteration
 };
 

@@ -8,10 +8,20 @@
 //
 // Reading streams record by record (memory stays proportional to the trace
 // model, not the file); writing goes through a temporary file renamed into
-// place, so a failure never leaves a partial output. Every input error names
-// the file and the record (binary) or JSON path, and ends in a rule tag:
-// bad-magic, truncated-record, corrupt-record, bad-record-order, json-syntax,
-// json-schema, plus the model rules of TraceBuilder::Finish().
+// place, so a failure never leaves a partial output. Every input error is one
+// line naming the file and the record index and byte offset (binary) or the
+// JSON path, and ends in a rule tag: bad-magic, truncated-record,
+// corrupt-record, bad-record-order, count-mismatch (the end record's counts
+// differ from the records read), bad-enum (an enum value the schema does not
+// define, never clamped), json-syntax, json-number (a number a double cannot
+// hold, e.g. 1e400), json-schema, decompressed-limit, read-limit (see
+// TraceReadOptions), out-of-memory, plus the model rules of
+// TraceBuilder::Finish() (no-iterations, bad-shape, overflow, ...).
+//
+// Nothing is sized from a count read from the input: records are at most
+// 1 GiB and are read incrementally (a length beyond the data left ends in
+// truncated-record, not in an allocation), and containers grow only with
+// records actually read.
 //
 // JSON form:
 //   {"format": "swapplan-trace", "format_version": 1,
@@ -29,12 +39,14 @@
 #ifndef SWAPPLAN_TRACE_IO_H_
 #define SWAPPLAN_TRACE_IO_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "swapplan/trace/trace.h"
+#include "swapplan/util/file.h"
 
 namespace swapplan {
 
@@ -61,15 +73,35 @@ struct TraceWriteOptions {
   absl::Status Validate() const;
 };
 
+// Limits of the trace readers (resource guards; both exits 2 when hit).
+struct TraceReadOptions {
+  // Most bytes a gzip-compressed trace may inflate to; reading stops there
+  // with rule decompressed-limit. Default 64 GiB, a generous multiple of the
+  // largest trace swapplan handles. The CLI flag --max-decompressed-bytes
+  // sets it.
+  int64_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
+  // Most bytes of JSON text read: the JSON form is parsed whole into a
+  // document about ten times its size, so it is refused (rule read-limit)
+  // before more than this is buffered. Default 1 GiB; larger traces belong
+  // in the binary form.
+  int64_t max_json_bytes = kDefaultMaxReadAllBytes;
+
+  // InvalidArgument (kUsage) when a limit is < 1.
+  absl::Status Validate() const;
+};
+
 // Reads a trace in either form, gzip or not. NotFound for a missing file;
 // InvalidArgument or DataLoss (truncated/corrupt input) naming the file and
-// location otherwise.
-absl::StatusOr<Trace> ReadTrace(const std::string& path);
+// location otherwise; kResourceLimit when a limit of `options` is hit or
+// memory runs out (rule out-of-memory).
+absl::StatusOr<Trace> ReadTrace(const std::string& path, const TraceReadOptions& options = {});
 
 // Parses the JSON form from memory; `source` names it in messages.
 absl::StatusOr<Trace> ParseTraceJson(absl::string_view json, const std::string& source);
-// Parses the binary form from memory (for tests and fuzzing).
-absl::StatusOr<Trace> ParseTraceBinary(absl::string_view bytes, const std::string& source);
+// Parses the binary form (optionally gzip) from memory, for tests and
+// fuzzing; options.max_decompressed_bytes applies to gzip input.
+absl::StatusOr<Trace> ParseTraceBinary(absl::string_view bytes, const std::string& source,
+                                       const TraceReadOptions& options = {});
 
 // Serializations of a whole trace.
 std::string TraceToJson(const Trace& trace, bool pretty = false);

@@ -5,6 +5,10 @@
 //   s.ops_per_phase[static_cast<int>(Phase::kBackward)];
 //   s.top_op_names[0];   // {name id, count}, most frequent first
 //
+// Sums cannot overflow: the totals come from the Trace, whose Finish()
+// checked them (rule overflow), and the per-kind byte counts are partial
+// sums of the checked total of tensor sizes.
+//
 // Complexity: O(ops + tensors + names log names).
 #ifndef SWAPPLAN_TRACE_STATS_H_
 #define SWAPPLAN_TRACE_STATS_H_

@@ -205,6 +205,14 @@ class Trace {
   // True when some op has allocator_bytes_in_use.
   bool has_allocator_bytes() const { return has_allocator_bytes_; }
 
+  // Totals that TraceBuilder::Finish() checked to fit in int64 (rule
+  // overflow), so any sum over a subset of them fits too: the sizes of all
+  // tensors, the recorded durations of all ops (absent ones count 0) and the
+  // wall times of all iterations.
+  int64_t total_tensor_bytes() const { return total_tensor_bytes_; }
+  int64_t total_op_duration_ns() const { return total_op_duration_ns_; }
+  int64_t total_wall_time_ns() const { return total_wall_time_ns_; }
+
   // Approximate bytes held by this object (for benchmarks and reports).
   int64_t ApproximateMemoryBytes() const;
 
@@ -235,6 +243,9 @@ class Trace {
   std::vector<MemoryEvent> events_;
   bool has_op_durations_ = false;
   bool has_allocator_bytes_ = false;
+  int64_t total_tensor_bytes_ = 0;
+  int64_t total_op_duration_ns_ = 0;
+  int64_t total_wall_time_ns_ = 0;
 };
 
 }  // namespace swapplan

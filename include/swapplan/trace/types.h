@@ -67,6 +67,7 @@ enum class MemoryEventKind : uint8_t {
   kSwapOut = 2,
   kSwapIn = 3,
 };
+inline constexpr int kNumMemoryEventKinds = 4;
 
 // Canonical upper-case names as used in the JSON form and in reports:
 // "float32", "ACTIVATION", "FORWARD", "ALLOC".

@@ -16,6 +16,7 @@
 #ifndef SWAPPLAN_UTIL_FILE_H_
 #define SWAPPLAN_UTIL_FILE_H_
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -41,11 +42,23 @@ class GunzipStream;
 // True when `path` ends in ".gz".
 bool HasGzipSuffix(absl::string_view path);
 
+// Default limit on the bytes a gzip-compressed input may inflate to: a
+// generous multiple of the largest trace swapplan reads (a few GiB of binary
+// records), small enough to stop a decompression bomb.
+inline constexpr int64_t kDefaultMaxDecompressedBytes = int64_t{64} << 30;  // 64 GiB
+// Default limit of InputFile::ReadAll: inputs read whole into memory (JSON
+// traces, policies, baselines) are parsed into documents several times
+// their size, so anything larger is refused before it is buffered.
+inline constexpr int64_t kDefaultMaxReadAllBytes = int64_t{1} << 30;  // 1 GiB
+
 class InputFile {
  public:
   // Opens `path` for streaming reads. NotFound when it does not exist,
-  // InvalidArgument when it cannot be opened.
-  static absl::StatusOr<std::unique_ptr<InputFile>> Open(const std::string& path);
+  // InvalidArgument when it cannot be opened. A gzip-compressed file
+  // inflates to at most `max_decompressed_bytes` (> 0): past that the stream
+  // ends and StreamError() is kResourceLimit (rule decompressed-limit).
+  static absl::StatusOr<std::unique_ptr<InputFile>> Open(
+      const std::string& path, int64_t max_decompressed_bytes = kDefaultMaxDecompressedBytes);
   ~InputFile();
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -56,8 +69,10 @@ class InputFile {
   const std::string& path() const { return path_; }
 
   // Reads everything that is left. DataLoss when the gzip stream is corrupt
-  // or truncated, InvalidArgument on a read error.
-  absl::StatusOr<std::string> ReadAll();
+  // or truncated, InvalidArgument on a read error, kResourceLimit (rule
+  // read-limit) as soon as the content exceeds `max_bytes` — before it is
+  // buffered beyond that — or when the gzip stream passes its limit.
+  absl::StatusOr<std::string> ReadAll(int64_t max_bytes = kDefaultMaxReadAllBytes);
   // Error of the underlying file or gzip stream, if any (OK otherwise). Call
   // after a read returned false to tell end of data from corruption.
   absl::Status StreamError() const;

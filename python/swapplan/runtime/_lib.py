@@ -34,6 +34,7 @@ STAGES = ("WarmUp", "GenPolicy", "Stable")
 KIND_OTHER, KIND_PARAMETER, KIND_GRADIENT, KIND_OPTIMIZER_STATE = 0, 1, 2, 3
 KIND_ACTIVATION, KIND_INPUT, KIND_TEMPORARY = 4, 5, 6
 MATCHER_FUZZY, MATCHER_NAIVE = 0, 1
+BACKEND_FROM_ENV, BACKEND_HOST, BACKEND_CUDA, BACKEND_ASCEND = -1, 0, 1, 2
 FAULT_COPY_ERROR, FAULT_ALLOC_FAILURE, FAULT_SLOW_COPY = 0, 1, 2
 D2H, H2D = 0, 1
 
@@ -80,6 +81,9 @@ class Options(ctypes.Structure):
         ("pinned_block_bytes", ctypes.c_int64),
         ("keep_record", ctypes.c_int32),
         ("work_dir", ctypes.c_char_p),
+        ("vendor_library", ctypes.c_char_p),
+        ("device_index", ctypes.c_int32),
+        ("max_events", ctypes.c_int32),
     ]
 
 
@@ -157,6 +161,9 @@ class PolicyRequest(ctypes.Structure):
         ("runtime_iteration", ctypes.c_int32),
         ("device_budget_bytes", ctypes.c_int64),
         ("work_dir", ctypes.c_char_p),
+        ("vendor_library", ctypes.c_char_p),
+        ("device_index", ctypes.c_int32),
+        ("max_events", ctypes.c_int32),
     ]
 
 
@@ -179,6 +186,7 @@ _PROTOTYPES = {
     "swapplan_rt_before_prefetch_wait_all": (_S, [_ENV]),
     "swapplan_rt_prefetch_all": (_S, [_ENV]),
     "swapplan_rt_set_framework": (_S, [_ENV, ctypes.POINTER(Framework)]),
+    "swapplan_rt_get_backend": (_S, [_ENV, ctypes.POINTER(ctypes.c_int32)]),
     "swapplan_rt_set_policy_provider": (_S, [_ENV, PROVIDER_FN, ctypes.c_void_p]),
     "swapplan_rt_load_policy": (_S, [_ENV, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32]),
     "swapplan_rt_clear_policy": (_S, [_ENV]),

@@ -135,6 +135,10 @@ class SwapRuntime:
         directory, removed on exit; `plans` names files in it).
       matcher_window_ops, max_inflight_copies, strict_fingerprint,
       timed_copies: runtime options (swapplan_runtime.h).
+      backend: "host", the only backend this PyTorch integration drives: it
+        swaps CPU tensors whose storage the host backend's arena holds. The
+        C API's CUDA and Ascend backends (docs/runtime.md "Backends") are not
+        wired to torch.cuda tensors here; asking for them is a ValueError.
     """
 
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
@@ -142,7 +146,12 @@ class SwapRuntime:
                  copy_latency="10us", warmup_iterations=2, genpolicy_iterations=5,
                  provider="default", planner_args=(), on_oom="raise", work_dir=None,
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
-                 strict_fingerprint=False, timed_copies=True, auto_step=True):
+                 strict_fingerprint=False, timed_copies=True, auto_step=True,
+                 backend="host"):
+        if backend != "host":
+            raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
+                             "on the host backend; CUDA and Ascend run through the C API only), "
+                             "got %r" % (backend,))
         if keys not in ("fuzzy", "naive"):
             raise ValueError("keys must be 'fuzzy' or 'naive', got %r" % (keys,))
         if on_oom not in ("raise", "count"):
@@ -207,6 +216,10 @@ class SwapRuntime:
         os.makedirs(self.work_dir, exist_ok=True)
         o = L.Options()
         lib.swapplan_rt_options_init(ctypes.byref(o))
+        if o.struct_size != ctypes.sizeof(o):
+            raise RuntimeError("swapplan_rt_options is %d bytes in the library, %d in this package: "
+                               "rebuild both from one tree" % (o.struct_size, ctypes.sizeof(o)))
+        o.backend = L.BACKEND_HOST  # explicit: $SWAPPLAN_RT_BACKEND is not for this integration
         o.device_memory_bytes = self.device_memory
         o.h2d_bandwidth_bytes_per_s = self._opts["h2d"]
         o.d2h_bandwidth_bytes_per_s = self._opts["d2h"]

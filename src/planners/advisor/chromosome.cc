@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "swapplan/util/checked.h"
+
 namespace swapplan {
 
 // --- schedules ---------------------------------------------------------------------
@@ -122,10 +125,35 @@ std::vector<int64_t> ClassObjectBytes(const std::vector<int32_t>& cls,
   return bytes;
 }
 
-int64_t AllocationBytes(const Allocation& a, const std::vector<int64_t>& sizes) {
+namespace {
+
+// Sum of cnt[c] * obj[c] over the classes, checked: false when it overflows
+// int64 (so it exceeds every budget).
+bool PoolBytes(const std::vector<int64_t>& obj, const std::vector<int32_t>& cnt, int64_t* total,
+               size_t* failed_class) {
+  int64_t sum = 0;
+  for (size_t c = 0; c < cnt.size() && c < obj.size(); ++c) {
+    int64_t bytes = 0;
+    if (!CheckedMul(obj[c], int64_t{cnt[c]}, &bytes) || !CheckedAdd(sum, bytes, &sum)) {
+      *failed_class = c;
+      return false;
+    }
+  }
+  *total = sum;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> AllocationBytes(const Allocation& a, const std::vector<int64_t>& sizes) {
   const std::vector<int64_t> obj = ClassObjectBytes(a.cls, sizes);
   int64_t total = 0;
-  for (size_t c = 0; c < a.cnt.size() && c < obj.size(); ++c) total += obj[c] * a.cnt[c];
+  size_t c = 0;
+  if (!PoolBytes(obj, a.cnt, &total, &c)) {
+    return OverflowError(absl::StrCat("advisor: pool size class ", c),
+                         absl::StrCat(a.cnt[c], " objects of ", obj[c],
+                                      " bytes bring the pool past a 64-bit byte count"));
+  }
   return total;
 }
 
@@ -173,23 +201,33 @@ bool RepairCounts(const std::vector<int64_t>& sizes, const std::vector<int32_t>&
   const std::vector<int64_t> obj = ClassObjectBytes(a->cls, sizes);
   const int32_t classes = a->num_classes();
   a->cnt.resize(classes, 0);
-  int64_t total = 0;
-  for (int32_t c = 0; c < classes; ++c) {
-    a->cnt[c] = std::max(a->cnt[c], min_counts[c]);
-    total += obj[c] * a->cnt[c];
-  }
-  while (total > budget_bytes) {
+  for (int32_t c = 0; c < classes; ++c) a->cnt[c] = std::max(a->cnt[c], min_counts[c]);
+  // The pool's bytes are checked sums: a total that overflows int64 exceeds
+  // every budget; its excess is then taken as INT64_MAX - budget (at least
+  // 1), an underestimate, so the loop just runs again until the pool fits.
+  while (true) {
+    int64_t total = 0;
+    size_t failed = 0;
+    const bool fits = PoolBytes(obj, a->cnt, &total, &failed);
+    if (fits && total <= budget_bytes) break;
     int64_t active = 0;
     for (int32_t c = 0; c < classes; ++c) active += a->cnt[c] > min_counts[c];
     if (active == 0) return false;
-    const int64_t excess = total - budget_bytes;
+    int64_t excess = INT64_MAX;
+    if (fits) {
+      excess = total - budget_bytes;  // total > budget_bytes
+    } else if (!CheckedSub(INT64_MAX, budget_bytes, &excess)) {
+      excess = INT64_MAX;
+    }
+    excess = std::max<int64_t>(1, excess);
     for (int32_t c = 0; c < classes; ++c) {
       if (a->cnt[c] <= min_counts[c]) continue;
-      const int64_t share = active * obj[c];
-      const int64_t give = (excess + share - 1) / share;  // ceil(E / (C * size))
-      const int32_t to = static_cast<int32_t>(std::max<int64_t>(min_counts[c], a->cnt[c] - give));
-      total -= obj[c] * (a->cnt[c] - to);
-      a->cnt[c] = to;
+      // ceil(E / (C * size)); a share past int64 exceeds E, so 1 object.
+      int64_t share = 0;
+      const int64_t give = CheckedMul(active, obj[c], &share)
+                               ? excess / share + (excess % share != 0 ? 1 : 0)
+                               : 1;
+      a->cnt[c] = static_cast<int32_t>(std::max<int64_t>(min_counts[c], a->cnt[c] - give));
     }
   }
   return true;

@@ -122,11 +122,12 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
         }
       }
       const Trace& t = problem_.trace();
+      SWAPPLAN_ASSIGN_OR_RETURN(const int64_t finest_bytes, AllocationBytes(finest, sizes));
       return absl::ResourceExhaustedError(absl::StrCat(
           "advisor: the budget of ", FormatBytes(budget),
           " cannot hold the pool objects the recorded order needs whatever is swapped — each "
           "op's tensors and those no eviction can move (",
-          FormatBytes(AllocationBytes(finest, sizes)), " with one class per tensor size; op ", at,
+          FormatBytes(finest_bytes), " with one class per tensor size; op ", at,
           " (", t.op_name_at(t.iteration(problem_.iteration()).op_begin + at), ") alone pins ",
           FormatBytes(most), ")"));
     }

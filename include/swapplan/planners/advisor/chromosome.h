@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/policy/policy.h"
@@ -88,8 +89,9 @@ void RepairClasses(std::vector<int32_t>* cls);
 // Object size of each class: the largest size mapped to it.
 std::vector<int64_t> ClassObjectBytes(const std::vector<int32_t>& cls,
                                       const std::vector<int64_t>& sizes);
-// Sum of CNT[c] * object size.
-int64_t AllocationBytes(const Allocation& a, const std::vector<int64_t>& sizes);
+// Sum of CNT[c] * object size; an overflow error (rule overflow) naming the
+// size class when it does not fit in int64.
+absl::StatusOr<int64_t> AllocationBytes(const Allocation& a, const std::vector<int64_t>& sizes);
 // CNTEXT: per size, the count of its class.
 std::vector<int32_t> ExpandCounts(const Allocation& a);
 // Counts per class of `cls` from a per-size expansion: the rounded mean of
@@ -101,7 +103,9 @@ std::vector<int32_t> CollapseCounts(const std::vector<int32_t>& cntext,
 // eviction can move; AdvisorProblem::pin_events). O(tensors + uses).
 std::vector<int32_t> MinCounts(const AdvisorProblem& problem, const std::vector<int32_t>& cls);
 // CNT repair (above). False when even the minimum counts exceed the budget;
-// `a` then holds the minimum counts.
+// `a` then holds the minimum counts. Pool bytes are checked sums: a pool
+// whose CNT[c] * size overflows int64 exceeds every budget and is repaired
+// like any other.
 bool RepairCounts(const std::vector<int64_t>& sizes, const std::vector<int32_t>& min_counts,
                   int64_t budget_bytes, Allocation* a);
 // The two children of crossing `a` and `b` at `cr` (1 <= cr < sizes), with

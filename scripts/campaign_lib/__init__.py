@@ -1,0 +1,1 @@
+"""Helpers of scripts/mutation_campaign.py (python3 standard library only)."""
