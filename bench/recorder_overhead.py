@@ -1,4 +1,4 @@
-"""Per-op cost of swapplan_recorder, and how it grows with live storages.
+"""Per-op cost of swapplan.recorder, and how it grows with live storages.
 
     /usr/bin/python3 bench/recorder_overhead.py
 
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-import swapplan_recorder  # noqa: E402
+import swapplan.recorder  # noqa: E402
 
 OPS = 20000
 
@@ -69,13 +69,13 @@ def main():
         path = os.path.join(out, "t.json.gz")
         label = "Recorder, %d other live storages" % live
         print("%-44s %8.2f us/op" % (label, timed(
-            lambda: swapplan_recorder.Recorder(path))))
+            lambda: swapplan.recorder.Recorder(path))))
         label = "Recorder, %d live, no call sites" % live
         print("%-44s %8.2f us/op" % (label, timed(
-            lambda: swapplan_recorder.Recorder(path, record_call_sites=False))))
+            lambda: swapplan.recorder.Recorder(path, record_call_sites=False))))
         label = "Recorder, %d live, poll_every_op" % live
         print("%-44s %8.2f us/op" % (label, timed(
-            lambda: swapplan_recorder.Recorder(path, poll_every_op=True))))
+            lambda: swapplan.recorder.Recorder(path, poll_every_op=True))))
         del keep
     training_step_overhead(out)
 
@@ -124,7 +124,7 @@ def training_step_overhead(out):
             plain.append(time.perf_counter_ns() - t0)
         recorded = []
         path = os.path.join(out, name + ".json.gz")
-        with swapplan_recorder.Recorder(path, model=model, optimizer=opt) as rec:
+        with swapplan.recorder.Recorder(path, model=model, optimizer=opt) as rec:
             for _ in range(5):
                 t0 = time.perf_counter_ns()
                 step()

@@ -1,5 +1,5 @@
 """Per-op cost of the PyTorch integration of the runtime shim
-(swapplan_runtime.SwapRuntime), measured like bench/recorder_overhead.py.
+(swapplan.runtime.SwapRuntime), measured like bench/recorder_overhead.py.
 
     /usr/bin/python3 bench/runtime_overhead.py
 
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from swapplan_runtime import SwapRuntime  # noqa: E402
+from swapplan.runtime import SwapRuntime  # noqa: E402
 
 OPS = 20000
 

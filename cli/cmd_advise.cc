@@ -23,6 +23,7 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "html_output.h"
+#include "progress.h"
 #include "synth_flags.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
@@ -155,7 +156,11 @@ absl::Status Run(AdviseArgs& a) {
         Given(a.sub, {"--device", "--device-memory", "--h2d-bandwidth", "--d2h-bandwidth",
                       "--copy-latency", "--half-duplex"}),
         " -o ", trace_arg);
-    SWAPPLAN_ASSIGN_OR_RETURN(trace, SynthesizeTrace(o, trace_arg));
+    ProgressBar synth_bar("synth");
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        trace, SynthesizeTrace(o, trace_arg, [&synth_bar](int32_t done, int32_t iterations) {
+          synth_bar.Update(done, iterations);
+        }));
   } else {
     SWAPPLAN_ASSIGN_OR_RETURN(trace, ReadTraceArg(a.trace, &a.flags));
     device = ResolveDevice(a.synth.device, TraceDeviceDefaults(trace), {}, &a.flags);
@@ -168,7 +173,10 @@ absl::Status Run(AdviseArgs& a) {
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
   options.budget = BudgetFor(device.model);
-  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options));
+  ProgressBar bar("advise");
+  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
+                            ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
+  bar.Finish();
   SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c));
   const std::string out_path = a.output.value_or("");
   if (advice.best >= 0 && !out_path.empty()) {

@@ -29,6 +29,7 @@
 #include "flags.h"
 #include "html_output.h"
 #include "planner_flags.h"
+#include "progress.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
@@ -241,16 +242,10 @@ absl::Status Run(CompareArgs& args) {
                    absl::StrCat("--save-policies: cannot create ", save, ": ", ec.message()));
     }
   }
-  const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](const PlannerOutcome& row) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > 1.0) {
-      std::cerr << "swapplan compare: " << row.planner << " planned in "
-                << FormatDurationNs(row.plan_time_ns) << "\n";
-    }
-  };
-  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options, nullptr, progress));
+  ProgressBar bar("compare");
+  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
+                            ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
+  bar.Finish();
   std::vector<std::string> notes;
   for (const PlannerOutcome& row : c.rows) {
     notes.push_back(OutcomeNote(trace, c.iteration, row));

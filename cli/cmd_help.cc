@@ -35,7 +35,11 @@ std::string Markdown(CLI::App& root) {
       "every command; `--iteration` defaults to the last complete iteration; `-o/--output` "
       "writes the command's main artefact and `--json` selects the JSON report (schemas in "
       "`docs/json/`). Exit status: 0 success, 1 internal error, 2 bad input or usage, "
-      "3 infeasible, 4 quality regression (`regress`).\n\n";
+      "3 infeasible, 4 quality regression (`regress`). Progress: commands that run over a "
+      "second (advise, report, compare, search, whatif, synth, import and trace reading, replay, "
+      "regress) draw "
+      "a bar with an ETA on stderr when it is a terminal; `-q/--quiet`, accepted by every "
+      "command, turns it off.\n\n";
   absl::StrAppend(&out, "## Commands\n\n");
   for (const CLI::App* sub : root.get_subcommands([](const CLI::App*) { return true; })) {
     absl::StrAppend(&out, "- [`", sub->get_name(), "`](#swapplan-", sub->get_name(), "): ",

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "flags.h"
+#include "progress.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/import/import.h"
 #include "swapplan/trace/io.h"
@@ -75,7 +76,10 @@ absl::Status Run(ImportArgs& args) {
                               primaries.size(), " traces: ", absl::StrJoin(primaries, ", ")));
   }
   primary = primaries[0];
+  ProgressBar bar("import", ProgressUnit::kBytes);
+  opts.progress = [&bar](int64_t read, int64_t total) { bar.Update(read, total); };
   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, ReadAnyTrace(primary, opts));
+  bar.Finish();
   SWAPPLAN_RETURN_IF_ERROR(WriteTrace(trace, args.output));
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
   std::string out;

@@ -29,6 +29,7 @@
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -114,11 +115,12 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
                     p.release_wait ? " of the release-wait fallback" : "", " (", p.mrl_entries,
                     " MREs, ", p.candidates.size(), " candidates):\n");
     if (p.candidates.empty()) continue;
+    const TensorLabeler names(c.trace);
     TextTable cl({"rank", "tensor", "bytes", "window", "coverage", "N_MRE", "N^", "S^", "score"});
     for (size_t i = 0; i < p.candidates.size(); ++i) {
       const ScoredCandidate& s = p.candidates[i];
       const SwapWindow& w = x.windows[s.window];
-      cl.AddRow({absl::StrCat(i), absl::StrCat(c.trace.tensor(w.tensor).trace_id),
+      cl.AddRow({absl::StrCat(i), names.LabelOf(w.tensor, LabelForm::kCell),
                  absl::StrCat(w.size_bytes), absl::StrCat(w.last_fwd_op, "->", w.first_bwd_op),
                  absl::StrCat(p.release_wait ? w.last_fwd_op + 1 : w.cover_begin, "..",
                               w.cover_end()),
@@ -126,7 +128,7 @@ std::string RenderExplanation(const Context& c, const ChameleonExplanation& x) {
                  absl::StrFormat("%.3f", s.n_hat), absl::StrFormat("%.3f", s.s_hat),
                  absl::StrFormat("%.3f", s.score)});
     }
-    absl::StrAppend(&out, cl.Render());
+    absl::StrAppend(&out, cl.Render(/*left_columns=*/2));  // rank, tensor (a name)
   }
   absl::StrAppend(&out, "\ndecisions:\n");
   for (const ChameleonDecision& d : x.decisions) {
@@ -268,13 +270,13 @@ std::string RenderSummary(const Context& c, const Policy& p, const CheckReport& 
   return out;
 }
 
-std::string RenderItems(const Policy& p) {
+std::string RenderItems(const Policy& p, const TensorLabeler& names) {
   // A release that waits for its copy out is marked "<release>*" (legend below).
   bool waits = false;
   for (const PolicyItem& it : p.items) waits = waits || it.release_waits_for_copy;
   TextTable items({"tensor", "bytes", "swap-out", "release", "swap-in", "first use"});
   for (const PolicyItem& it : p.items) {
-    items.AddRow({absl::StrCat(it.tensor_id), absl::StrCat(it.size_bytes),
+    items.AddRow({names.Label(it.tensor_id, LabelForm::kCell), absl::StrCat(it.size_bytes),
                   absl::StrCat(it.swap_out_op),
                   absl::StrCat(it.release_op, it.release_waits_for_copy ? "*" : ""),
                   absl::StrCat(it.swap_in_op), absl::StrCat(it.first_use_op)});
@@ -391,7 +393,7 @@ absl::Status RunPlan(PlanArgs& a) {
   } else {
     out = RenderSummary(c, *policy, report, output);
     if (a.explain) {
-      absl::StrAppend(&out, "\n", RenderItems(*policy), "\n", RenderExplanation(c, why));
+      absl::StrAppend(&out, "\n", RenderItems(*policy, TensorLabeler(c.trace)), "\n", RenderExplanation(c, why));
     }
   }
   return WriteOutput("", out);

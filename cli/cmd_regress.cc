@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "common.h"
 #include "flags.h"
+#include "progress.h"
 #include "swapplan/eval/regress.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
@@ -148,14 +149,12 @@ absl::Status Run(RegressArgs& a) {
   if (absl::Status s = options.Validate(); !s.ok()) a.flags.Add(std::string(s.message()));
   SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
   SWAPPLAN_ASSIGN_OR_RETURN(QualityBaseline baseline, ReadQualityBaseline(*a.baseline));
-  auto progress = [&](size_t entry, double elapsed) {
-    if (elapsed > 1.0) {
-      std::cerr << absl::StrFormat("swapplan regress: %d/%d %s (%.1f s)\n", entry + 1,
-                                   baseline.entries.size(), baseline.entries[entry].trace,
-                                   elapsed);
-    }
+  ProgressBar bar("regress");
+  auto progress = [&](size_t entry, double) {
+    bar.Update(static_cast<int64_t>(entry) + 1, static_cast<int64_t>(baseline.entries.size()));
   };
   SWAPPLAN_ASSIGN_OR_RETURN(RegressReport report, RunRegression(baseline, options, progress));
+  bar.Finish();
   if (a.update) {
     SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*a.baseline, QualityBaselineToJson(report.updated)));
   }

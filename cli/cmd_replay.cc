@@ -22,8 +22,11 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "progress.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
+#include "swapplan/varying/segment.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 #include "swapplan/eval/replay.h"
@@ -60,17 +63,16 @@ struct ReplayArgs {
   bool oracle = false;
   bool compare_matchers = false;
   bool json = false;
-  bool quiet = false;
   std::optional<std::string> output;
 
   std::string rows_mode() const { return rows.value_or("all"); }
   int32_t explain_iteration() const { return static_cast<int32_t>(explain.value_or(-1)); }
 };
 
-std::string Note(const ReplayRow& r) {
+std::string Note(const ReplayRow& r, const TensorLabeler& names) {
   std::string note;
   if (r.uses_while_off_device > 0) {
-    absl::StrAppend(&note, "CRASH: tensor ", r.first_off_device_tensor, " used at op ",
+    absl::StrAppend(&note, "CRASH: ", names.Label(r.first_off_device_tensor), " used at op ",
                     r.first_off_device_op, " while off device; ");
   }
   if (r.unresolved_ooms > 0) {
@@ -114,7 +116,7 @@ std::string Signature(const ReplayRow& r) {
                       StageName(r.next_stage), "|", r.generated_policy >= 0);
 }
 
-std::vector<std::string> Cells(const ReplayRow& r) {
+std::vector<std::string> Cells(const ReplayRow& r, const TensorLabeler& names) {
   return {absl::StrCat(r.iteration),
           absl::StrCat(r.trace_iteration),
           absl::StrCat(r.ops),
@@ -128,7 +130,7 @@ std::vector<std::string> Cells(const ReplayRow& r) {
           absl::StrCat(r.ooms),
           absl::StrCat(r.passive_swaps),
           FormatDurationNs(r.time_ns),
-          Note(r)};
+          Note(r, names)};
 }
 
 const std::vector<std::string> kHeader = {"iter", "trace it", "ops",      "stage", "policy",
@@ -185,7 +187,7 @@ std::string Summary(const ReplaySummary& s, const ReplayArgs& a, const ResolvedD
   return out;
 }
 
-std::string ExplainText(const ReplayRow& r) {
+std::string ExplainText(const ReplayRow& r, const TensorLabeler& names) {
   std::string out = absl::StrCat("\nitems of runtime iteration ", r.iteration, " (policy ",
                                  r.policy >= 0 ? absl::StrCat(r.policy) : "-", ", stage ",
                                  StageName(r.stage), "; local ops):\n");
@@ -197,8 +199,8 @@ std::string ExplainText(const ReplayRow& r) {
     const ItemReport& x = r.reports[k];
     const bool found = x.outcome != ItemOutcome::kMissed;
     t.AddRow({absl::StrCat(k), std::string(ItemOutcomeName(x.outcome)),
-              found ? absl::StrCat(x.tensor_id) : "-",
-              x.expected_tensor_id != 0 ? absl::StrCat(x.expected_tensor_id) : "-",
+              found ? names.Label(x.tensor_id, LabelForm::kCell) : "-",
+              x.expected_tensor_id != 0 ? names.Label(x.expected_tensor_id, LabelForm::kCell) : "-",
               found ? absl::StrCat(x.decision_op) : "-",
               x.next_use_op >= 0 ? absl::StrCat(x.next_use_op) : "-",
               found ? absl::StrCat(x.swap_in_op) : "-", x.used_while_off_device ? "YES" : "no"});
@@ -377,6 +379,7 @@ absl::Status Run(ReplayArgs& args) {
   PrintWarnings(device.warnings);
   // The simulator scales op durations by device.compute_time_scale.
   const Trace& trace = recorded;
+  const TensorLabeler names(trace);
   o.simulator.device = device.model;
 
   const std::string output = args.output.value_or("");
@@ -411,11 +414,14 @@ absl::Status Run(ReplayArgs& args) {
     }
   };
   bool header_done = args.json || rows_mode == "none";
-  const auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
+  const int32_t segments =
+      static_cast<int32_t>(RuntimeIterations(trace, o.boundary).size());
+  const int64_t replay_total = o.max_iterations > 0 ? std::min(o.max_iterations, segments)
+                                                    : segments;
+  ProgressBar bar("replay", ProgressEnabled() && !stream);  // streamed rows show progress
   std::string explained;
   auto on_row = [&](const ReplayRow& r) {
-    if (r.iteration == explain && !args.json) explained = ExplainText(r);
+    if (r.iteration == explain && !args.json) explained = ExplainText(r, names);
     if (!header_done) {
       emit(render(kHeader));
       header_done = true;
@@ -427,29 +433,24 @@ absl::Status Run(ReplayArgs& args) {
       if (args.json) {
         rows.push_back(RowJson(previous, explain, o.oracle));
       } else {
-        emit(render(Cells(previous)));
+        emit(render(Cells(previous, names)));
       }
     }
     if (show) {
       if (args.json) {
         rows.push_back(RowJson(r, explain, o.oracle));
       } else {
-        emit(render(Cells(r)));
+        emit(render(Cells(r, names)));
       }
     }
     previous = r;
     previous_printed = show;
     have_previous = true;
     last_signature = sig;
-    const auto now = std::chrono::steady_clock::now();
-    if (!args.quiet && now - last_progress > std::chrono::seconds(2)) {
-      last_progress = now;
-      const double secs = std::chrono::duration<double>(now - start).count();
-      std::cerr << absl::StrFormat("swapplan replay: iteration %d, %.0f iterations/s\n",
-                                   r.iteration + 1, (r.iteration + 1) / secs);
-    }
+    bar.Update(r.iteration + 1, replay_total);
   };
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
+  bar.Finish();
   // --compare-matchers: the same replay with the other matcher, rows not
   // printed.
   std::optional<ReplaySummary> other;
@@ -465,7 +466,7 @@ absl::Status Run(ReplayArgs& args) {
     if (args.json) {
       rows.push_back(RowJson(previous, explain, o.oracle));
     } else {
-      emit(render(Cells(previous)));
+      emit(render(Cells(previous, names)));
     }
   }
   if (args.json) {
@@ -569,7 +570,6 @@ void SetupReplay(CLI::App& root, Action* action) {
                 "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
-  sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
   f.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }

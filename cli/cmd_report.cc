@@ -22,6 +22,7 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "html_output.h"
+#include "progress.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
@@ -105,7 +106,10 @@ absl::Status Run(ReportArgs& args) {
   options.simulator.device = device.model;
   options.budget = BudgetFor(device.model);
   if (args.oversubscription) options.budget = {.oversubscription = *args.oversubscription};
-  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, options));
+  ProgressBar bar("report");
+  SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
+                            ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
+  bar.Finish();
   // The given policies, judged like the planners' (JudgePolicy).
   std::vector<int32_t> featured;
   if (!policies.empty()) {

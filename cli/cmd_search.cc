@@ -5,19 +5,21 @@
 //   [--seed-planners a,b|none] [--seed-mutants N] [--local-search-moves N]
 //   [every other Advisor option] [--copy-latency T] [--h2d-bandwidth B] [--half-duplex]
 //   [--islands [--migration-interval N] [--migrants N]] [--history CSV]
-//   [-o policy] [--json] [--quiet]
+//   [-o policy] [--json] [--log-generations]
 //
 // Runs the Advisor planner (planners/advisor/advisor_planner.h): a genetic
 // search over operator schedules and size-class memory pools with a Belady
 // swap planner and the evaluation simulator as fitness, seeded with the
 // other planners' policies and with local search on its elite (never slower
-// than the best seed: planners/advisor/search.h). Progress goes to
-// stderr, one line per generation (best / mean / worst simulated iteration
-// time of the survivors, evaluations per second). The best policy is
+// than the best seed: planners/advisor/search.h). Progress is a bar on
+// stderr when it is a terminal (cli/progress.h); --log-generations writes
+// one line per generation instead-or-too (best / mean / worst simulated
+// iteration time of the survivors, evaluations per second). The best policy is
 // verified with the checker (a rejected policy is an internal error, exit
 // 1), summarised on stdout, and written with -o. Exit 3 when no schedule
 // and pool fit the budget. The Advisor's flags are its option table
 // (AdvisorOptionTable): the names its policies record.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -34,6 +36,7 @@
 #include "flags.h"
 #include "mpi_islands.h"
 #include "planner_flags.h"
+#include "progress.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
@@ -62,7 +65,7 @@ struct SearchArgs {
   // Per-generation CSV (elapsed, best chromosome, elite, best of all islands).
   std::optional<std::string> history;
   bool json = false;
-  bool quiet = false;
+  bool log_generations = false;
 };
 
 std::string Ns(int64_t ns) { return ns < 0 ? std::string("-") : FormatDurationNs(ns); }
@@ -124,14 +127,27 @@ absl::Status Run(SearchArgs& a) {
     planner.set_islands(mpi.get(), io);
   }
   const bool lead = mpi == nullptr || mpi->rank() == 0;
-  if (!a.quiet && lead) {
-    const bool islands = a.islands;
-    planner.set_progress(
-        [islands](const GenerationStats& g) { std::cerr << ProgressLine(g, islands); });
+  // A bar on a terminal (rank 0 only): generations of --max-generations, or
+  // seconds of the time limit, whichever is further along.
+  ProgressBar bar("search", ProgressUnit::kFraction);
+  const bool log = a.log_generations && !GlobalQuiet() && lead;
+  const bool islands = a.islands;
+  if (lead) {
+    planner.set_progress([&, islands](const GenerationStats& g) {
+      if (log) std::cerr << ProgressLine(g, islands);
+      const SearchOptions& s = o.search;
+      const double by_generations =
+          s.max_generations > 0 ? (g.generation + 1.0) / s.max_generations : 0.0;
+      const double by_time = s.time_limit_ns > 0 ? static_cast<double>(g.elapsed_ns) /
+                                                       static_cast<double>(s.time_limit_ns)
+                                                 : 0.0;
+      bar.Update(static_cast<int64_t>(1000 * std::max(by_generations, by_time)), 1000);
+    });
   }
   PlanningProblem problem{.trace = &trace, .iteration = it, .device = device.model};
   const int64_t budget = problem.budget_bytes();
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
+  bar.Finish();
   policy.device = device.model;
   const SearchResult& r = *planner.last_result();
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy));
@@ -253,8 +269,8 @@ void SetupSearch(CLI::App& root, Action* action) {
   CLI::App* sub = root.add_subcommand(
       "search",
       "Advisor planner (SwapAdvisor, seed 002): genetic search over operator schedules and "
-      "size-class memory pools, Belady swaps, the evaluation simulator as fitness. Progress per "
-      "generation on stderr. Exit 3 when nothing fits the budget.");
+      "size-class memory pools, Belady swaps, the evaluation simulator as fitness. A progress bar "
+      "on stderr (a terminal); --log-generations: one line per generation. Exit 3 when nothing fits the budget.");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
   a->flags.Ratio(sub, "--oversubscription", &a->oversubscription,
@@ -281,7 +297,9 @@ void SetupSearch(CLI::App& root, Action* action) {
                 "Write one CSV row per generation: elapsed_ns, best chromosome, elite, best of "
                 "all islands (-1: none yet)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/search.schema.json)");
-  sub->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  sub->add_flag("--log-generations", a->log_generations,
+                "One line per generation on stderr (best, mean, worst, feasible, evaluations/s), "
+                "also when stderr is not a terminal");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }
 

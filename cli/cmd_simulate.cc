@@ -20,6 +20,7 @@
 #include "swapplan/sim/chrome_trace.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -143,11 +144,12 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
   if (!r.top_stalls.empty()) {
     absl::StrAppend(&out, "\n");
     TextTable table({"op", "name", "phase", "stall", "cause", "tensor"});
+    const TensorLabeler names(t);
     for (const StallSite& s : r.top_stalls) {
       const OpIndex g = t.iteration(it).op_begin + s.op;
       table.AddRow({absl::StrCat(s.op), t.op_name_at(g), std::string(PhaseName(t.op(g).phase)),
                     FormatDurationNs(s.stall_ns), std::string(StallCauseName(s.cause)),
-                    absl::StrCat(s.tensor_id)});
+                    names.Label(s.tensor_id, LabelForm::kCell)});
     }
     absl::StrAppend(&out, table.Render(/*left_columns=*/3));
   }

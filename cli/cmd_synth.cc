@@ -20,6 +20,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "progress.h"
 #include "synth_flags.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/device/presets.h"
@@ -191,7 +192,12 @@ void SetupSynth(CLI::App& root, Action* action) {
       SWAPPLAN_ASSIGN_OR_RETURN(SynthOptions o, BuildSynthOptions(a->config, &a->flags, &device));
       SWAPPLAN_RETURN_IF_ERROR(a->flags.Status());
       o.tensor_names = !a->no_names;
-      SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, SynthesizeTrace(o, output));
+      ProgressBar bar("synth", ProgressEnabled() && !a->quiet);
+      SWAPPLAN_ASSIGN_OR_RETURN(
+          Trace trace, SynthesizeTrace(o, output, [&bar](int32_t done, int32_t iterations) {
+            bar.Update(done, iterations);
+          }));
+      bar.Finish();
       SWAPPLAN_RETURN_IF_ERROR(WriteTrace(trace, output));
       if (a->quiet) return absl::OkStatus();
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));

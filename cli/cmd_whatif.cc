@@ -26,6 +26,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "progress.h"
 #include "swapplan/eval/whatif.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
@@ -252,16 +253,13 @@ absl::Status Run(WhatIfArgs& a) {
   o.simulator.device.copy_engines = device.model.copy_engines;
   const std::string dim(ScaleDimensionName(o.dimension));
   const auto t0 = std::chrono::steady_clock::now();
-  auto progress = [&](const WhatIfPoint& p, double elapsed) {
-    if (elapsed <= 1.0) return;
-    int fits = 0;
-    for (const WhatIfCell& c : p.cells) fits += c.feasible;
-    std::cerr << absl::StrFormat("swapplan whatif: %s %d: unswapped peak %s, %d of %d planners fit "
-                                 "(%.1f s)\n",
-                                 dim, p.value, FormatBytes(p.peak_unswapped_bytes), fits,
-                                 p.cells.size(), elapsed);
-  };
+  // The search stops after max_evaluations at most: the bar's total (the
+  // ETA is an upper bound when it converges earlier).
+  ProgressBar bar("whatif " + dim);
+  int64_t evaluated = 0;
+  auto progress = [&](const WhatIfPoint&, double) { bar.Update(++evaluated, o.max_evaluations); };
   SWAPPLAN_ASSIGN_OR_RETURN(WhatIfResult r, RunWhatIf(o, progress));
+  bar.Finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The text shows the search time only when it is worth reading (it differs

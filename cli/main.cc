@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "flags.h"
+#include "progress.h"
 #include "trace_input.h"
 #include "swapplan/util/error.h"
 
@@ -17,7 +18,10 @@ int main(int argc, char** argv) {
       "recorded training traces."};
   app.name("swapplan");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "swapplan 0.1.0");
+  app.set_version_flag("--version", "swapplan " SWAPPLAN_VERSION);
+  app.add_flag("-q,--quiet", cli::GlobalQuiet(),
+               "No progress bars on stderr (they are drawn only when stderr is a terminal and "
+               "the work takes over a second)");
   cli::Action action;
   cli::AddTraceInputFlags(app);
   cli::SetupAdvise(app, &action);

@@ -1,11 +1,13 @@
 #include "trace_input.h"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "progress.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/units.h"
 
@@ -52,7 +54,11 @@ absl::StatusOr<Trace> LoadTrace(const std::string& path) {
     }
     GlobalImportOptions().max_decompressed_bytes = *cap;
   }
-  return ReadAnyTrace(path, GlobalImportOptions());
+  ImportOptions options = GlobalImportOptions();
+  ProgressBar bar("read " + std::filesystem::path(path).filename().string(),
+                  ProgressUnit::kBytes);
+  options.progress = [&bar](int64_t read, int64_t total) { bar.Update(read, total); };
+  return ReadAnyTrace(path, options);
 }
 
 }  // namespace swapplan::cli

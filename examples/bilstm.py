@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import swapplan_recorder
+import swapplan.recorder
 
 
 class BiLSTMClassifier(nn.Module):
@@ -45,7 +45,7 @@ def main(argv=None):
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     attrs = {"batch": args.batch, "sequence": args.sequence, "hidden": args.hidden,
              "lstm_layers": args.layers}
-    with swapplan_recorder.Recorder(args.out, model=model, optimizer=opt, model_name="bilstm",
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt, model_name="bilstm",
                                     model_layers=args.layers, attributes=attrs,
                                     **common.recorder_options(args)) as rec:
         for _ in range(args.steps):

@@ -17,7 +17,7 @@ if _PYTHON_DIR not in sys.path:
 
 import torch  # noqa: E402
 
-import swapplan_recorder  # noqa: E402,F401
+import swapplan.recorder  # noqa: E402,F401
 
 
 def parser(name, description, steps=2):

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import swapplan_recorder
+import swapplan.recorder
 
 
 class CausalSelfAttention(nn.Module):
@@ -86,7 +86,7 @@ def main(argv=None):
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     attrs = {"batch": args.batch, "sequence": args.context, "d_model": args.d_model,
              "heads": args.heads, "vocab": args.vocab}
-    with swapplan_recorder.Recorder(args.out, model=model, optimizer=opt, model_name="gpt2-small",
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt, model_name="gpt2-small",
                                     attributes=attrs, **common.recorder_options(args)) as rec:
         for _ in range(args.steps):
             tokens = torch.randint(0, args.vocab, (args.batch, args.context + 1))

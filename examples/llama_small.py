@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import swapplan_recorder
+import swapplan.recorder
 
 
 class RMSNorm(nn.Module):
@@ -129,7 +129,7 @@ def main(argv=None):
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     attrs = {"batch": args.batch, "sequence": args.context, "dim": args.dim,
              "heads": args.heads, "kv_heads": args.kv_heads, "vocab": args.vocab}
-    with swapplan_recorder.Recorder(args.out, model=model, optimizer=opt,
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt,
                                     model_name="llama-small", attributes=attrs,
                                     **common.recorder_options(args)) as rec:
         for _ in range(args.steps):

@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import swapplan_recorder
+import swapplan.recorder
 
 
 class ConvNet(nn.Module):
@@ -96,7 +96,7 @@ def main(argv=None):
     skipped, validated = [], []
     attrs = {"micro_batch_size": args.batch, "micro_batches": args.accumulate,
              "image": args.image}
-    with swapplan_recorder.Recorder(args.out, model=model, optimizer=opt,
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt,
                                     model_name="convnet-loss-scale", attributes=attrs,
                                     **common.recorder_options(args)) as rec:
         for step in range(args.steps):

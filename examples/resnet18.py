@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
-import swapplan_recorder
+import swapplan.recorder
 
 
 def main(argv=None):
@@ -29,7 +29,7 @@ def main(argv=None):
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
     attrs = {"batch": args.batch, "image": args.image, "classes": args.classes,
              "torchvision": torchvision.__version__}
-    with swapplan_recorder.Recorder(args.out, model=model, optimizer=opt, model_name="resnet18",
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt, model_name="resnet18",
                                     attributes=attrs, **common.recorder_options(args)) as rec:
         for _ in range(args.steps):
             images = torch.randn(args.batch, 3, args.image, args.image)

@@ -20,6 +20,8 @@ pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-
       coinor-libcbc-dev libopenmpi-dev openmpi-bin)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
+  # .ci/run's install check (scripts/install_check.sh): pip install . in a venv.
+  pkgs+=(python3-mesonpy python3-venv python3-pip)
   # .ci/run's sanitizer, fuzzing (libFuzzer) and ThreadSanitizer stages.
   pkgs+=(clang-14 libclang-rt-14-dev)
   # The HTML report's test in headless Chromium (tests/report/browser_test.py).

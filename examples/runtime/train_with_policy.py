@@ -10,7 +10,7 @@ in the forward (and the loss pads its targets: one more) — a slightly varying
 op sequence, as validation passes, loss-scale skips or routing make in real
 training.
 
-With the shim (`swapplan_runtime.SwapRuntime`), the device budget is
+With the shim (`swapplan.runtime.SwapRuntime`), the device budget is
 `--device-memory` (default: --budget-fraction of the peak the runtime
 measures for a step without swapping). The runtime goes through WarmUp
 (Algorithm 3 keeps the peak under the budget by passive swaps), GenPolicy
@@ -49,7 +49,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from swapplan_runtime import SwapRuntime, find_swapplan_binary  # noqa: E402
+from swapplan.runtime import SwapRuntime, find_swapplan_binary  # noqa: E402
 
 PAD_TO = 16
 

@@ -1,4 +1,4 @@
-"""Runs the swapplan_runtime tests (meson: `meson test -C build runtime_python`).
+"""Runs the swapplan.runtime tests (meson: `meson test -C build runtime_python`).
 
 Exit status 77 (meson's "skipped") when PyTorch is not installed, unless
 SWAPPLAN_REQUIRE_TORCH=1 (scripts/quickstart.sh test sets it).

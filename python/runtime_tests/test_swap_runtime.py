@@ -1,4 +1,4 @@
-"""swapplan_runtime.SwapRuntime on real PyTorch training steps (CPU): losses
+"""swapplan.runtime.SwapRuntime on real PyTorch training steps (CPU): losses
 bit-identical to the run without it, the budget held by Algorithm 3, the
 runtime's bytes equal to the live storages', swapped storages really freed,
 a policy from `swapplan plan` run from its file, injected copy errors
@@ -21,9 +21,9 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from swapplan_runtime import (SwapCopyFailed, SwapOutOfMemory, SwapRuntime,  # noqa: E402
+from swapplan.runtime import (SwapCopyFailed, SwapOutOfMemory, SwapRuntime,  # noqa: E402
                               find_swapplan_binary)
-from swapplan_runtime import _lib as L  # noqa: E402
+from swapplan.runtime import _lib as L  # noqa: E402
 
 torch.set_num_threads(1)
 

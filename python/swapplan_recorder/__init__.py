@@ -1,15 +1,9 @@
-"""swapplan_recorder: record a PyTorch training loop into a swapplan trace.
+"""The old name of swapplan.recorder, kept so that existing scripts keep working
+(from a checkout, with python/ on sys.path). New code imports swapplan.recorder;
+`pip install .` installs only the swapplan package."""
 
-    import swapplan_recorder
-    with swapplan_recorder.Recorder("step.json.gz", model=model, optimizer=opt) as rec:
-        for x, y in loader:
-            ...                 # the unmodified training step
-            rec.step()          # ends the iteration
+import sys
 
-See recorder.py and the README section "Recording PyTorch programs".
-"""
+import swapplan.recorder as _package
 
-from .recorder import Recorder
-from .version import __version__
-
-__all__ = ["Recorder", "__version__"]
+sys.modules[__name__] = _package

@@ -1,15 +1,9 @@
-"""swapplan_runtime: the swapplan runtime shim for PyTorch (ctypes over
-libswapplan_runtime.so). See runtime.py and docs/runtime.md.
+"""The old name of swapplan.runtime, kept so that existing scripts keep working
+(from a checkout, with python/ on sys.path). New code imports swapplan.runtime;
+`pip install .` installs only the swapplan package."""
 
-    from swapplan_runtime import SwapRuntime
-    with SwapRuntime(device_memory="6GiB", model=model, optimizer=opt) as rt:
-        ...training steps...
-    print(rt.stats)
-"""
+import sys
 
-from ._lib import SwapCopyFailed, SwapOutOfMemory, SwapRuntimeError, library_path
-from .provider import SwapplanPlanProvider, find_swapplan_binary
-from .runtime import SwapRuntime
+import swapplan.runtime as _package
 
-__all__ = ["SwapRuntime", "SwapRuntimeError", "SwapOutOfMemory", "SwapCopyFailed",
-           "SwapplanPlanProvider", "find_swapplan_binary", "library_path"]
+sys.modules[__name__] = _package

@@ -19,7 +19,7 @@ for _p in (os.path.join(SOURCE_ROOT, "python"), os.path.join(SOURCE_ROOT, "examp
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import swapplan_recorder  # noqa: E402
+import swapplan.recorder  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -116,7 +116,7 @@ class RecorderTestCase(unittest.TestCase):
         trace must pass swapplan's validation with the recorder's own peak."""
         options.setdefault("record_addresses", False)
         path = self.path(name)
-        with swapplan_recorder.Recorder(path, **options) as rec:
+        with swapplan.recorder.Recorder(path, **options) as rec:
             kept = body(rec)
         del kept
         self.assert_valid_and_peak_matches(rec)

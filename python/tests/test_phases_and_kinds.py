@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-import swapplan_recorder
+import swapplan.recorder
 
 from . import support
 
@@ -243,7 +243,7 @@ class Kinds(support.RecorderTestCase):
     def test_register(self):
         model = mlp()
         table = torch.randn(50, 25)                   # 5000 B, never used
-        rec = swapplan_recorder.Recorder(self.path("t.json"), model=model)
+        rec = swapplan.recorder.Recorder(self.path("t.json"), model=model)
         rec.register(table, "INPUT", "lookup table")
         with rec:
             model(torch.randn(10, 25)).sum().backward()
@@ -282,7 +282,7 @@ class Errors(support.RecorderTestCase):
     def test_path_must_be_json(self):
         with self.assertRaisesRegex(ValueError, r"must end in \.json or \.json\.gz, got "
                                                 r"'x\.trace'"):
-            swapplan_recorder.Recorder("x.trace")
+            swapplan.recorder.Recorder("x.trace")
 
     def test_exception_leaves_no_file_and_restores_hooks(self):
         model = mlp()
@@ -290,7 +290,7 @@ class Errors(support.RecorderTestCase):
         backward, step = torch.autograd.backward, opt.step
         path = self.path("t.json")
         with self.assertRaisesRegex(RuntimeError, "boom"):
-            with swapplan_recorder.Recorder(path, model=model, optimizer=opt):
+            with swapplan.recorder.Recorder(path, model=model, optimizer=opt):
                 model(torch.randn(2, 25))
                 raise RuntimeError("boom")
         self.assertFalse(__import__("os").path.exists(path))
@@ -301,7 +301,7 @@ class Errors(support.RecorderTestCase):
 
     def test_nothing_recorded(self):
         with self.assertRaisesRegex(RuntimeError, "no op was recorded; nothing written to"):
-            with swapplan_recorder.Recorder(self.path("t.json")):
+            with swapplan.recorder.Recorder(self.path("t.json")):
                 pass
 
     def test_step_without_ops_warns_and_records_no_iteration(self):
@@ -316,7 +316,7 @@ class Errors(support.RecorderTestCase):
         self.assertEqual(len(tr.iterations), 1)
 
     def test_recorder_is_single_use(self):
-        rec = swapplan_recorder.Recorder(self.path("t.json"))
+        rec = swapplan.recorder.Recorder(self.path("t.json"))
         with rec:
             torch.ones(1)
         with self.assertRaisesRegex(RuntimeError, "records once"):
@@ -324,3 +324,66 @@ class Errors(support.RecorderTestCase):
                 pass
         with self.assertRaisesRegex(RuntimeError, r"step\(\) outside the with-block"):
             rec.step()
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.softmax(self.q(x), -1)
+
+
+class _Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Sequential(_Attention()) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x.sum()
+
+
+class ModuleNames(support.RecorderTestCase):
+    def run_stack(self, **options):
+        model = _Stack()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def body(rec):
+            x = torch.randn(4, 16)
+            opt.zero_grad(set_to_none=True)
+            model(x).backward()
+            opt.step()
+            rec.step()
+
+        return self.record(body, model=model, optimizer=opt, **options)[1]
+
+    def test_tensors_are_named_after_the_module_and_op_that_made_them(self):
+        tr = self.run_stack()
+        # Linear inside layers.1's attention: addmm [4,16] float32 = 4·16·4 = 256 B.
+        for i in (0, 1):
+            t = tr.by_name("layers.%d.0.q.addmm" % i)
+            self.assertEqual((t["shape"], t["dtype"], t["size_bytes"], t["kind"]),
+                             ([4, 16], "float32", 256, "ACTIVATION"))
+            # softmax runs in the attention module itself (not in q).
+            self.assertEqual(tr.by_name("layers.%d.0._softmax" % i)["shape"], [4, 16])
+        # Parameters and gradients keep their parameter names.
+        self.assertEqual(tr.by_name("layers.1.0.q.weight")["kind"], "PARAMETER")
+        self.assertEqual(tr.by_name("layers.1.0.q.weight.grad")["kind"], "GRADIENT")
+        # The root's own op (sum) and backward ops: outside any module, named
+        # by the writer after the op and its position (iteration:op).
+        self.assertEqual([t["kind"] for t in tr.doc["tensors"]
+                          if t.get("name", "").startswith("aten::sum@0:")], ["ACTIVATION"])
+        self.assertEqual(len([t for t in tr.doc["tensors"] if t.get("name", "").startswith(
+            "aten::_softmax_backward_data@0:")]), 2)
+        # Every tensor has a name.
+        self.assertEqual([t["id"] for t in tr.doc["tensors"] if not t.get("name")], [])
+
+    def test_module_names_off(self):
+        tr = self.run_stack(record_module_names=False)
+        names = [t.get("name", "") for t in tr.doc["tensors"]]
+        self.assertIn("layers.1.0.q.weight", names)
+        self.assertNotIn("layers.0.0.q.addmm", names)
+        self.assertTrue(any(n.startswith("aten::addmm@0:") for n in names))

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/units.h"
 
@@ -72,8 +73,8 @@ std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row) {
                      FormatDurationNs(r.stall_release_ns), "), longest ",
                      FormatDurationNs(s.stall_ns), " at ", LocalOpText(t, it, s.op),
                      " waiting for the ",
-                     s.cause == StallCause::kRelease ? "copy out of tensor " : "copy in of tensor ",
-                     s.tensor_id));
+                     s.cause == StallCause::kRelease ? "copy out of " : "copy in of ",
+                     TensorLabeler(t).Label(s.tensor_id)));
   }
   if (r.bytes_d2h > 0 && r.stall_ns == 0) {
     parts.push_back(absl::StrCat("all ", FormatBytes(r.bytes_d2h), " of copies hidden"));

@@ -3,6 +3,7 @@
 #include "import/json_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +24,28 @@ namespace swapplan::import_internal {
 namespace pbio = google::protobuf::io;
 
 namespace {
+
+// Passes a stream through, reporting the bytes it has handed out
+// (ImportOptions::progress).
+class CountingInputStream : public pbio::ZeroCopyInputStream {
+ public:
+  CountingInputStream(std::unique_ptr<pbio::ZeroCopyInputStream> in, int64_t total_bytes,
+                      std::function<void(int64_t, int64_t)> progress)
+      : in_(std::move(in)), total_(total_bytes), progress_(std::move(progress)) {}
+  bool Next(const void** data, int* size) override {
+    if (!in_->Next(data, size)) return false;
+    progress_(in_->ByteCount(), total_);
+    return true;
+  }
+  void BackUp(int count) override { in_->BackUp(count); }
+  bool Skip(int count) override { return in_->Skip(count); }
+  int64_t ByteCount() const override { return in_->ByteCount(); }
+
+ private:
+  std::unique_ptr<pbio::ZeroCopyInputStream> in_;
+  int64_t total_;
+  std::function<void(int64_t, int64_t)> progress_;
+};
 
 constexpr int kTarBlock = 512;
 // Members whose names say they are not the trace (macOS resource forks).
@@ -382,7 +405,14 @@ absl::StatusOr<std::unique_ptr<ImportInput>> ImportInput::OpenFile(const std::st
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": read error: ", std::strerror(raw->GetErrno())));
   });
-  in->layers_.push_back(std::move(file));
+  if (options.progress) {
+    struct stat st {};
+    const int64_t total = ::fstat(fd, &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+    in->layers_.push_back(
+        std::make_unique<CountingInputStream>(std::move(file), total, options.progress));
+  } else {
+    in->layers_.push_back(std::move(file));
+  }
   SWAPPLAN_RETURN_IF_ERROR(in->Peel(options, probe));
   return in;
 }

@@ -14,6 +14,7 @@
 #include "swapplan/policy/resolver.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
+#include "swapplan/trace/tensor_label.h"
 
 namespace swapplan {
 
@@ -125,7 +126,7 @@ class Checker {
     return s;
   }
   std::string ItemText(int32_t i) const {
-    return absl::StrCat("item ", i, " (tensor ", policy_.items[i].tensor_id, ")");
+    return absl::StrCat("item ", i, " (", names_.Label(policy_.items[i].tensor_id), ")");
   }
   void Add(ViolationKind kind, int32_t item, int32_t op, std::string text, int64_t bytes = 0) {
     report_.violations.push_back(
@@ -334,6 +335,7 @@ class Checker {
   }
 
   const Trace& trace_;
+  const TensorLabeler names_{trace_};
   const Policy& policy_;
   const DeviceModel& device_;
   const ResolvedPolicy& rp_;
@@ -375,7 +377,7 @@ void Checker::CheckPool() {
     if (c < 0) {
       if (reported_size.emplace(size, true).second) {
         Add(ViolationKind::kPoolNoClass, -1, -1,
-            absl::StrCat("tensor ", trace_.tensor(t.id).trace_id, " of ", size,
+            absl::StrCat(TensorLabel(trace_, t.id), " of ", size,
                          " bytes fits no class of the pool (the largest object is ",
                          pool.classes.back().object_bytes, " bytes)"));
       }

@@ -1,4 +1,5 @@
 #include "swapplan/sim/chrome_trace.h"
+#include "swapplan/trace/tensor_label.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,7 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
   const int h2d_tid = r.device.half_duplex() ? kD2HTid : kH2DTid;
   // The memory counter: bytes in use from the start of each op.
   std::vector<int64_t> op_start(r.bytes_in_use.size(), -1);
+  const TensorLabeler names(trace);
   for (const TimelineSpan& s : r.timeline) {
     const std::string op_name = s.kind == SpanKind::kD2H || s.kind == SpanKind::kH2D
                                     ? std::string()
@@ -81,7 +83,7 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
         const PolicyItem& it = policy.items[s.index];
         const bool out = s.kind == SpanKind::kD2H;
         events.push_back(
-            Span(absl::StrCat(out ? "out " : "in ", "tensor ", it.tensor_id), out ? "d2h" : "h2d",
+            Span(absl::StrCat(out ? "out " : "in ", names.Label(it.tensor_id)), out ? "d2h" : "h2d",
                  out ? kD2HTid : h2d_tid, s,
                  {{"tensor", it.tensor_id}, {"bytes", it.size_bytes}, {"item", s.index}}));
         break;

@@ -214,7 +214,7 @@ void Generator::EnterLayer(int32_t l) {
   if (o_.tensor_names) e_.SetScope(layer_scopes_[l]);
 }
 
-absl::Status Generator::Run() {
+absl::Status Generator::Run(const SynthProgress& progress) {
   SetMetadata();
   CreateParams();
   mb_.resize(o_.num_micro_batches);
@@ -232,6 +232,7 @@ absl::Status Generator::Run() {
       b_->Reserve(scale(c.tensors), scale(c.ops), scale(c.uses), scale(c.events));
       e_.ReserveTensors(scale(c.tensors));
     }
+    if (progress) progress(it + 1, o_.iterations);
   }
   return e_.status();
 }

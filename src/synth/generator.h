@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "emitter.h"
 #include "swapplan/synth/config.h"
+#include "swapplan/synth/synth.h"
 #include "swapplan/trace/builder.h"
 
 namespace swapplan::synth_internal {
@@ -97,7 +98,8 @@ class Generator {
  public:
   Generator(const SynthOptions& options, TraceBuilder* builder);
   // Emits every iteration. Returns the emitter's status (Internal on a bug).
-  absl::Status Run();
+  // `progress` (may be empty) after each iteration.
+  absl::Status Run(const SynthProgress& progress);
 
  private:
   // generator.cc

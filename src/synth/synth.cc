@@ -10,7 +10,8 @@
 
 namespace swapplan {
 
-absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::string& source) {
+absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::string& source,
+                                      const SynthProgress& progress) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   // Upper bound of the op count (dense layers emit ~35-70 ops per micro-batch
   // pass with recomputation, MoE layers ~15 more per expert; optimizer ~5 per
@@ -39,7 +40,7 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
   TraceBuilder builder(source);
   {
     synth_internal::Generator gen(options, &builder);
-    if (absl::Status s = gen.Run(); !s.ok()) return s;
+    if (absl::Status s = gen.Run(progress); !s.ok()) return s;
   }
   absl::StatusOr<Trace> trace = std::move(builder).Finish();
   if (!trace.ok() && RuleOf(trace.status()) == "overflow") {

@@ -32,16 +32,20 @@ const char* kSearch =
     "--seed 3";
 
 TEST_CASE("search: summary golden, progress on stderr, policy checks clean", "[cli][advisor]") {
-  CliRun r = Swapplan(std::string(kSearch) + " --threads 1");
+  CliRun r = Swapplan(std::string(kSearch) + " --threads 1 --log-generations");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CheckGolden("search_two_layers.txt", MaskSearchTime(r.out));
-  // One progress line per generation: 0 (the first) .. 5.
+  // --log-generations: one line per generation: 0 (the first) .. 5.
   CHECK(r.err.find("gen    0  best ") != std::string::npos);
   CHECK(r.err.find("gen    5  best ") != std::string::npos);
   CHECK(r.err.find("gen    6 ") == std::string::npos);
   // The written policy carries the schedule and the pool, and passes the
   // checker and the simulator at its budget.
+  // Without it, stderr (a pipe here, not a terminal) gets no progress at all.
+  CliRun plain = Swapplan(std::string(kSearch) + " --threads 1");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.err.empty());
   const std::string policy = swapplan::testing::TempDir() + "/advisor.json";
   REQUIRE(Swapplan(std::string(kSearch) + " --quiet -o " + policy).exit_code == 0);
   nlohmann::json j = nlohmann::json::parse(ReadFile(policy));

@@ -149,7 +149,8 @@ TEST_CASE("advise: what limits a row, in compare's words", "[eval][advise]") {
   s.top_stalls.push_back({.op = 7, .stall_ns = 200, .cause = StallCause::kSwapIn, .tensor_id = 4});
   CHECK(OutcomeNote(t, 0, stalls) ==
         "recomputes 150 ns of forward for 1 tensors; stalls 300 ns in 2 ops (swap-in 200 ns, "
-        "release 100 ns), longest 200 ns at op 7 (b11) waiting for the copy in of tensor 4");
+        "release 100 ns), longest 200 ns at op 7 (b11) waiting for the copy in of "
+        "a10 \xE2\x86\x92 ACTIVATION 100 B");  // tensor 4, named a10 (trace/tensor_label.h)
 }
 
 }  // namespace

@@ -261,7 +261,8 @@ TEST_CASE("checker: schedule positions, wraps and planned release waits", "[advi
   early.release_op = 0;
   CHECK(Messages(Check(Base({early}))) ==
         std::vector<std::string>{
-            "item 0 (tensor 1): released after op 0 (a, FORWARD) at position 0 (100.0 ns) but "
+            "item 0 (A \xE2\x86\x92 ACTIVATION 100 B): released after op 0 (a, FORWARD) at "
+            "position 0 (100.0 ns) but "
             "its copy out (100 bytes at 1.0 GB/s, started at 100.0 ns) completes at 200.0 ns, "
             "during op 2 (y, FORWARD) at position 1 [release-before-copy-done]"});
   // Marked as a planned wait: y (position 1, 100-200 ns) waits for the
@@ -315,7 +316,8 @@ TEST_CASE("checker: schedule, wrap, clean and pool violations", "[advisor][check
             "the pool's 2 classes hold 1100 bytes, over the budget of 1000 [pool-over-budget]"});
   pool.pool = {{100}, {0}, {{100, 5}}};
   CHECK(Messages(Check(pool)) ==
-        std::vector<std::string>{"tensor 11 of 200 bytes fits no class of the pool (the largest "
+        std::vector<std::string>{"V \xE2\x86\x92 PARAMETER 200 B of 200 bytes fits no class of "
+                                 "the pool (the largest "
                                  "object is 100 bytes) [pool-no-class]"});
 }
 

@@ -213,7 +213,10 @@ TEST_CASE("checker: release before the copy could finish", "[checker]") {
   // release after op 1 (ends 200 ns) is too early.
   CheckReport r = Check(ToyPolicy({Item(10, 200, 1, 1, 6, 11), kC}));
   CHECK(Messages(r) == std::vector<std::string>{
-                           "item 0 (tensor 10): released after op 1 (linear1, FORWARD) (200.0 "
+                           // Tensors are named by their labels (trace/tensor_label.h).
+                           "item 0 (A \xE2\x86\x92 [50] float32 ACTIVATION 200 B): released "
+                           "after op 1 "
+                           "(linear1, FORWARD) (200.0 "
                            "ns) but its copy out (200 bytes at 2.0 GB/s, started at 200.0 ns) "
                            "completes at 300.0 ns, during op 2 (linear2, FORWARD) "
                            "[release-before-copy-done]"});
@@ -229,7 +232,8 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
   p.device.capacity_bytes = 2000;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{
-            "item 1 (tensor 11): released after op 4 (mlp, FORWARD) (500.0 ns) but its copy out "
+            "item 1 (B \xE2\x86\x92 [50] float32 ACTIVATION 200 B): released after op 4 (mlp, "
+            "FORWARD) (500.0 ns) but its copy out "
             "(200 bytes at 1.0 GB/s, started at 400.0 ns) completes at 600.0 ns, during op 5 "
             "(loss, FORWARD) [release-before-copy-done]"});
   p.items[1].release_op = 5;

@@ -38,6 +38,7 @@
 #define SWAPPLAN_IMPORT_IMPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,11 @@ struct ImportOptions {
   int64_t max_decompressed_bytes = int64_t{64} << 30;
   // JSON strings and numbers longer than this are refused (json-limit).
   int64_t max_json_token_bytes = int64_t{64} << 20;
+  // Called as the input file is read, with the bytes read so far and the
+  // file's size (both as stored, before decompression), on the calling
+  // thread; for progress reports. Empty: none. Not called for in-memory
+  // inputs.
+  std::function<void(int64_t read_bytes, int64_t file_bytes)> progress;
 
   // InvalidArgument naming the field: an unknown format name, roofline
   // figures not positive and finite, limits < 1.

@@ -50,6 +50,8 @@
 #ifndef SWAPPLAN_SYNTH_SYNTH_H_
 #define SWAPPLAN_SYNTH_SYNTH_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -58,12 +60,17 @@
 
 namespace swapplan {
 
+// Called after each synthesized iteration with (done, options.iterations),
+// on the calling thread (for progress reports); may be empty.
+using SynthProgress = std::function<void(int32_t done, int32_t iterations)>;
+
 // Returns the validated trace (built with TraceBuilder, dense tensor ids
 // 0..N-1). InvalidArgument when `options` fails Validate() or the trace would
 // exceed the format's limits (2^31 ops); Internal if the generator produced
 // an invalid trace (a bug).
 absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options,
-                                      const std::string& source = "synth");
+                                      const std::string& source = "synth",
+                                      const SynthProgress& progress = {});
 
 }  // namespace swapplan
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "planners/chameleon/planner_run.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/trace/tensor_label.h"
 
 namespace swapplan {
 
@@ -57,7 +58,7 @@ std::string PlannerRun::LayerText(int32_t l) const {
 
 std::string PlannerRun::WindowText(int32_t w) const {
   const SwapWindow& win = windows_[w];
-  return absl::StrCat("tensor ", trace_.tensor(win.tensor).trace_id, " (", win.size_bytes,
+  return absl::StrCat(TensorLabel(trace_, win.tensor), " (", win.size_bytes,
                       " bytes, ops ", win.last_fwd_op, "->", win.first_bwd_op, ")");
 }
 

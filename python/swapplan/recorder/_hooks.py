@@ -78,6 +78,9 @@ class PhaseTracker:
         self.after_forward = False
         self.unit_stack = []
         self.units = []
+        # Dotted paths (model.named_modules()) of the modules whose forward is
+        # running, innermost last: names the tensors ops produce there.
+        self.module_stack = []
         self.demoted_ops = 0
         self._on_backward_end = on_backward_end
         self._on_optimizer_end = on_optimizer_end
@@ -121,12 +124,24 @@ class PhaseTracker:
     def layer(self):
         return self.unit_stack[0] if self.unit_stack else -1
 
+    def module_path(self):
+        """Dotted path of the innermost module whose forward is running ("" outside)."""
+        return self.module_stack[-1] if self.module_stack else ""
+
     # ---- installation ---------------------------------------------------
-    def install(self, optimizers, layer_hints):
+    def install(self, optimizers, layer_hints, module_names=True):
         self.active = True
+        self.module_stack = []
         if self.model is not None:
             self._handles.append(self.model.register_forward_pre_hook(self._forward_pre))
             self._handles.append(self.model.register_forward_hook(self._forward_post))
+            if module_names:
+                for name, module in self.model.named_modules():
+                    if not name:
+                        continue  # the root: its ops get no prefix
+                    self._handles.append(module.register_forward_pre_hook(
+                        functools.partial(self._module_pre, name)))
+                    self._handles.append(module.register_forward_hook(self._module_post))
             if layer_hints:
                 self.units = layer_units(self.model)
                 for index, (_, unit) in enumerate(self.units):
@@ -207,6 +222,13 @@ class PhaseTracker:
         self.fwd_depth -= 1
         if self.fwd_depth == 0 and torch.is_grad_enabled():
             self.after_forward = True
+
+    def _module_pre(self, name, module, inputs):
+        self.module_stack.append(name)
+
+    def _module_post(self, module, inputs, output):
+        if self.module_stack:
+            self.module_stack.pop()
 
     def _unit_pre(self, index, module, inputs):
         self.unit_stack.append(index)

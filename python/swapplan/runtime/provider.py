@@ -27,7 +27,7 @@ def find_swapplan_binary():
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.normpath(os.path.join(here, "..", "..", "build", "swapplan"))
+    built = os.path.normpath(os.path.join(here, "..", "..", "..", "build", "swapplan"))
     if os.path.exists(built):
         return built
     found = shutil.which("swapplan")

@@ -1,7 +1,7 @@
 """SwapRuntime: the swapplan runtime shim around an unmodified PyTorch
 training loop.
 
-    from swapplan_runtime import SwapRuntime
+    from swapplan.runtime import SwapRuntime
 
     with SwapRuntime(device_memory="6GiB", model=model, optimizer=opt,
                      record="run.trace") as rt:   # or run.json(.gz)
@@ -20,10 +20,10 @@ What it does (see docs/runtime.md):
   the head of the queue), after it the tensors the op created or wrote
   (swapplan_rt_op_end: runtime keys, policy swap-outs, releases). Phases come
   from the model's hooks, the autograd engine and optimizer.step()
-  (swapplan_recorder's PhaseTracker); iterations end at optimizer.step() (or
+  (swapplan.recorder's PhaseTracker); iterations end at optimizer.step() (or
   rt.step()).
 * Tensors are storages (views share one), seen alive through a weak
-  reference on each StorageImpl (swapplan_recorder's StorageTracker): new
+  reference on each StorageImpl (swapplan.recorder's StorageTracker): new
   storages are registered with their exact bytes, dead ones freed.
 * "Device memory" on the CPU: PyTorch's CPU allocator owns the bytes; the
   runtime counts every live storage of the training process against the
@@ -56,9 +56,9 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from swapplan_recorder import _compat as C
-from swapplan_recorder._hooks import PhaseTracker
-from swapplan_recorder._lifetimes import StorageTracker
+from ..recorder import _compat as C
+from ..recorder._hooks import PhaseTracker
+from ..recorder._lifetimes import StorageTracker
 
 from . import _lib as L
 from ._units import parse_bandwidth, parse_bytes, parse_duration_ns
@@ -255,7 +255,7 @@ class SwapRuntime:
                         "load_policy(%s)" % self.policy)
             gc.collect()
             self._register_resident()
-            self._phases.install(self.optimizers, False)
+            self._phases.install(self.optimizers, False, module_names=False)
             self._begin()
             self._mode = _Mode(self)
             self._mode.__enter__()

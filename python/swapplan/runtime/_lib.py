@@ -2,9 +2,11 @@
 swapplan_runtime.h): the structs, the prototypes, and errors turned into
 exceptions.
 
-The library is found, in order, at $SWAPPLAN_RUNTIME_LIB, in the build tree
-of the checkout this package lives in (build/src/libswapplan_runtime.so), or
-by the system's loader (ctypes.util.find_library("swapplan_runtime")).
+The library is found, in order, at $SWAPPLAN_RUNTIME_LIB, next to the
+installed package (swapplan/libswapplan_runtime.so: `pip install .` puts it
+there), in the build tree of the checkout this package lives in
+(build/src/libswapplan_runtime.so), or by the system's loader
+(ctypes.util.find_library("swapplan_runtime"), e.g. after `meson install`).
 
 Calls release the GIL (ctypes.CDLL); the library calls back into Python (the
 framework callbacks, the policy provider) on the calling thread only, and
@@ -217,11 +219,12 @@ def library_path():
     env = os.environ.get("SWAPPLAN_RUNTIME_LIB")
     if env:
         return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.normpath(os.path.join(here, "..", "..", "build", "src",
-                                          "libswapplan_runtime.so"))
-    if os.path.exists(built):
-        return built
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../swapplan
+    for candidate in (os.path.join(package, "libswapplan_runtime.so"),
+                      os.path.join(package, "..", "..", "build", "src",
+                                   "libswapplan_runtime.so")):
+        if os.path.exists(candidate):
+            return os.path.normpath(candidate)
     return ctypes.util.find_library("swapplan_runtime")
 
 

@@ -1,8 +1,8 @@
 """Recorder: records a PyTorch training loop into a swapplan trace.
 
-    import swapplan_recorder
+    import swapplan.recorder
 
-    with swapplan_recorder.Recorder("step.json.gz", model=model, optimizer=opt) as rec:
+    with swapplan.recorder.Recorder("step.json.gz", model=model, optimizer=opt) as rec:
         for x, y in batches:
             opt.zero_grad()
             loss = loss_fn(model(x), y)
@@ -91,6 +91,12 @@ class Recorder(DispatchMixin):
         outside torch and this package (file:line in the metadata).
       layer_hints: give ops run inside a top-level unit of the model its index.
       record_addresses: write each storage's data pointer as device_address.
+      record_module_names: name each tensor an op produces after the
+        innermost module running it and the op ("layers.3.attn.softmax";
+        forward hooks on every module of ``model``); outside any module the
+        writer's "op@iteration:op" name ("aten::mm@0:17"). Parameters,
+        buffers, gradients and optimizer state keep their parameter-based
+        names ("fc.weight.grad").
       allocator_check: run PyTorch's sequential (legacy) profiler with memory
         profiling during the recording and write what the CPU allocator held
         after each op as allocator_bytes_in_use (rebased, see README), so that
@@ -113,7 +119,7 @@ class Recorder(DispatchMixin):
                  record_op_durations=False, record_call_sites=True, layer_hints=True,
                  record_addresses=True, allocator_check=False, keep_untouched=False,
                  poll_every_op=False, full_poll_interval_ops=256, device=None,
-                 attributes=None):
+                 attributes=None, record_module_names=True):
         path = str(path)
         if not (path.endswith(".json") or path.endswith(".json.gz")):
             raise ValueError("swapplan_recorder writes the JSON trace form; the path must end "
@@ -143,6 +149,9 @@ class Recorder(DispatchMixin):
         self.layer_hints = layer_hints
         self.record_addresses = record_addresses
         self.keep_untouched = keep_untouched
+        self.record_module_names = record_module_names
+        self._producer_names = {}  # (module path, op name id) -> tensor name
+        self._producing_op = 0     # name id of the op whose outputs are being recorded
         self.attributes = dict(attributes or {})
         if device is None:
             device = torch.device("cpu")
@@ -186,7 +195,7 @@ class Recorder(DispatchMixin):
         # Collect cyclic garbage now rather than at a random op of the recording.
         gc.collect()
         self._register_resident()
-        self._phases.install(self.optimizers, self.layer_hints)
+        self._phases.install(self.optimizers, self.layer_hints, self.record_module_names)
         self._mode = _Mode(self)
         self._mode.__enter__()
         if self._allocator is not None:

@@ -64,6 +64,8 @@ class DispatchMixin:
         m = self.recording.new_member(size, C.dtype_name(t.dtype), tuple(t.shape),
                                       storage.data_ptr() if self.record_addresses else 0,
                                       origin, g, phase)
+        if origin == M.ORIGIN_OUTPUT and self.record_module_names:
+            m.name = self._producer_name()  # "" outside modules: the writer's op@it:op
         if self._pending:
             pending = self._pending.pop(sid, None)
             if pending is not None:
@@ -75,6 +77,23 @@ class DispatchMixin:
         self._tracker.track(sid, m, storage)
         self._op_alloc += size
         return m
+
+    def _producer_name(self):
+        """Name of a tensor the op being recorded produces inside a module:
+        the dotted path of the innermost running module and the op's short
+        name ("layers.3.attn._softmax"); "" outside any module (the root's
+        own ops, backward, optimizer), where the writer names it after the
+        op and its position ("aten::mm@0:17"). Cached per (module, op)."""
+        path = self._phases.module_path()
+        if not path:
+            return ""
+        key = (path, self._producing_op)
+        name = self._producer_names.get(key)
+        if name is None:
+            op = self.recording.op_names[self._producing_op]
+            op = op.split("::", 1)[-1].split(".", 1)[0]  # "aten::add.Tensor" -> "add"
+            name = self._producer_names[key] = "%s.%s" % (path, op)
+        return name
 
     def _use(self, t, g, phase, forward_input, acc):
         try:
@@ -177,6 +196,7 @@ class DispatchMixin:
                 allocator.exit(handle)
             duration = time.perf_counter_ns() - t0 if self.record_op_durations else 0
             outputs = []
+            self._producing_op = name_id
             if not failed:
                 self._outputs(out, args, kwargs, write_pos, write_kw, returns_alias, g, phase,
                               outputs)
