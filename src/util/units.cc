@@ -120,7 +120,7 @@ absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text) {
     }
   }
   if (!found) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid duration '", text,
+    return absl::InvalidArgumentError(absl::StrCat("invalid duration '", Quoted(text),
                                                    "': unknown unit '", Quoted(suffix), "' (use ns, us, ms, s, min or h)"));
   }
   double ns = std::round(v * factor);

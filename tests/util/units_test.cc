@@ -141,6 +141,10 @@ TEST_CASE("flag values with control characters: one-line messages", "[util][unit
   CHECK(ParseBytesWithUnit("7\n").status().message() ==
         "'7' needs a unit, e.g. 7B or 7GiB");  // surrounding whitespace is trimmed
   CHECK(ParseRatio("x\ny").status().message() == "invalid ratio 'x\\ny'");
+  // libFuzzer finding (tests/data/fuzz_findings/units_newline_in_duration.txt):
+  // the duration message quoted the text unescaped.
+  CHECK(ParseDurationNs("1e30TF\nx").status().message() ==
+        "invalid duration '1e30TF\\nx': unknown unit 'TF\\nx' (use ns, us, ms, s, min or h)");
 }
 
 }  // namespace
