@@ -108,7 +108,7 @@ absl::StatusOr<std::string> MpiIslands::Best(int64_t key, std::string message) {
 #else  // !SWAPPLAN_HAVE_MPI
 
 absl::StatusOr<std::unique_ptr<MpiIslands>> MpiIslands::Start() {
-  return absl::UnimplementedError(
+  return absl::FailedPreconditionError(
       "--islands: this swapplan was built without MPI (install libopenmpi-dev and reconfigure)");
 }
 MpiIslands::~MpiIslands() = default;

@@ -25,7 +25,8 @@ namespace swapplan::cli {
 class MpiIslands : public IslandTransport {
  public:
   // Initialises MPI (a process started without mpirun is one rank).
-  // Unimplemented when built without MPI; Internal when MPI_Init fails.
+  // FailedPrecondition when this build has no MPI (an optional dependency:
+  // install libopenmpi-dev and reconfigure); Internal when MPI_Init fails.
   static absl::StatusOr<std::unique_ptr<MpiIslands>> Start();
   ~MpiIslands() override;
 
