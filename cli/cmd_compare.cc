@@ -287,23 +287,10 @@ void SetupCompare(CLI::App& root, Action* action) {
                    absl::StrCat("Comma-separated planners, of ", PlannerNames(),
                                 " (default: all but those too slow to run by default: advisor)"));
   AddIterationFlag(sub, &args->flags, &args->iteration);
-  args->flags.Repeated(
-      sub, "--planner-option",
-      [args](const std::string& text) -> std::string {
-        absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(text);
-        if (!o.ok()) return std::string(o.status().message());
-        absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(o->planner);
-        if (!p.ok()) return std::string(p.status().message());
-        if (absl::Status s = (*p)->SetOption(o->name, o->value); !s.ok()) {
-          return std::string(s.message());
-        }
-        args->planner_options.push_back(*std::move(o));
-        return "";
-      },
+  AddPlannerOptionFlag(sub, &args->flags, &args->planner_options,
       "PLANNER.NAME=VALUE, repeatable: a planner's own option by the name its policies record "
       "(`swapplan help --markdown` lists them), e.g. chameleon.min-tensor-bytes=0, "
-      "chameleon.release-wait=never, advisor.time-limit-ns=30s, advisor.max-generations=100",
-      "PLANNER.NAME=VALUE");
+      "chameleon.release-wait=never, advisor.time-limit-ns=30s, advisor.max-generations=100");
   args->flags.Text(sub, "--save-policies", &args->save_policies,
                    "Write each planner's policy to DIR/<planner>.json");
   sub->add_flag("--optimum", args->optimum,

@@ -24,6 +24,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "planner_flags.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/optimum/optimum.h"
@@ -244,22 +245,9 @@ void SetupOptimum(CLI::App& root, Action* action) {
                absl::StrCat("Refuse iterations with more ops than this [default ",
                             OptimumOptions().max_ops, "]"),
                1, int64_t{1} << 30);
-  a->flags.Repeated(
-      sub, "--planner-option",
-      [a](const std::string& text) -> std::string {
-        absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(text);
-        if (!o.ok()) return std::string(o.status().message());
-        absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(o->planner);
-        if (!p.ok()) return std::string(p.status().message());
-        if (absl::Status s = (*p)->SetOption(o->name, o->value); !s.ok()) {
-          return std::string(s.message());
-        }
-        a->planner_options.push_back(*std::move(o));
-        return "";
-      },
+  AddPlannerOptionFlag(sub, &a->flags, &a->planner_options,
       "PLANNER.NAME=VALUE, repeatable, for the planners that warm-start the MILP (as compare "
-      "--planner-option)",
-      "PLANNER.NAME=VALUE");
+      "--planner-option)");
   a->flags.Text(sub, "-o,--output", &a->policy, "Write the incumbent's policy (.json: JSON)");
   sub->add_flag("--json", a->json, "Machine-readable summary on stdout");
   sub->add_flag("-q,--quiet", a->quiet, "No progress on stderr");

@@ -1,9 +1,28 @@
 #include "planner_flags.h"
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/registry.h"
 #include "absl/strings/str_replace.h"
 
 namespace swapplan::cli {
+
+void AddPlannerOptionFlag(CLI::App* sub, FlagSet* flags,
+                          std::vector<CompareOptions::PlannerOption>* out, const std::string& help) {
+  flags->Repeated(
+      sub, "--planner-option",
+      [out](const std::string& text) -> std::string {
+        absl::StatusOr<CompareOptions::PlannerOption> o = ParsePlannerOption(text);
+        if (!o.ok()) return std::string(o.status().message());
+        absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(o->planner);
+        if (!p.ok()) return std::string(p.status().message());
+        if (absl::Status s = (*p)->SetOption(o->name, o->value); !s.ok()) {
+          return std::string(s.message());
+        }
+        out->push_back(*std::move(o));
+        return "";
+      },
+      help, "PLANNER.NAME=VALUE");
+}
 
 std::string OptionFlag(const std::string& name) {
   return absl::StrCat("--", absl::StrReplaceAll(name, {{"_", "-"}}));

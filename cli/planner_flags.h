@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "flags.h"
+#include "swapplan/eval/compare.h"
 #include "swapplan/planners/option_table.h"
 
 namespace swapplan::cli {
@@ -31,6 +32,13 @@ using OptionSetter = std::function<absl::Status(const std::string& name, const s
 // `set` by FlagSet::Parse (its error becomes the flag's problem).
 void AddPlannerOptionFlags(CLI::App* sub, FlagSet* flags, const std::vector<OptionInfo>& options,
                            OptionSetter set);
+
+// --planner-option PLANNER.NAME=VALUE, repeatable (compare, optimum): each
+// value is checked by creating the planner and setting the option (its error
+// becomes the flag's problem); accepted ones are appended to `out`, which
+// must outlive FlagSet::Parse.
+void AddPlannerOptionFlag(CLI::App* sub, FlagSet* flags,
+                          std::vector<CompareOptions::PlannerOption>* out, const std::string& help);
 
 // "--min-tensor-bytes" for "min_tensor_bytes".
 std::string OptionFlag(const std::string& name);
