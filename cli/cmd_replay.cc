@@ -208,14 +208,19 @@ std::string ExplainText(const ReplayRow& r, const TensorLabeler& names) {
   return out + t.Render(2);
 }
 
-nlohmann::json ReportsJson(const ReplayRow& r) {
-  nlohmann::json a = nlohmann::json::array();
+// Per item: ids with their labels (trace/tensor_label.h), null when none.
+nlohmann::json ReportsJson(const ReplayRow& r, const TensorLabeler& names) {
+  using nlohmann::json;
+  json a = json::array();
   for (const ItemReport& x : r.reports) {
-    nlohmann::json j;
+    json j;
+    const bool found = x.outcome != ItemOutcome::kMissed;
+    const bool expected = x.expected_tensor_id != 0;
     j["outcome"] = std::string(ItemOutcomeName(x.outcome));
-    j["tensor_id"] = x.outcome != ItemOutcome::kMissed ? nlohmann::json(x.tensor_id) : nlohmann::json(nullptr);
-    j["expected_tensor_id"] =
-        x.expected_tensor_id != 0 ? nlohmann::json(x.expected_tensor_id) : nlohmann::json(nullptr);
+    j["tensor_id"] = found ? json(x.tensor_id) : json(nullptr);
+    j["label"] = found ? json(names.Label(x.tensor_id)) : json(nullptr);
+    j["expected_tensor_id"] = expected ? json(x.expected_tensor_id) : json(nullptr);
+    j["expected_label"] = expected ? json(names.Label(x.expected_tensor_id)) : json(nullptr);
     j["swap_out_op"] = x.decision_op;
     j["next_use_op"] = x.next_use_op;
     j["swap_in_op"] = x.swap_in_op;
@@ -225,7 +230,7 @@ nlohmann::json ReportsJson(const ReplayRow& r) {
   return a;
 }
 
-nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
+nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle, const TensorLabeler& names) {
   using nlohmann::json;
   json j;
   j["iteration"] = r.iteration;
@@ -260,7 +265,7 @@ nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   j["num_planned_on_iterations"] = r.planned_on_iterations;
   j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
   if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
-  if (r.iteration == explain) j["items_report"] = ReportsJson(r);
+  if (r.iteration == explain) j["items_report"] = ReportsJson(r, names);
   return j;
 }
 
@@ -431,14 +436,14 @@ absl::Status Run(ReplayArgs& args) {
     if (show && rows_mode == "changes" && have_previous && !previous_printed) {
       // The row before a change, so both sides of it are visible.
       if (args.json) {
-        rows.push_back(RowJson(previous, explain, o.oracle));
+        rows.push_back(RowJson(previous, explain, o.oracle, names));
       } else {
         emit(render(Cells(previous, names)));
       }
     }
     if (show) {
       if (args.json) {
-        rows.push_back(RowJson(r, explain, o.oracle));
+        rows.push_back(RowJson(r, explain, o.oracle, names));
       } else {
         emit(render(Cells(r, names)));
       }
@@ -464,7 +469,7 @@ absl::Status Run(ReplayArgs& args) {
   }
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
-      rows.push_back(RowJson(previous, explain, o.oracle));
+      rows.push_back(RowJson(previous, explain, o.oracle, names));
     } else {
       emit(render(Cells(previous, names)));
     }
