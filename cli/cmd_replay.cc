@@ -1,5 +1,6 @@
 // swapplan replay TRACE [--device NAME] [--device-memory X] [--reserve X]
-//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none] ...
+//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none]
+//                [--html FILE] ...
 //
 // Runs a multi-iteration trace through the stage tracker, a planner, a
 // matcher and the evaluation simulator with Algorithm 3 (varying/replay.h),
@@ -21,6 +22,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "html_output.h"
 #include "planner_flags.h"
 #include "progress.h"
 #include "swapplan/planners/registry.h"
@@ -64,6 +66,7 @@ struct ReplayArgs {
   bool compare_matchers = false;
   bool json = false;
   std::optional<std::string> output;
+  std::optional<std::string> html;  // the HTML report page (report/replay_report.h)
 
   std::string rows_mode() const { return rows.value_or("all"); }
   int32_t explain_iteration() const { return static_cast<int32_t>(explain.value_or(-1)); }
@@ -425,7 +428,9 @@ absl::Status Run(ReplayArgs& args) {
                                                     : segments;
   ProgressBar bar("replay", ProgressEnabled() && !stream);  // streamed rows show progress
   std::string explained;
+  std::vector<ReplayRow> html_rows;  // every row, for --html
   auto on_row = [&](const ReplayRow& r) {
+    if (args.html) html_rows.push_back(r);
     if (r.iteration == explain && !args.json) explained = ExplainText(r, names);
     if (!header_done) {
       emit(render(kHeader));
@@ -456,6 +461,9 @@ absl::Status Run(ReplayArgs& args) {
   };
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
   bar.Finish();
+  if (args.html) {
+    SWAPPLAN_RETURN_IF_ERROR(WriteReplayHtmlReport(*args.html, trace, o, html_rows, s, device));
+  }
   // --compare-matchers: the same replay with the other matcher, rows not
   // printed.
   std::optional<ReplaySummary> other;
@@ -576,6 +584,9 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   f.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
+  f.Text(sub, "--html", &args->html,
+         "Also write the HTML report page of the replay: peak per iteration against the capacity "
+         "and budget, stages, policies used, OOMs and misses (docs/report.md)");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 
