@@ -31,6 +31,7 @@
 
 #include "support/cli_runner.h"
 #include "support/test_traces.h"
+#include "swapplan/trace/io.h"
 
 namespace {
 
@@ -280,6 +281,31 @@ TEST_CASE("whatif labels tensors of the synthesized steps", "[cli][names]") {
     size_t e = at + 7;
     while (e < r.out.size() && IsDigit(r.out[e])) ++e;
     if (e > at + 7) CHECK(r.out.compare(e, 2, " '") == 0);
+  }
+}
+
+TEST_CASE("the bundled traces name their activations by module path", "[cli][names]") {
+  // traces/README.md: recorded traces carry the recorder's module-path
+  // names (merged by scripts/merge_trace_names.py), synthesized ones the
+  // synthesizer's "mb<k>.layers.<l>." paths. Per file: one activation named
+  // as its module made it.
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"gpt2_small.json.gz", "blocks.0.ln1.native_layer_norm"},
+      {"llama_small.json.gz", "layers.0.attention_norm.pow"},
+      {"resnet18.json.gz", "bn1.native_batch_norm"},
+      {"bilstm.json.gz", "embedding.embedding"},
+      {"loss_scale_validation.json.gz", "features.0.convolution"},
+      {"llama2-7b-4layers-dp8-seq4096.trace.gz", "mb0.layers.3.attn.qkv"}};
+  for (const auto& [file, name] : expected) {
+    INFO(file << ": " << name);
+    absl::StatusOr<swapplan::Trace> t =
+        swapplan::ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) + "/traces/" + file);
+    REQUIRE(t.ok());
+    bool found = false;
+    for (swapplan::TensorId i = 0; i < t->num_tensors() && !found; ++i) {
+      found = t->tensor(i).kind == swapplan::TensorKind::kActivation && t->tensor_name(i) == name;
+    }
+    CHECK(found);
   }
 }
 
