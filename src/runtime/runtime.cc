@@ -590,6 +590,13 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
     case Residency::kSwappingIn:
       return WaitIn(slot);
     case Residency::kOffDevice:
+      if (t.reason == SwapReason::kRecompute) {
+        // Dropped by a RECOMPUTE item and used before its swap-in anchor:
+        // rematerialised on demand, counted as a passive swap-in.
+        Count(&SwapCounts::uses_while_off_device);
+        Count(&SwapCounts::passive_swap_ins);
+        return Rematerialise(slot, /*demand=*/true);
+      }
       // Off the device by a policy's decision and touched before its
       // swap-in: the policy failed here (a crash without a runtime to bring
       // it back). Algorithm 3's victims and seed 004's manual swap-outs come
