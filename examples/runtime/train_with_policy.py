@@ -26,7 +26,9 @@ With --json it prints one JSON object: loss_identical, steps, budget_bytes,
 peak_device_bytes (the runtime's, whole run), planned_peak_bytes (`swapplan
 check`'s peak for the policy Stable ran), stable_peak_device_bytes,
 policy_swaps, passive_swaps, use_while_off_device, ooms, stable (the counts of
-the Stable steps), and per step the stage, policy and sequence length. The
+the Stable steps), policy_drops / policy_recomputes / recompute_fallbacks_to_swap
+(RECOMPUTE items: `--planner recompute`, or any planner `swapplan compare`
+knows), and per step the stage, policy and sequence length. The
 runtime library is found in build/ or through SWAPPLAN_RUNTIME_LIB.
 """
 
@@ -208,7 +210,15 @@ def main(argv=None):
     p.add_argument("--warmup-iterations", type=int, default=1)
     p.add_argument("--genpolicy-iterations", type=int, default=1)
     p.add_argument("--bandwidth", default="8GB/s", help="host backend link, each way")
-    p.add_argument("--min-tensor-bytes", default="16KiB", help="planner: smallest tensor to swap")
+    p.add_argument("--min-tensor-bytes", default="16KiB",
+                   help="chameleon planner: smallest tensor to swap")
+    p.add_argument("--planner", default="chameleon",
+                   help="the GenPolicy planner: chameleon (`swapplan plan`) or any name `swapplan "
+                        "compare --planners` takes (recompute, hybrid, ...): its RECOMPUTE items "
+                        "are executed by re-running the recorded ATen ops")
+    p.add_argument("--planner-option", action="append", default=[], metavar="PLANNER.NAME=VALUE",
+                   help="passed to `swapplan compare --planner-option` (planners other than "
+                        "chameleon), repeatable")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     lengths = sequence_lengths(args.steps, args.context, args.seed)
@@ -225,13 +235,17 @@ def main(argv=None):
     else:
         budget = args.device_memory
 
+    if args.planner == "chameleon":
+        planner_args = ["--min-tensor-bytes", args.min_tensor_bytes]
+    else:
+        planner_args = [a for o in args.planner_option for a in ("--planner-option", o)]
     with tempfile.TemporaryDirectory(prefix="swapplan-fig7-") as work:
         def runtime(model, opt):
             return SwapRuntime(device_memory=budget, model=model, optimizer=opt, keys=args.keys,
                                warmup_iterations=args.warmup_iterations,
                                genpolicy_iterations=args.genpolicy_iterations,
                                h2d_bandwidth=args.bandwidth, d2h_bandwidth=args.bandwidth,
-                               planner_args=["--min-tensor-bytes", args.min_tensor_bytes],
+                               planner=args.planner, planner_args=planner_args,
                                on_oom="count", work_dir=work)
         t0 = time.perf_counter()
         losses, rt = train(args, lengths, runtime)
@@ -249,6 +263,7 @@ def main(argv=None):
         "loss_identical": losses == baseline,
         "steps": args.steps,
         "keys": args.keys,
+        "planner": args.planner,
         "budget_bytes": stats["device_budget_bytes"],
         "peak_device_bytes": stats["peak_device_bytes"],
         "planned_peak_bytes": planned_peak,
@@ -257,6 +272,10 @@ def main(argv=None):
         "passive_swaps": stats["passive_swaps"],
         "use_while_off_device": stats["use_while_off_device"],
         "ooms": stats["ooms"],
+        "policy_drops": stats["policy_drops"],
+        "policy_recomputes": stats["policy_recomputes"],
+        "recompute_fallbacks_to_swap": stats["recompute_fallbacks_to_swap"],
+        "recomputed_random_storages": stats["recomputed_random_storages"],
         "stable": stable,
         "planned_policy_violations": len(violations),
         "policies_planned": len(rt.plans),

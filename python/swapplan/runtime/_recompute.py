@@ -20,7 +20,10 @@ since it was made, and every input storage alive, unwritten since, and
 either holding its bytes or itself recomputable (a chain). On yes the
 inputs are pinned (strong references, which the runtime counts as device
 memory as long as they live) until the storage has been recomputed or dies,
-so they cannot die in between. ``recompute(sid, ptr)`` re-runs the op under
+so they cannot die in between. When the runtime later frees the bytes of a
+pinned input (its own drop or swap-out), ``may_free`` pins that input's own
+inputs too, so it can be recomputed into a temporary; if it cannot be, the
+free is refused (release code 3: the runtime keeps it resident). ``recompute(sid, ptr)`` re-runs the op under
 no_grad with SwapRuntime's dispatch interception paused, inside
 ``torch.random.fork_rng`` with the saved generator state set (the global
 stream carries on as if nothing ran), checks the result's shape and dtype
@@ -88,6 +91,8 @@ class Recipes:
         self.recomputed = 0         # storages recomputed
         self.recomputed_seeded = 0  # of which by a random op (generator state restored)
         self.refused = 0            # can_recompute answered no
+        self.kept = 0               # frees refused: a pinned input with no way back
+        self._pinned = {}           # sid -> recipes pinning it
 
     # -- recording (on the dispatch path) --------------------------------
     def record(self, func, args, kwargs, out, new_outputs, rng):
@@ -111,7 +116,24 @@ class Recipes:
             self._by_sid[sid] = _Recipe(func, a, k, index, _Ref(sid, m, t), rng, m)
 
     def forget(self, sid):
-        self._by_sid.pop(sid, None)
+        r = self._by_sid.pop(sid, None)
+        if r is not None:
+            self._unpin(r)
+
+    def may_free(self, sid):
+        """Whether the runtime may free the bytes of `sid` (a swap-out's or a
+        drop's release). A storage a pending recomputation needs may go only
+        if it can itself be recomputed later: its own inputs are pinned now.
+        Otherwise the free is refused (the runtime keeps it resident)."""
+        if sid not in self._pinned:
+            return True
+        r = self._valid(sid, 0)
+        pins = {}
+        if r is None or not self._pin(r, pins, 0):
+            self.kept += 1
+            return False
+        self._set_pins(r, pins)
+        return True
 
     # -- the runtime's questions -----------------------------------------
     def can_recompute(self, sid):
@@ -123,7 +145,7 @@ class Recipes:
         if not self._pin(r, pins, 0):
             self.refused += 1
             return False
-        r.pins = pins
+        self._set_pins(r, pins)
         return True
 
     def recompute(self, sid, ptr):
@@ -141,12 +163,29 @@ class Recipes:
         target = torch.empty(0, dtype=v.dtype).set_(storage, v.offset, v.size, v.stride)
         with torch.no_grad():
             target.copy_(value)
-        r.pins = None
+        self._unpin(r)
         self.recomputed += 1
         if r.rng is not None:
             self.recomputed_seeded += 1
 
     # -- internals -------------------------------------------------------
+    def _set_pins(self, r, pins):
+        self._unpin(r)
+        r.pins = pins
+        for s in pins:
+            self._pinned[s] = self._pinned.get(s, 0) + 1
+
+    def _unpin(self, r):
+        if r.pins is None:
+            return
+        for s in r.pins:
+            n = self._pinned.get(s, 0) - 1
+            if n > 0:
+                self._pinned[s] = n
+            else:
+                self._pinned.pop(s, None)
+        r.pins = None
+
     def _valid(self, sid, depth):
         r = self._by_sid.get(sid)
         if r is None or depth > 64:

@@ -498,6 +498,8 @@ class SwapRuntime:
         try:
             s = self._held.pop(sid, None)
             if free_memory:
+                if not self._recipes.may_free(sid):
+                    return 3  # a pending recomputation needs its bytes
                 if s is None:
                     s = _new_with_weak_ptr(self._tracker.weak[sid])
                 try:
