@@ -276,6 +276,7 @@ def main(argv=None):
         "policy_recomputes": stats["policy_recomputes"],
         "recompute_fallbacks_to_swap": stats["recompute_fallbacks_to_swap"],
         "recomputed_random_storages": stats["recomputed_random_storages"],
+        "recompute_ms": round(stats["recompute_ms"], 3),
         "stable": stable,
         "planned_policy_violations": len(violations),
         "policies_planned": len(rt.plans),

@@ -33,6 +33,8 @@ input whose bytes are off the device (dropped, or swapped) is recomputed
 into a temporary from its own recipe.
 """
 
+import time
+
 import torch
 
 from ..recorder import _compat as C
@@ -92,6 +94,7 @@ class Recipes:
         self.recomputed_seeded = 0  # of which by a random op (generator state restored)
         self.refused = 0            # can_recompute answered no
         self.kept = 0               # frees refused: a pinned input with no way back
+        self.recompute_ns = 0       # wall time in recompute (re-run, checks, copy)
         self._pinned = {}           # sid -> recipes pinning it
 
     # -- recording (on the dispatch path) --------------------------------
@@ -152,6 +155,7 @@ class Recipes:
         r = self._by_sid.get(sid)
         if r is None or r.pins is None:
             raise RuntimeError("storage %#x: no pinned recipe to recompute it" % sid)
+        t0 = time.perf_counter_ns()
         storage = self._storage_of(sid)
         if storage is None or storage.data_ptr() != ptr:
             raise RuntimeError("storage %#x: not restored at the address the runtime gave" % sid)
@@ -164,6 +168,7 @@ class Recipes:
         with torch.no_grad():
             target.copy_(value)
         self._unpin(r)
+        self.recompute_ns += time.perf_counter_ns() - t0
         self.recomputed += 1
         if r.rng is not None:
             self.recomputed_seeded += 1

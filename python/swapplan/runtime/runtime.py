@@ -357,6 +357,7 @@ class SwapRuntime:
             "recompute_fallbacks_to_swap": c["recompute_fallbacks_to_swap"],
             "recomputed_storages": self._recipes.recomputed,
             "recomputed_random_storages": self._recipes.recomputed_seeded,
+            "recompute_ms": self._recipes.recompute_ns / 1e6,
             "pinned_reserved_bytes": s.pinned_reserved_bytes,
             "counts": c,
         }
