@@ -22,7 +22,7 @@ namespace swapplan {
 namespace {
 
 // First and last op of one (micro-batch, layer) in one phase.
-struct Span {
+struct OpRange {
   int32_t first = -1;
   int32_t last = -1;
 };
@@ -32,12 +32,12 @@ struct LayerTable {
   // the rank of a value is the TE layer index.
   std::vector<int32_t> layers;
   // (micro-batch, rank) -> span, per phase (0 FORWARD, 1 BACKWARD).
-  std::map<std::pair<int32_t, int32_t>, Span> spans[2];
+  std::map<std::pair<int32_t, int32_t>, OpRange> spans[2];
   int32_t RankOf(int32_t layer) const {
     auto it = std::lower_bound(layers.begin(), layers.end(), layer);
     return it != layers.end() && *it == layer ? static_cast<int32_t>(it - layers.begin()) : -1;
   }
-  const Span* Find(int ph, int32_t mb, int32_t rank) const {
+  const OpRange* Find(int ph, int32_t mb, int32_t rank) const {
     auto it = spans[ph].find({mb, rank});
     return it == spans[ph].end() ? nullptr : &it->second;
   }
@@ -56,7 +56,7 @@ LayerTable BuildTable(const Trace& trace, int32_t iteration, const LayerSegments
     const int32_t rank = t.RankOf(seg.layer);
     if (rank < 0) continue;
     const int32_t mb = trace.op(iter.op_begin + seg.first_op).micro_batch;
-    Span& sp = t.spans[ph][{mb, rank}];
+    OpRange& sp = t.spans[ph][{mb, rank}];
     sp.first = sp.first < 0 ? seg.first_op : std::min(sp.first, seg.first_op);
     sp.last = std::max(sp.last, seg.last_op);
   }
@@ -159,9 +159,9 @@ absl::StatusOr<Policy> TeOffloadPlanner::PlanPolicy(const PlanningProblem& probl
     for (const Candidate& c : candidates) {
       if (c.rank >= k) continue;
       const int32_t u = c.w.last_forward_use, v = c.w.first_backward_use;
-      const Span* own = table.Find(0, c.mb, c.rank);
-      const Span* release_layer = table.Find(0, c.mb, L - k + c.rank);
-      const Span* reload_layer = table.Find(1, c.mb, L - 1 - k + c.rank);
+      const OpRange* own = table.Find(0, c.mb, c.rank);
+      const OpRange* release_layer = table.Find(0, c.mb, L - k + c.rank);
+      const OpRange* reload_layer = table.Find(1, c.mb, L - 1 - k + c.rank);
       // Out when the owner's forward ends (the next layer's fwd_step).
       const int32_t out = std::clamp(own != nullptr ? own->last : u, u, v - 2);
       // Released before the forward of layer L−k+i.
