@@ -67,6 +67,7 @@ struct ReplayArgs {
   // host (also run it through the runtime shim, eval/replay_execute.h).
   bool model_runtime = false;
   std::optional<std::string> execute;
+  std::optional<std::string> work_dir;  // --execute: keep records and policies there
   bool json = false;
   std::optional<std::string> output;
 
@@ -534,6 +535,7 @@ absl::Status Run(ReplayArgs& args) {
   ExecuteOptions eo;
   eo.replay = o;
   eo.replay.explain_iteration = -1;
+  eo.work_dir = args.work_dir.value_or("");
   if (args.execute) {
     SWAPPLAN_ASSIGN_OR_RETURN(simulated, RunReplay(trace, eo.replay, [&](const ReplayRow& r) {
                                 simulated_rows.push_back(r);
@@ -688,6 +690,9 @@ void SetupReplay(CLI::App& root, Action* action) {
            "Also execute the trace through the runtime shim on this backend (host); rows and "
            "totals are the executed run's, then simulated vs executed (implies "
            "--model-runtime)");
+  f.Text(sub, "--work-dir", &args->work_dir,
+         "--execute: keep the runtime's records and the provider's policies in DIR (default: a "
+         "temporary directory, removed)");
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   f.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");

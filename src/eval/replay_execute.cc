@@ -13,6 +13,8 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/chameleon/chameleon_planner.h"
+#include "swapplan/planners/chameleon/logical_layers.h"
 #include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/runtime/host_backend.h"
@@ -218,7 +220,23 @@ absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
   problem.trace = &*record;
   problem.iteration = req.iteration;
   problem.device = device_;
-  absl::StatusOr<Policy> policy = planner_->Plan(problem);
+  // The record has no layer hints (a runtime sees no model structure):
+  // Chameleon is given the layer count its replay counterpart resolves from
+  // the trace iteration the record executed — what a user passes as
+  // --layers for the model.
+  Planner* planner = planner_;
+  std::unique_ptr<ChameleonPlanner> with_layers;
+  if (options_.replay.planner == "chameleon" && options_.replay.chameleon.layers <= 0 &&
+      req.runtime_iteration >= 0 &&
+      req.runtime_iteration < static_cast<int32_t>(ranges_.size())) {
+    ChameleonOptions co = options_.replay.chameleon;
+    LayerCountSource source;
+    co.layers = ResolveLayerCount(trace_, trace_.IterationOf(ranges_[req.runtime_iteration].begin),
+                                  0, &source);
+    with_layers = std::make_unique<ChameleonPlanner>(co);
+    planner = with_layers.get();
+  }
+  absl::StatusOr<Policy> policy = planner->Plan(problem);
   if (!policy.ok()) {
     // Infeasible: the row's plan_error (as in the replay); anything else
     // ends the run.
@@ -305,6 +323,11 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
   for (int32_t t = 0; t < count; ++t) {
     const OpRange range = ranges_[t];
     SWAPPLAN_RETURN_IF_ERROR(runtime->IterationBegin());
+    // Ops during which an allocation failed: the simulator counts one
+    // allocation failure per op (all of its allocations at once), the
+    // runtime one per failed allocation (IterationStats keeps that count).
+    int32_t failing_ops = 0;
+    int64_t failures_before = runtime->Stats().counts.allocation_failures;
     for (OpIndex op = range.begin; op < range.end; ++op) {
       const OpInfo& info = trace_.op(op);
       in.clear();
@@ -334,6 +357,9 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
       }
       clock_ns_ += std::max<int64_t>(info.duration_ns, 0);
       if (!fatal_.ok()) return fatal_;
+      const int64_t failures = runtime->Stats().counts.allocation_failures;
+      if (failures > failures_before) ++failing_ops;
+      failures_before = failures;
     }
     absl::Status end = runtime->IterationEnd();
     if (!fatal_.ok()) return fatal_;
@@ -341,6 +367,7 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
     const rt::IterationStats& stats = runtime->IterationRows().back();
     ReplayRow row = ToRow(stats, trace_, range);
     row.iteration = t;
+    row.ooms = failing_ops;
     if (row.generated_policy < 0 && !row.plan_error.empty()) ++sum.plan_failures;
     if (row.generated_policy >= 0) ++sum.policies_generated;
     AccumulateReplayRow(row, sum);

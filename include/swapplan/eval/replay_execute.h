@@ -43,7 +43,8 @@
 // (found = matched; the runtime cannot tell a wrong tensor from the right
 // one, so mismatched is 0 and a wrong tensor counts as matched), missed,
 // policy swaps (copies out started for items), uses while off device,
-// allocation failures (Algorithm 3 invocations), passive swap-outs,
+// allocation failures (ops during which an allocation failed, as the simulator
+// counts them; the runtime counts each failed allocation), passive swap-outs,
 // unresolved OOMs, the tracker's verdict, the policy generated or why not;
 // time_ns the op-clock time, stall_ns the measured stalls, peak_bytes the
 // runtime's peak.
