@@ -367,11 +367,14 @@ std::string SimulatedVsExecuted(const ReplaySummary& a, const ReplaySummary& b,
   line("passive swap-outs", a.passive_swaps, b.passive_swaps);
   line("Stable: passive swaps", a.passive_swaps_by_stage[st], b.passive_swaps_by_stage[st]);
   line("Stable: policy swaps", a.policy_swaps_by_stage[st], b.policy_swaps_by_stage[st]);
+  line("policy swaps (all stages)",
+       a.policy_swaps_by_stage[0] + a.policy_swaps_by_stage[1] + a.policy_swaps_by_stage[2],
+       b.policy_swaps_by_stage[0] + b.policy_swaps_by_stage[1] + b.policy_swaps_by_stage[2]);
   line("returns to GenPolicy (policy misses)", a.policy_miss_returns, b.policy_miss_returns);
   absl::StrAppend(&out, "iterations differing   ", iterations_differing, " of ", a.iterations,
                   " (compared per iteration: stage, policy ran, items, found, missed, "
                   "uses while off device, allocation failures, passive swaps, unresolved OOMs, "
-                  "next stage, policy made; policy swaps and time are not compared)\n");
+                  "policy swaps, next stage, policy made; time is not compared)\n");
   const size_t shown = std::min<size_t>(diffs.size(), 20);
   for (size_t k = 0; k < shown; ++k) {
     absl::StrAppend(&out, "  iteration ", diffs[k].iteration, ": ", diffs[k].field,

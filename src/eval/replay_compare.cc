@@ -11,7 +11,7 @@ const std::vector<std::string>& ComparedReplayFields() {
   static const std::vector<std::string> kFields = {
       "stage",         "policy ran",      "items",      "items found",
       "items missed",  "uses while off device", "allocation failures", "passive swaps",
-      "unresolved OOMs", "next stage",    "policy made"};
+      "unresolved OOMs", "policy swaps",  "next stage", "policy made"};
   return kFields;
 }
 
@@ -27,6 +27,7 @@ void CompareReplayRows(const ReplayRow& simulated, const ReplayRow& executed,
                                 r.ooms,
                                 r.passive_swaps,
                                 r.unresolved_ooms,
+                                r.policy_swaps,
                                 static_cast<int64_t>(r.next_stage),
                                 r.generated_policy >= 0 ? 1 : 0};
   };

@@ -23,6 +23,7 @@
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/varying/segment.h"
+#include "swapplan/varying/stage_tracker.h"
 
 namespace swapplan {
 
@@ -320,6 +321,7 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
                             ? std::min<int32_t>(ro.max_iterations, sum.runtime_iterations)
                             : sum.runtime_iterations;
   std::vector<rt::TensorHandle> in, out;
+  std::vector<int32_t> tokens, previous_tokens;
   for (int32_t t = 0; t < count; ++t) {
     const OpRange range = ranges_[t];
     SWAPPLAN_RETURN_IF_ERROR(runtime->IterationBegin());
@@ -368,6 +370,19 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
     ReplayRow row = ToRow(stats, trace_, range);
     row.iteration = t;
     row.ooms = failing_ops;
+    // The tracker's figures (its verdict is the runtime's, in the stats):
+    // against the previous iteration's op sequence, as StageTracker::Observe
+    // computes them.
+    tokens.clear();
+    for (OpIndex op = range.begin; op < range.end; ++op) tokens.push_back(trace_.op(op).name);
+    if (t == 0) previous_tokens = tokens;
+    const double len = static_cast<double>(tokens.size());
+    const double prev_len = static_cast<double>(previous_tokens.size());
+    row.length_change = prev_len > 0 ? std::abs(len - prev_len) / prev_len : 1.0;
+    row.similarity = ro.tracker.similarity == SequenceSimilarity::kCosineOpIds
+                         ? CosineOfOpIds(tokens, previous_tokens)
+                         : CosineOfHistograms(tokens, previous_tokens);
+    previous_tokens.swap(tokens);
     if (row.generated_policy < 0 && !row.plan_error.empty()) ++sum.plan_failures;
     if (row.generated_policy >= 0) ++sum.policies_generated;
     AccumulateReplayRow(row, sum);

@@ -141,7 +141,7 @@ TEST_CASE("Execute: row comparison names each differing figure", "[varying][repl
   CHECK(d[0].simulated == 4);
   CHECK(d[0].executed == 0);
   CHECK(d[1].field == "policy made");
-  CHECK(ComparedReplayFields().size() == 11);
+  CHECK(ComparedReplayFields().size() == 12);
 }
 
 TEST_CASE("Execute: option errors", "[varying][replay][execute]") {
