@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
@@ -194,6 +195,9 @@ class Driver {
   // The provider: plans the record with the replay's planner.
   absl::StatusOr<std::string> Provide(const rt::PolicyRequest& req);
   absl::Status Alloc(rt::Runtime& runtime, TensorId t, const Lifetimes& l);
+  // Storage of an over-committed tensor (framework-owned, see Alloc): a new
+  // block of `bytes`, replacing the tensor's previous one.
+  absl::StatusOr<void*> Restore(uint64_t framework_id, int64_t bytes);
   std::string Where(int32_t t, OpIndex op) const {
     return absl::StrCat("execute: runtime iteration ", t, ", trace op ", op, " (",
                         trace_.op_name_at(op), ")");
@@ -208,6 +212,8 @@ class Driver {
   std::vector<rt::TensorHandle> handle_;
   int64_t clock_ns_ = 1;  // the runtime ignores an op start at 0
   int32_t policies_written_ = 0;
+  // Storage of the over-committed tensors, by framework id (TensorId + 1).
+  absl::flat_hash_map<uint64_t, std::unique_ptr<char[]>> overcommitted_;
   absl::Status fatal_;
 };
 
@@ -272,9 +278,21 @@ absl::Status Driver::Alloc(rt::Runtime& runtime, TensorId t, const Lifetimes& l)
     handle_[t] = *h;
     return absl::OkStatus();
   }
-  // Unresolved: counted by the runtime; the tensor stays out.
-  if (IsOom(h.status())) return absl::OkStatus();
-  return h.status();
+  if (!IsOom(h.status())) return h.status();
+  // Unresolved (a crash in a real run, counted by the runtime): as the
+  // simulator over-commits, the tensor is taken anyway — as framework-owned
+  // memory of the driver, over the budget (RuntimeOptions::
+  // overcommit_on_oom) — so that the rest of the run sees the same tensors.
+  desc.framework_id = static_cast<uint64_t>(t) + 1;
+  SWAPPLAN_ASSIGN_OR_RETURN(void* storage, Restore(desc.framework_id, info.size_bytes));
+  SWAPPLAN_ASSIGN_OR_RETURN(handle_[t], runtime.RegisterTensor(desc, storage));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<void*> Driver::Restore(uint64_t framework_id, int64_t bytes) {
+  std::unique_ptr<char[]>& block = overcommitted_[framework_id];
+  block = std::make_unique_for_overwrite<char[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+  return static_cast<void*>(block.get());
 }
 
 absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow&)> on_row) {
@@ -298,10 +316,19 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
   o.work_dir = work_dir_;
   o.device = device_;
   o.op_clock_ns = [this] { return clock_ns_; };
+  o.overcommit_on_oom = true;
   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<rt::Runtime> runtime,
                             rt::Runtime::Create(o, std::move(backend)));
   runtime->SetPolicyProvider(
       [this](const rt::PolicyRequest& req) { return Provide(req); });
+  rt::FrameworkCallbacks callbacks;
+  callbacks.hold = [](uint64_t) { return absl::OkStatus(); };
+  callbacks.release = [this](uint64_t id, bool free_memory) {
+    if (free_memory) overcommitted_.erase(id);
+    return absl::OkStatus();
+  };
+  callbacks.restore = [this](uint64_t id, int64_t bytes) { return Restore(id, bytes); };
+  runtime->SetFrameworkCallbacks(std::move(callbacks));
   // Op ids: the trace's name ids (the stage tracker's tokens are the same).
   for (NameId n = 0; n < trace_.num_op_names(); ++n) {
     const int32_t id = runtime->InternOp(trace_.op_name(n));
@@ -328,8 +355,8 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
     // Ops during which an allocation failed: the simulator counts one
     // allocation failure per op (all of its allocations at once), the
     // runtime one per failed allocation (IterationStats keeps that count).
-    int32_t failing_ops = 0;
-    int64_t failures_before = runtime->Stats().counts.allocation_failures;
+    int32_t failing_ops = 0, unresolved_ops = 0;
+    rt::SwapCounts before = runtime->Stats().counts;
     for (OpIndex op = range.begin; op < range.end; ++op) {
       const OpInfo& info = trace_.op(op);
       in.clear();
@@ -344,6 +371,10 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
         absl::Status a = Alloc(*runtime, u, life);
         if (!a.ok()) return Annotate(a, Where(t, op));
       }
+      // The simulator's test: the bytes in use during the op (its
+      // allocations made) over the capacity — also with no allocation of
+      // its own, after an over-committed one.
+      const bool over_budget = runtime->Stats().device_bytes_in_use > device_.capacity_bytes;
       if (began) {
         for (TensorId u : trace_.outputs(op)) {
           if (handle_[u] != rt::kNoTensorHandle) out.push_back(handle_[u]);
@@ -356,12 +387,18 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
         absl::Status f = runtime->FreeTensor(handle_[u]);
         if (!f.ok()) return Annotate(f, Where(t, op));
         handle_[u] = rt::kNoTensorHandle;
+        overcommitted_.erase(static_cast<uint64_t>(u) + 1);
       }
       clock_ns_ += std::max<int64_t>(info.duration_ns, 0);
       if (!fatal_.ok()) return fatal_;
-      const int64_t failures = runtime->Stats().counts.allocation_failures;
-      if (failures > failures_before) ++failing_ops;
-      failures_before = failures;
+      // Unresolved: Algorithm 3 failed, or did not run (WarmUp-only
+      // handling after warm-up) and the allocation did not fit, or the op
+      // ran over the budget.
+      const rt::SwapCounts now = runtime->Stats().counts;
+      const bool unresolved = now.ooms > before.ooms || over_budget;
+      if (now.allocation_failures > before.allocation_failures || unresolved) ++failing_ops;
+      if (unresolved) ++unresolved_ops;
+      before = now;
     }
     absl::Status end = runtime->IterationEnd();
     if (!fatal_.ok()) return fatal_;
@@ -370,6 +407,7 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
     ReplayRow row = ToRow(stats, trace_, range);
     row.iteration = t;
     row.ooms = failing_ops;
+    row.unresolved_ooms = unresolved_ops;
     // The tracker's figures (its verdict is the runtime's, in the stats):
     // against the previous iteration's op sequence, as StageTracker::Observe
     // computes them.

@@ -36,8 +36,14 @@
 // (resident before the first op or across a runtime iteration boundary —
 // parameters, optimizer states, gradients accumulated across a cut) are
 // allocated persistent: never a passive-swap candidate, as in the replay's
-// extracted iterations. An allocation Algorithm 3 cannot resolve leaves the
-// tensor out (later ops run without it); the replay over-commits instead.
+// extracted iterations. An allocation that does not fit and that Algorithm
+// 3 cannot resolve (or, with OOM handling in WarmUp only, that comes after
+// warm-up) is a crash in a real run; the runtime counts it, and the driver,
+// as the simulator does, goes on over the budget: the tensor is registered
+// as framework-owned storage of the driver (RuntimeOptions::
+// overcommit_on_oom). A passive swap-in that does not fit fails the op's
+// OpBegin (the op runs without the runtime's bookkeeping of its end); the
+// simulator over-commits there too.
 //
 // Rows (ReplayRow, so the replay's report prints them): stage, policy, items
 // (found = matched; the runtime cannot tell a wrong tensor from the right
@@ -45,7 +51,8 @@
 // policy swaps (copies out started for items), uses while off device,
 // allocation failures (ops during which an allocation failed, as the simulator
 // counts them; the runtime counts each failed allocation), passive swap-outs,
-// unresolved OOMs, the tracker's verdict, the policy generated or why not;
+// unresolved OOMs (ops with an allocation that did not fit in the end), the
+// tracker's verdict, the policy generated or why not;
 // time_ns the op-clock time, stall_ns the measured stalls, peak_bytes the
 // runtime's peak.
 //
