@@ -521,7 +521,11 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       row.missed = applied.missed;
       row.resized_larger = applied.resized_larger;
       row.resized_smaller = applied.resized_smaller;
-      row.policy_swaps = static_cast<int32_t>(applied.policy.items.size());
+      // The runtime also starts the copy out of a found tensor with no use
+      // after its swap-out (it cannot know; the copy is cancelled when the
+      // tensor dies); the simulator leaves those out.
+      row.policy_swaps = static_cast<int32_t>(applied.policy.items.size()) +
+                         (options_.model_runtime ? applied.unused_after_swap_out : 0);
       row.uses_while_off_device = applied.uses_while_off_device;
       row.first_off_device_op = applied.first_off_device_op;
       row.first_off_device_tensor = applied.first_off_device_tensor;

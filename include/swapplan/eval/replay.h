@@ -236,6 +236,9 @@ struct ReplayOptions {
   //     the trace's op durations, no stalls) — then the earliest; none ran:
   //     the latest;
   //   * after a failed plan the next GenPolicy iteration runs no policy;
+  //   * policy swaps also count found tensors with no use after their
+  //     swap-out (the runtime starts their copies out; the simulator leaves
+  //     them out);
   //   * the runtime keeps one policy planned on one iteration and forgets
   //     on WarmUp: requires keying kSingle, plan_on kIteration,
   //     remembered_sequences 0 (InvalidArgument otherwise).

@@ -122,9 +122,9 @@ struct RowDifference {
 // The figures compared per iteration, in this order: "stage" (Stage as an
 // integer), "policy ran" (0/1), "items", "items found" (simulated: matched
 // + mismatched), "items missed", "uses while off device", "allocation
-// failures", "passive swaps", "unresolved OOMs", "policy swaps" (simulated:
-// items whose tensor is used again; executed: copies out started for
-// items), "next stage", "policy made" (0/1). Appends one RowDifference per differing figure. O(1).
+// failures", "passive swaps", "unresolved OOMs", "policy swaps" (copies out
+// started for items; ReplayOptions::model_runtime counts them as the
+// runtime does), "next stage", "policy made" (0/1). Appends one RowDifference per differing figure. O(1).
 void CompareReplayRows(const ReplayRow& simulated, const ReplayRow& executed,
                        std::vector<RowDifference>* out);
 
