@@ -10,9 +10,11 @@
 #include "swapplan/eval/replay_execute.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "support/test_traces.h"
 #include "swapplan/synth/synth.h"
 
 namespace swapplan {
@@ -118,6 +120,117 @@ TEST_CASE("Execute: the executed run agrees with the simulated replay per iterat
   // The op clock: the trace's op times, so a row's time is its compute time.
   for (size_t t = 0; t < executed.size(); ++t) {
     CHECK(executed[t].time_ns > 0);
+  }
+}
+
+// Round numbers: `iterations` copies of the two-layer toy (100-byte tensors,
+// 100 ns ops, 1 byte/ns links), each with its own tensors and an optimizer
+// op at the end. Per iteration: x -> f00 -> a1 -> f01 -> a2 -> f02 -> a3 ->
+// f10 -> a4 -> f11 -> a5 -> f12 -> a6, then b12(a6, a5) -> g10, b11(g10, a4)
+// -> g11, b10(g11, a3) -> g12, b02(g12, a2) -> g13, b01(g13, a1) -> g14,
+// b00(g14, x) -> g15, opt(g15). Each tensor lives from its first to its last
+// use. Unswapped: 100 B more per forward op (600 B during f11, 700 B during
+// f12: x, a1..a6), the peak of 800 B during b12 (x, a1..a6, g10), then
+// falling (a tensor dies after its last use).
+Trace RoundRun(int32_t iterations) {
+  nlohmann::json j;
+  j["format"] = "swapplan-trace";
+  j["metadata"] = {{"device_name", "toy"},
+                   {"h2d_bandwidth_bytes_per_s", 1e9},
+                   {"d2h_bandwidth_bytes_per_s", 1e9},
+                   {"device_memory_bytes", 600},
+                   {"model_layers", 2}};
+  j["tensors"] = nlohmann::json::array();
+  j["iterations"] = nlohmann::json::array();
+  for (int32_t k = 0; k < iterations; ++k) {
+    const int32_t base = 100 * k;  // ids: x = base, a1..a6 = base+1..6, g10..g15 = base+10..15
+    j["tensors"].push_back({{"id", base}, {"size_bytes", 100}, {"kind", "INPUT"}});
+    for (int32_t a = 1; a <= 6; ++a) {
+      j["tensors"].push_back({{"id", base + a}, {"size_bytes", 100}, {"kind", "ACTIVATION"}});
+    }
+    for (int32_t g = 10; g <= 15; ++g) {
+      j["tensors"].push_back({{"id", base + g}, {"size_bytes", 100}, {"kind", "GRADIENT"}});
+    }
+    nlohmann::json ops = nlohmann::json::array();
+    auto op = [&](const char* name, const char* phase, int32_t layer,
+                  std::vector<int32_t> in, std::vector<int32_t> out) {
+      for (int32_t& t : in) t += base;
+      for (int32_t& t : out) t += base;
+      nlohmann::json o = {{"name", name}, {"phase", phase}, {"inputs", in},
+                          {"outputs", out}, {"duration_ns", 100}};
+      if (layer >= 0) o["layer"] = layer;
+      ops.push_back(o);
+    };
+    op("f00", "FORWARD", 0, {0}, {1});
+    op("f01", "FORWARD", 0, {1}, {2});
+    op("f02", "FORWARD", 0, {2}, {3});
+    op("f10", "FORWARD", 1, {3}, {4});
+    op("f11", "FORWARD", 1, {4}, {5});
+    op("f12", "FORWARD", 1, {5}, {6});
+    op("b12", "BACKWARD", 1, {6, 5}, {10});
+    op("b11", "BACKWARD", 1, {10, 4}, {11});
+    op("b10", "BACKWARD", 1, {11, 3}, {12});
+    op("b02", "BACKWARD", 0, {12, 2}, {13});
+    op("b01", "BACKWARD", 0, {13, 1}, {14});
+    op("b00", "BACKWARD", 0, {14, 0}, {15});
+    op("opt", "OPTIMIZER", -1, {15}, {});
+    j["iterations"].push_back({{"ops", ops}});
+  }
+  return testing::TraceFromJson(j.dump(), "round.json");
+}
+
+TEST_CASE("Execute: round sizes, Algorithm 3 and policies agree op for op",
+          "[varying][replay][execute]") {
+  const Trace trace = RoundRun(8);
+  ExecuteOptions o;
+  o.replay.simulator.device.capacity_bytes = 600;
+  o.replay.chameleon.min_tensor_bytes = 0;
+  o.replay.tracker.warmup_iterations = 1;
+  o.replay.tracker.genpolicy_iterations = 2;
+  o.replay.model_runtime = true;
+  o.replay.keying = PolicyKeying::kSingle;
+  o.replay.plan_on = PlanningInput::kIteration;
+  o.replay.remembered_sequences = 0;
+  std::vector<ReplayRow> simulated, executed;
+  absl::StatusOr<ReplaySummary> s =
+      RunReplay(trace, o.replay, [&](const ReplayRow& r) { simulated.push_back(r); });
+  INFO(s.status().ToString());
+  REQUIRE(s.ok());
+  absl::StatusOr<ReplaySummary> e =
+      RunExecutedReplay(trace, o, [&](const ReplayRow& r) { executed.push_back(r); });
+  INFO(e.status().ToString());
+  REQUIRE(e.ok());
+  REQUIRE(executed.size() == 8);
+  CHECK(StageLetters(executed) == "WWGGGSSS");
+  std::vector<RowDifference> diffs;
+  for (size_t t = 0; t < executed.size(); ++t) {
+    CompareReplayRows(simulated[t], executed[t], &diffs);
+  }
+  for (const RowDifference& d : diffs) {
+    UNSCOPED_INFO("iteration " << d.iteration << ": " << d.field << " simulated " << d.simulated
+                               << ", executed " << d.executed);
+  }
+  CHECK(diffs.empty());
+  // WarmUp at 600 B: f12 allocates a6 with x, a1..a5 resident (700 B):
+  // Algorithm 3 swaps out the earliest 100-byte tensor not used by f12, x.
+  // b12 allocates g10 with a1..a6 resident (700 B): it swaps out a1. Then
+  // b01 and b00 bring a1 and x back (passive swap-ins; 300 B each time).
+  // 2 ops with a failed allocation, 2 passive swap-outs, nothing
+  // unresolved; the op clock gives 13 ops x 100 ns.
+  for (int t : {0, 1}) {
+    CHECK(executed[t].ooms == 2);
+    CHECK(executed[t].passive_swaps == 2);
+    CHECK(executed[t].unresolved_ooms == 0);
+    CHECK(executed[t].time_ns == 1300);
+  }
+  // From GenPolicy on a policy runs and keeps the 600 B: no allocation
+  // fails, every item is found.
+  for (int t = 2; t < 8; ++t) {
+    CHECK(executed[t].policy >= 0);
+    CHECK(executed[t].items > 0);
+    CHECK(executed[t].matched == executed[t].items);
+    CHECK(executed[t].ooms == 0);
+    CHECK(executed[t].passive_swaps == 0);
   }
 }
 
