@@ -372,7 +372,7 @@ std::string SimulatedVsExecuted(const ReplaySummary& a, const ReplaySummary& b,
        b.policy_swaps_by_stage[0] + b.policy_swaps_by_stage[1] + b.policy_swaps_by_stage[2]);
   line("returns to GenPolicy (policy misses)", a.policy_miss_returns, b.policy_miss_returns);
   absl::StrAppend(&out, "iterations differing   ", iterations_differing, " of ", a.iterations,
-                  " (compared per iteration: stage, policy ran, items, found, missed, "
+                  " (compared per iteration: stage, policy, items, found, missed, "
                   "uses while off device, allocation failures, passive swaps, unresolved OOMs, "
                   "policy swaps, next stage, policy made; time is not compared)\n");
   const size_t shown = std::min<size_t>(diffs.size(), 20);

@@ -9,7 +9,7 @@ namespace swapplan {
 
 const std::vector<std::string>& ComparedReplayFields() {
   static const std::vector<std::string> kFields = {
-      "stage",         "policy ran",      "items",      "items found",
+      "stage",         "policy",      "items",      "items found",
       "items missed",  "uses while off device", "allocation failures", "passive swaps",
       "unresolved OOMs", "policy swaps",  "next stage", "policy made"};
   return kFields;
@@ -19,7 +19,7 @@ void CompareReplayRows(const ReplayRow& simulated, const ReplayRow& executed,
                        std::vector<RowDifference>* out) {
   auto figures = [](const ReplayRow& r) {
     return std::vector<int64_t>{static_cast<int64_t>(r.stage),
-                                r.policy >= 0 ? 1 : 0,
+                                r.policy,
                                 r.items,
                                 r.matched + r.mismatched,
                                 r.missed,

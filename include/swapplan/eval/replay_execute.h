@@ -120,7 +120,8 @@ struct RowDifference {
 };
 
 // The figures compared per iteration, in this order: "stage" (Stage as an
-// integer), "policy ran" (0/1), "items", "items found" (simulated: matched
+// integer), "policy" (the policy that ran: the index of the plans made so
+// far, -1 none — the runtime's load order is the replay's generation order), "items", "items found" (simulated: matched
 // + mismatched), "items missed", "uses while off device", "allocation
 // failures", "passive swaps", "unresolved OOMs", "policy swaps" (copies out
 // started for items; ReplayOptions::model_runtime counts them as the
