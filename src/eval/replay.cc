@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
