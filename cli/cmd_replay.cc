@@ -688,7 +688,8 @@ void SetupReplay(CLI::App& root, Action* action) {
                 "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--model-runtime", args->model_runtime,
                 "Replay what the runtime shim does (its Stable choice; no policy after a failed "
-                "plan); implies --policies single --plan-on iteration --remember 0");
+                "plan; copies out as it starts them); implies --policies single --plan-on "
+                "iteration --remember 0");
   f.Choice(sub, "--execute", &args->execute, {"host"},
            "Also execute the trace through the runtime shim on this backend (host); rows and "
            "totals are the executed run's, then simulated vs executed (implies "
