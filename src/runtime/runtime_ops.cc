@@ -11,6 +11,15 @@
 
 namespace swapplan::runtime {
 
+namespace {
+
+// RuntimeOptions::op_clock_ns, else the steady clock.
+int64_t OpClockNs(const RuntimeOptions& o) {
+  return o.op_clock_ns ? o.op_clock_ns() : HostBackend::NowNs();
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // Iterations.
 
@@ -58,7 +67,7 @@ absl::Status Runtime::IterationBegin() {
     p.matcher->BeginIteration();
   }
   s.record->BeginIteration();
-  s.iteration_start_ns = HostBackend::NowNs();
+  s.iteration_start_ns = OpClockNs(s.options);
   s.op_start_ns = 0;
   return absl::OkStatus();
 }
@@ -67,7 +76,7 @@ absl::Status Runtime::IterationEnd() {
   State& s = *s_;
   if (!s.in_iteration) return CallOrder("iteration_end: no iteration has begun");
   if (s.in_op) return CallOrder("iteration_end: the last op has not ended (op_end)");
-  const int64_t now = HostBackend::NowNs();
+  const int64_t now = OpClockNs(s.options);
   if (s.ordinal < 0) {
     // No op ran: no iteration (the tracker and the rows see none).
     s.record->EndIteration(0);
@@ -226,7 +235,7 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
     s.op_rec.push_back(s.slots[slot].record_id);
   }
   s.op_inputs = static_cast<int32_t>(s.op_slots.size());
-  const int64_t now = HostBackend::NowNs();
+  const int64_t now = OpClockNs(s.options);
   if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
   s.op_start_ns = now;
   s.NormalizePhase(&phase);

@@ -242,6 +242,10 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
        "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
        "--genpolicy-iterations 0 -q --json --oracle --compare-matchers --rows none",
        "replay.schema.json", 0},
+      {"replay ../../traces/loss_scale_validation.json.gz --device-memory 1.6MB "
+       "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
+       "--genpolicy-iterations 0 -q --json --execute host",
+       "replay.schema.json", 0},
   };
   for (const Case& c : cases) {
     INFO(c.args);

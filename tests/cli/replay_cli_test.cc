@@ -239,4 +239,38 @@ TEST_CASE("replay: usage errors", "[cli][replay]") {
         "swapplan: --remember: -2 is out of range [0, 2147483647]\n");
 }
 
+TEST_CASE("replay: executed on the runtime's host backend, side by side", "[cli][replay]") {
+  // The rows and totals are the executed run's (the trace through the
+  // runtime shim; time on the op clock), then the totals of the simulated
+  // replay of what the runtime does next to them, with the iterations that
+  // differ: none (WarmUp with Algorithm 3, policies found in GenPolicy and
+  // Stable, the validation pass and the skipped step sending the tracker
+  // back to WarmUp). Algorithm 3's victims among tensors of one size are the
+  // earliest registered in the runtime, the earliest in trace order in the
+  // simulator: with the runtime's slot order instead, iteration 11 (the
+  // second after the skipped step, whose slots were reused in another order)
+  // had one more passive swap executed than simulated.
+  CliRun r = Swapplan("replay '" + SmallTrace() +
+                      "' --device-memory 83MiB --min-tensor-bytes 0 --warmup-iterations 1 "
+                      "--genpolicy-iterations 2 --execute host -q");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("iterations differing   0 of 12") != std::string::npos);
+  CheckGolden("replay_small_execute.txt", r.out);
+  // What the runtime cannot do: usage errors, every one at once.
+  r = Swapplan("replay '" + SmallTrace() +
+               "' --device-memory 83MiB --execute host --plan-on observed --policies input "
+               "--remember 2 --oracle");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --execute needs --policies single (the runtime keeps one policy)\n"
+        "swapplan: --execute needs --plan-on iteration (the runtime's provider plans one "
+        "record)\n"
+        "swapplan: --execute needs --remember 0 (the runtime forgets on WarmUp)\n"
+        "swapplan: --execute: --oracle is not available (run it without)\n");
+  r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --execute cuda");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "swapplan: --execute: 'cuda' is not one of host\n");
+}
+
 }  // namespace

@@ -276,7 +276,9 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 }
 
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
-  CHECK(PlannerNames() == "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, advisor");
+  CHECK(PlannerNames() ==
+        "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, advisor"
+        ", selective, te-offload, save-on-cpu");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
@@ -292,7 +294,8 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK(FindPlanner("chameleon2") == nullptr);
   CHECK(CreatePlanner("x").status().message() ==
         "unknown planner 'x' (known: ideal, noswap, chameleon, recompute, vdnn, lru, bucket, "
-        "advisor)");
+        "advisor"
+        ", selective, te-offload, save-on-cpu)");
 }
 
 // Every registered planner (baselines and chameleon): a feasible policy

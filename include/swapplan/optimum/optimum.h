@@ -51,6 +51,11 @@ struct OptimumOptions {
   // Offer RECOMPUTE windows (the hybrid swap + recompute bound); false =
   // swap only, the bound of the swap-only planners.
   bool recompute = true;
+  // Count each recomputation's transient memory (the producer's other
+  // outputs) at its trigger op (swap_model.h, "Transient memory"); the bound
+  // is then on the policies whose transients fit. Warm starts with
+  // RECOMPUTE items are not used (their transients are unchecked).
+  bool recompute_transient = false;
   // Offer the Advisor's CLEAN and WRAP windows.
   bool advisor_kinds = true;
   // Refuse iterations with more ops than this (the model grows with the

@@ -182,6 +182,13 @@ struct RuntimeOptions {
   // Device model written into the record's metadata (name, bandwidths):
   // what a planner plans the record with.
   DeviceModel device;
+  // The op clock, in ns: per-op durations and iteration wall times in the
+  // rows and the record are differences of its readings (at each OpBegin,
+  // IterationBegin and IterationEnd). Unset: the steady clock. A driver that
+  // replays a trace (eval/replay_execute.h) passes a virtual clock advanced
+  // by each op's recorded duration, so the record carries the trace's op
+  // times. Stall times are always measured on the steady clock.
+  std::function<int64_t()> op_clock_ns;
 
   // InvalidArgument naming the field.
   absl::Status Validate() const;
