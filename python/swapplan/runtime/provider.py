@@ -64,11 +64,16 @@ class SwapplanPlanProvider:
             return out
         saved = os.path.join(request["work_dir"], "compare-%d" % (self.count - 1))
         # Exit 3: no planner reached the budget; its policy is still written.
-        self._run([binary, "compare", record, "--iteration", iteration, "--planners",
-                   self.planner, "--save-policies", saved] + self.planner_args, "compare", (0, 3))
+        p = self._run([binary, "compare", record, "--iteration", iteration, "--planners",
+                       self.planner, "--save-policies", saved] + self.planner_args, "compare",
+                      (0, 3))
         policy = os.path.join(saved, self.planner + ".json")
         if not os.path.exists(policy):
-            raise RuntimeError("swapplan compare wrote no policy for planner %s" % self.planner)
+            # compare's verdict line for the planner says why (infeasible, ...).
+            why = [ln.strip() for ln in (p.stdout + p.stderr).splitlines()
+                   if ln.startswith(self.planner + ":") or ln.startswith("swapplan:")]
+            raise RuntimeError("swapplan compare wrote no policy for planner %s: %s"
+                               % (self.planner, "; ".join(why) or "no reason given"))
         self._run([binary, "policy", "upgrade", policy, "--trace", record, "--iteration",
                    iteration, "-o", out], "policy upgrade")
         return out
@@ -78,3 +83,4 @@ class SwapplanPlanProvider:
         if p.returncode not in ok:
             raise RuntimeError("swapplan %s exited %d: %s" % (what, p.returncode,
                                                              (p.stderr or p.stdout).strip()))
+        return p
