@@ -88,7 +88,14 @@
 extern "C" {
 #endif
 
-#define SWAPPLAN_RT_ABI_VERSION 1
+/* The layout of the structs below. A caller compares swapplan_rt_abi_version()
+ * with the value it was compiled with and refuses a mismatch: the stats
+ * calls fill the structs to this header's sizes.
+ *   1  first release
+ *   2  swapplan_rt_counts gained policy_drops, policy_recomputes and
+ *      recompute_fallbacks_to_swap; swapplan_rt_framework gained the optional
+ *      can_recompute and recompute callbacks (RECOMPUTE items) */
+#define SWAPPLAN_RT_ABI_VERSION 2
 
 typedef enum swapplan_rt_status {
   SWAPPLAN_RT_OK = 0,

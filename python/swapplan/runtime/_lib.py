@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 OK = 0
 INVALID_ARGUMENT = 1
