@@ -58,8 +58,9 @@ TRACE_COMMANDS = [
     "inspect --json {t}",
     "curve {t}",
     "plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}",
-    "compare {t} --oversubscription 2 --bandwidth 1GB/s --planners noswap,recompute,lru,chameleon",
-    "replay {t} --bandwidth 1GB/s --iterations 4 --rows none",
+    "compare {t} --oversubscription 2x --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
+    "--planners noswap,recompute,lru,chameleon",
+    "replay {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --iterations 4 --rows none",
 ]
 
 
