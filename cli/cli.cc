@@ -79,6 +79,12 @@ std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error
       return absl::StrCat(prefix, EscapeForMessage(w.substr(0, colon), 60),
                           ": needs a value (give it as FLAG VALUE or FLAG=VALUE)");
     }
+    // "--h2d-bandwidth: At Most 1 required but received 2": given twice.
+    if (colon != absl::string_view::npos &&
+        absl::StrContains(w.substr(colon), ": At Most 1 required but received")) {
+      return absl::StrCat(prefix, EscapeForMessage(w.substr(0, colon), 60),
+                          ": given more than once (give it once)", hint);
+    }
   }
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && sub == &app) {
     // No subcommand matched: a misspelt one is left over as an argument.

@@ -298,6 +298,18 @@ absl::Status Run(SimulateArgs& args) {
   SimulatorOptions o;
   o.device = device.model;
   o.record_stream = args.naive_record_stream ? RecordStreamMode::kNaive : RecordStreamMode::kCustom;
+  // Per-op host times past 1e17 ns (about 3 years) are refused by their
+  // flag; smaller ones that still carry the clock past 2^63 - 1 ns over the
+  // iteration's ops are the simulator's overflow error naming the op.
+  for (auto [flag, v] : {std::pair<const char*, std::optional<int64_t>>{"--host-dispatch",
+                                                                       args.host_dispatch_ns},
+                         {"--event-query", args.event_query_ns}}) {
+    if (v && *v > kMaxCopyNs) {
+      args.flags.Add(absl::StrCat(flag, ": ", FormatDurationNs(*v),
+                                  " is more than a host step may take (1e17 ns, about 3 years)"));
+    }
+  }
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   o.host_dispatch_ns = args.host_dispatch_ns.value_or(0);
   o.host_event_query_ns = args.event_query_ns.value_or(0);
   o.launch_queue_depth =

@@ -122,6 +122,13 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
       return absl::StrCat(trace.source(), ": iteration ", iteration, " (wall_time_ns)");
     }));
   }
+  if (t == 0 && iteration_time_ns == 0 && iter.wall_time_ns > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        trace.source(), ": iteration ", iteration, ": its wall time ", iter.wall_time_ns,
+        " ns x compute time scale ", compute_time_scale,
+        " rounds to 0 ns, and Eq. (1) needs a positive time for the ", missing, " of ", n,
+        " ops without a duration (use a larger compute time scale)"));
+  }
   if (t <= 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         trace.source(), ": iteration ", iteration, ": ", missing, " of ", n,

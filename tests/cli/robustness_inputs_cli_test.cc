@@ -135,6 +135,39 @@ TEST_CASE("empty flag values and --oversubscription 0 are errors, not 'not given
                "FLAG=VALUE)");
 }
 
+// Found by the round-3 mutation campaign's flag cases: values each flag
+// accepts but the device model or the clock cannot take were refused by a
+// field name the user never typed, or by a misleading reason.
+TEST_CASE("device and host times past their bounds name the flag", "[cli][robustness]") {
+  const std::string plan = std::string("plan ") + kToy +
+                           " --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
+                           "-o /dev/null ";
+  // 1000000 h = 3.6e18 ns, past the 1e17 ns a copy may take (before:
+  // 'device model "custom": copy_latency_ns must be in [0, 1e17]').
+  CheckOneLine(Swapplan(plan + "--copy-latency 1000000h"),
+               "--copy-latency: 3600000000.000 s is more than a copy may take (1e17 ns, about "
+               "3 years)");
+  const std::string simulate =
+      std::string("simulate ") + kToy + " robustness/empty_toy_policy.json ";
+  // Before: the clock overflow error, naming op 2 of the trace.
+  CheckOneLine(Swapplan(simulate + "--host-dispatch 1000000h"),
+               "--host-dispatch: 3600000000.000 s is more than a host step may take (1e17 ns, "
+               "about 3 years)");
+  CheckOneLine(Swapplan(simulate + "--event-query 1000000h"),
+               "--event-query: 3600000000.000 s is more than a host step may take (1e17 ns, "
+               "about 3 years)");
+  // 1300 ns x 1e-9 rounds to 0 ns (before: "the iteration's wall time ...
+  // was not recorded", which it was).
+  CheckOneLine(Swapplan(plan + "--compute-scale 1e-9"),
+               "traces/chameleon_toy.json: iteration 0: its wall time 1300 ns x compute time "
+               "scale 1e-09 rounds to 0 ns, and Eq. (1) needs a positive time for the 13 of 13 "
+               "ops without a duration (use a larger compute time scale)");
+  // A flag given twice (before: CLI11's "At Most 1 required but received 2").
+  CheckOneLine(Swapplan(plan + "--h2d-bandwidth 2GB/s"),
+               "plan: --h2d-bandwidth: given more than once (give it once) (swapplan plan --help "
+               "lists its flags)");
+}
+
 TEST_CASE("CLI11 parse errors are one line in swapplan's words", "[cli][robustness]") {
   // Before: "The following argument was not expected: --bogus" and a second
   // line "Run with --help for more information.".
