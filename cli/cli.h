@@ -53,6 +53,14 @@ inline constexpr int kExitQualityRegression = 4;
 // status's ErrorKind, never by its message.
 int ExitCodeFor(const absl::Status& status);
 
+// One line, in swapplan's words, for a CLI11 parse error that is not a
+// request for help or the version (main.cc prints it as "swapplan: <line>"
+// and exits 2; CLI11's own text and its "Run with --help" second line never
+// reach the user). `app` is the root after the failed parse: the extras it
+// kept name the unexpected arguments in command-line order. Every value
+// quoted is escaped (util/utf8.h), so the line stays one line.
+std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error);
+
 // Writes `content` to `path` atomically, or to stdout when `path` is empty
 // or "-".
 absl::Status WriteOutput(const std::string& path, absl::string_view content);

@@ -189,18 +189,22 @@ void SetupCheck(CLI::App& root, Action* action) {
   for (const OptionInfo& o : ChameleonOptionTable().Describe(ChameleonOptions())) {
     if (o.name == "op_time_model" || o.name == "iteration_time_ns") timing.push_back(o);
   }
+  // The setter lives in a->flags, so a plain pointer to *a stays valid for
+  // as long as it can be called; capturing the shared_ptr would make *a own
+  // itself (a reference cycle LeakSanitizer reports).
+  CheckArgs* self = a.get();
   AddPlannerOptionFlags(sub, &a->flags, timing,
-                        [a](const std::string& name, const std::string& value) -> absl::Status {
+                        [self](const std::string& name, const std::string& value) -> absl::Status {
                           ChameleonOptions o;
                           SWAPPLAN_RETURN_IF_ERROR(
                               ChameleonOptionTable().SetValue(&o, name, value));
                           if (name == "op_time_model") {
-                            a->options.op_time_model = o.op_time_model;
-                            a->op_time_model_given = true;
+                            self->options.op_time_model = o.op_time_model;
+                            self->op_time_model_given = true;
                           }
                           if (name == "iteration_time_ns") {
-                            a->options.iteration_time_ns = o.iteration_time_ns;
-                            a->iteration_time_given = true;
+                            self->options.iteration_time_ns = o.iteration_time_ns;
+                            self->iteration_time_given = true;
                           }
                           return absl::OkStatus();
                         });

@@ -416,9 +416,12 @@ void SetupPlan(CLI::App& root, Action* action) {
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
   AddIterationFlag(sub, &a->flags, &a->iteration);
+  // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
+  // here would be a reference cycle).
+  ChameleonOptions* options = &a->options;
   AddPlannerOptionFlags(sub, &a->flags, ChameleonOptionTable().Describe(ChameleonOptions()),
-                        [a](const std::string& name, const std::string& value) {
-                          return ChameleonOptionTable().SetValue(&a->options, name, value);
+                        [options](const std::string& name, const std::string& value) {
+                          return ChameleonOptionTable().SetValue(options, name, value);
                         });
   a->flags.Text(sub, "-o,--output", &a->output, "Write the policy (.json: JSON, else binary)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/plan.schema.json)");

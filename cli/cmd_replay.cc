@@ -650,8 +650,12 @@ void SetupReplay(CLI::App& root, Action* action) {
     o.help = absl::StrCat("Chameleon: ", o.help);
     chameleon.push_back(o);
   }
-  AddPlannerOptionFlags(sub, &f, chameleon, [args](const std::string& name, const std::string& v) {
-    return ChameleonOptionTable().SetValue(&args->chameleon, name, v);
+  // A plain pointer: the setter lives in args->flags, inside *args (a
+  // shared_ptr here would be a reference cycle).
+  ChameleonOptions* chameleon_options = &args->chameleon;
+  AddPlannerOptionFlags(sub, &f, chameleon, [chameleon_options](const std::string& name,
+                                                                const std::string& v) {
+    return ChameleonOptionTable().SetValue(chameleon_options, name, v);
   });
   f.Choice(sub, "--boundary", &args->boundary, {"optimizer", "trace"},
            "Where runtime iterations end: optimizer (after the optimizer step, default) or trace");
