@@ -61,7 +61,7 @@ from ..recorder._hooks import PhaseTracker
 from ..recorder._lifetimes import StorageTracker
 
 from . import _lib as L
-from ._units import parse_bandwidth, parse_bytes, parse_duration_ns
+from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
 
 _DTYPES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4,
