@@ -239,14 +239,18 @@ class Planner:
             if not data:
                 return
 
-    def _upload_stream(self, name, total, read, timeout_s):
+    def _upload_stream_requests(self, requests, timeout_s):
+        """UploadTrace with the UploadTraceRequest messages of `requests`
+        (an iterator, consumed as gRPC sends); the UploadedTrace."""
         try:
-            resp = self._stub.UploadTrace(self._chunks(name, total, read),
-                                          timeout=self._timeout(timeout_s),
+            resp = self._stub.UploadTrace(requests, timeout=self._timeout(timeout_s),
                                           metadata=self._metadata)
         except grpc.RpcError as e:
             raise from_rpc_error("UploadTrace", e) from None
         return UploadedTrace(to_dict(resp.trace))
+
+    def _upload_stream(self, name, total, read, timeout_s):
+        return self._upload_stream_requests(self._chunks(name, total, read), timeout_s)
 
     def upload(self, trace, name=None, timeout_s=None):
         """Uploads a trace file (path) or its bytes in chunks; returns the

@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""Load test of the planner service (issue 22), loopback only, bounded in
+count and time.
+
+Starts `swapplan serve --listen 127.0.0.1:0` (its own process; --serve-arg
+passes flags to it), synthesizes traces of about 10k, 100k and 1M ops with
+`swapplan synth` (kept in --work-dir and reused), then runs --clients client
+processes (default 16) with --requests mixed requests each (default 200):
+Plan, Check and Simulate on the traces, a --repeat fraction (default half)
+of them exact repeats of an earlier request of the same client. A new Plan
+asks for a budget no request asked before (the prepared budget plus a unique
+multiple of 4 KiB), so that it plans; a repeated Plan is answered from the
+cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
+is retried after a capped exponential back-off; those refusals are counted,
+not failed. Every other error is a failure.
+
+Reports throughput, p50/p99 latency per method (the answered attempt, and
+end to end with back-offs), the cache hit rate of Plan, the cached Plan p99,
+the server's peak RSS (VmHWM of /proc/PID/status) and the failed requests,
+as text and with --json FILE as JSON. Exit 1 when a request failed.
+
+    /usr/bin/python3 scripts/service_load.py --binary build/swapplan \\
+        --work-dir /tmp/swapplan-load --json load.json
+
+Uses Debian's python3 (python3-grpcio, python3-protobuf) and the build
+tree's python/planner_service_pb2.py (or an installed swapplan package).
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+if os.path.join(ROOT, "python") not in sys.path:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+
+# One GPT-2-like rank: 12 layers, 524 ops per micro-batch + 448 optimizer
+# ops; the micro-batch count sets the size. Same peak for every size.
+SYNTH_MODEL = ["--model", "gpt2", "--layers", "12", "--hidden", "256", "--heads", "4",
+               "--ffn", "1024", "--seq", "1024", "--micro-batch", "4"]
+SIZES = {"10k": 19, "100k": 190, "1M": 1900}  # micro-batches: 10404, 100008, 996048 ops
+METHODS = ("Plan", "Check", "Simulate")
+
+
+def synth_traces(binary, work_dir, labels):
+    os.makedirs(work_dir, exist_ok=True)
+    paths = {}
+    for label in labels:
+        path = os.path.join(work_dir, "load-%s.trace" % label)
+        if not os.path.exists(path):
+            tmp = path + ".tmp.trace"
+            subprocess.run([binary, "synth"] + SYNTH_MODEL +
+                           ["--micro-batches", str(SIZES[label]), "-o", tmp, "-q"], check=True)
+            os.replace(tmp, path)
+        paths[label] = path
+    return paths
+
+
+class Server:
+    def __init__(self, binary, args):
+        self.proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = 0
+        self.cache_hits_logged = 0
+        self.address = None
+        self.rss_samples = []
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stderr:
+                self.lines += 1
+                if "cache=hit" in line:
+                    self.cache_hits_logged += 1
+                m = re.search(r"listening on (\S+):(\d+)", line)
+                if m and self.address is None:
+                    self.address = "127.0.0.1:%s" % m.group(2)
+                    ready.set()
+                elif self.address is None:
+                    sys.stderr.write(line)
+            ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(120) or self.address is None:
+            self.proc.kill()
+            raise SystemExit("swapplan serve did not start")
+
+    def status_kib(self, key):
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def make_requests(client, n, repeat, weights, seed):
+    """The client's request list: (method, size label, budget offset)."""
+    rng = random.Random(seed * 1000003 + client)
+    labels = list(weights)
+    out = []
+    for k in range(n):
+        if out and rng.random() < repeat:
+            out.append(rng.choice(out))
+            continue
+        method = rng.choice(METHODS)
+        label = rng.choices(labels, [weights[x] for x in labels])[0]
+        # A new Plan: a budget no request asked for before (a new cache key);
+        # the 1M-op Plan asks for the prepared budget (planning 1M ops takes
+        # tens of seconds on a loaded 2-core machine: one plan, then hits).
+        offset = (client * n + k + 1) * 4096 if method == "Plan" and label != "1M" else 0
+        out.append((method, label, offset))
+    return out
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def run_client(args):
+    """One client process: its requests in order; returns its records."""
+    address, client, requests, paths, budgets, policies, deadline = args
+    from swapplan.client import Planner, PlannerError, ResourceExhausted
+    planner = Planner(address, timeout_s=600)
+    records = []
+    uploads = []
+    uploaded = {}
+    rng = random.Random(client)
+    for method, label, offset in requests:
+        if time.time() > deadline:
+            break
+        if label not in uploaded:
+            t0 = time.perf_counter()
+            uploaded[label] = planner.upload(paths[label])
+            uploads.append((label, time.perf_counter() - t0))
+        trace = uploaded[label]
+        start = time.perf_counter()
+        refusals = 0
+        rec = {"method": method, "label": label, "repeat_key": offset, "ok": False,
+               "cache_hit": False}
+        while True:
+            t0 = time.perf_counter()
+            try:
+                if method == "Plan":
+                    r = planner.plan(trace, device_memory=budgets[label] + offset)
+                    rec["cache_hit"] = r.cache_hit
+                elif method == "Check":
+                    planner.check(trace, policies[label])
+                else:
+                    planner.simulate(trace, policies[label])
+                rec["ok"] = True
+            except ResourceExhausted:
+                refusals += 1
+                if refusals < 200 and time.time() < deadline:
+                    time.sleep(min(0.01 * 2 ** min(refusals, 6), 0.5) * (0.5 + rng.random()))
+                    continue
+                rec["error"] = "RESOURCE_EXHAUSTED (gave up after %d refusals)" % refusals
+            except PlannerError as e:
+                rec["error"] = str(e)
+            rec["latency_s"] = time.perf_counter() - t0
+            rec["end_to_end_s"] = time.perf_counter() - start
+            rec["refusals"] = refusals
+            break
+        records.append(rec)
+    planner.close()
+    return {"records": records, "uploads": uploads}
+
+
+def prepare(address, paths, budget_fraction):
+    """Per trace: the unswapped peak, a budget (budget_fraction of it), a
+    policy planned for it (the cache's first entry per trace)."""
+    from swapplan.client import Planner
+    budgets, policies = {}, {}
+    with Planner(address, timeout_s=900) as p:
+        for label, path in paths.items():
+            peak = p.simulate(path)["peak_bytes"]
+            budgets[label] = int(peak * budget_fraction)
+            policies[label] = p.plan(path, device_memory=budgets[label]).policy
+    return budgets, policies
+
+
+def summarize(results, wall_s, server, rss_peak_kib, args):
+    recs = [r for res in results for r in res["records"]]
+    done = [r for r in recs if r["ok"]]
+    failed = [r for r in recs if not r["ok"]]
+    out = {"clients": args.clients, "requests_per_client": args.requests,
+           "requests_issued": len(recs), "requests_ok": len(done), "failed": len(failed),
+           "failures": sorted({r.get("error", "") for r in failed})[:10],
+           "refused_resource_exhausted": sum(r["refusals"] for r in recs),
+           "wall_s": round(wall_s, 2), "throughput_per_s": round(len(done) / wall_s, 2),
+           "server_peak_rss_bytes": rss_peak_kib * 1024, "methods": {}}
+    for method in METHODS:
+        for label in ["all"] + list(SIZES):
+            sel = [r for r in done if r["method"] == method and label in ("all", r["label"])]
+            if not sel:
+                continue
+            lat = [r["latency_s"] * 1e3 for r in sel]
+            e2e = [r["end_to_end_s"] * 1e3 for r in sel]
+            out["methods"]["%s/%s" % (method, label)] = {
+                "count": len(sel), "p50_ms": round(percentile(lat, 50), 2),
+                "p99_ms": round(percentile(lat, 99), 2),
+                "end_to_end_p50_ms": round(percentile(e2e, 50), 2),
+                "end_to_end_p99_ms": round(percentile(e2e, 99), 2)}
+    plans = [r for r in done if r["method"] == "Plan"]
+    hits = [r["latency_s"] * 1e3 for r in plans if r["cache_hit"]]
+    out["plan_cache_hit_rate"] = round(len(hits) / len(plans), 3) if plans else None
+    out["cached_plan_p50_ms"] = round(percentile(hits, 50), 2) if hits else None
+    out["cached_plan_p99_ms"] = round(percentile(hits, 99), 2) if hits else None
+    out["server_log_cache_hits"] = server.cache_hits_logged
+    ups = [u for res in results for u in res["uploads"]]
+    out["uploads"] = {label: {"count": sum(1 for x in ups if x[0] == label),
+                              "p50_ms": round(percentile([x[1] * 1e3 for x in ups
+                                                          if x[0] == label], 50), 2)}
+                      for label in SIZES if any(x[0] == label for x in ups)}
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "swapplan"))
+    p.add_argument("--work-dir", default="/tmp/swapplan-service-load")
+    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--requests", type=int, default=200, help="per client")
+    p.add_argument("--repeat", type=float, default=0.5, help="fraction of exact repeats")
+    p.add_argument("--weights", default="10k=0.92,100k=0.075,1M=0.005",
+                   help="trace size mix (labels 10k, 100k, 1M)")
+    p.add_argument("--budget-fraction", type=float, default=0.95)
+    p.add_argument("--time-limit-s", type=float, default=900,
+                   help="no request starts after this (the run is bounded)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--serve-arg", action="append", default=[],
+                   help="a flag for swapplan serve (repeat), e.g. --serve-arg=--threads=16")
+    p.add_argument("--json", default=None, help="write the summary here")
+    args = p.parse_args(argv)
+    weights = {}
+    for item in args.weights.split(","):
+        label, w = item.split("=")
+        if label not in SIZES:
+            p.error("--weights: unknown size %r (10k, 100k, 1M)" % label)
+        weights[label] = float(w)
+    t_prep = time.time()
+    paths = synth_traces(args.binary, args.work_dir, [x for x in weights if weights[x] > 0])
+    server = Server(args.binary, args.serve_arg)
+    try:
+        budgets, policies = prepare(server.address, paths, args.budget_fraction)
+        print("prepared in %.1f s: %s" % (time.time() - t_prep, {k: budgets[k] for k in paths}))
+        deadline = time.time() + args.time_limit_s
+        jobs = [(server.address, c, make_requests(c, args.requests, args.repeat, weights,
+                                                  args.seed), paths, budgets, policies, deadline)
+                for c in range(args.clients)]
+        peak_rss = [server.status_kib("VmHWM")]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.wait(0.5):
+                peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
+        threading.Thread(target=sample, daemon=True).start()
+        ctx = multiprocessing.get_context("spawn")
+        t0 = time.perf_counter()
+        with ctx.Pool(args.clients) as pool:
+            results = pool.map(run_client, jobs)
+        wall = time.perf_counter() - t0
+        stop.set()
+        peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
+        summary = summarize(results, wall, server, peak_rss[0], args)
+        summary.update({"weights": weights, "repeat": args.repeat, "budgets": budgets,
+                        "serve_args": args.serve_arg, "seed": args.seed,
+                        "time_limit_s": args.time_limit_s})
+    finally:
+        rc = server.stop()
+    summary["server_exit_status"] = rc
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 1 if summary["failed"] or rc != 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

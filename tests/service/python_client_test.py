@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""swapplan.client against a live `swapplan serve` (issue 22): every RPC from
+Python, results equal to the CLI's `--json` for the same inputs, the error
+mapping (bad token, malformed trace, oversized upload, unknown planner,
+infeasible budget, fingerprint mismatch, unknown cache key, deadline,
+unreachable server) and a re-upload after the server lost a trace.
+
+The server listens on a loopback port it chooses (--listen 127.0.0.1:0).
+Exit 77 (skipped) when the swapplan command has no `serve`.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_fixture as fx  # noqa: E402
+
+client = None  # swapplan.client, imported in main() once the server is known to exist
+pb = None      # its messages
+
+BUDGET = "1.45GiB"  # 1556925645 B: under the small trace's 1645543424 B peak
+# The device fields the CLI's report and the proto's DeviceModel share.
+DEVICE_FIELDS = ("name", "capacity_bytes", "reserve_bytes", "h2d_bandwidth_bytes_per_s",
+                 "d2h_bandwidth_bytes_per_s", "copy_latency_ns", "copy_engines",
+                 "compute_time_scale")
+
+
+class ServiceTestBase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="swapplan-client-test-")
+        cls.trace = fx.synth(os.path.join(cls.tmp, "small.trace"), *fx.SMALL_MODEL)
+        # The same model with 3 layers: another op sequence (fingerprint).
+        other = list(fx.SMALL_MODEL)
+        other[other.index("--layers") + 1] = "3"
+        cls.other_trace = fx.synth(os.path.join(cls.tmp, "other.trace"), *other)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+
+class EveryMethodTest(ServiceTestBase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.server = fx.Server("--cache-dir", os.path.join(cls.tmp, "cache"))
+        cls.planner = client.Planner(cls.server.address, timeout_s=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.planner.close()
+        rc = cls.server.stop()
+        super().tearDownClass()
+        assert rc == 0, "swapplan serve exited %s on SIGTERM" % rc
+
+    def cli_plan(self):
+        policy = os.path.join(self.tmp, "cli-policy.pb")
+        return fx.cli_json("plan", self.trace, "--device-memory", BUDGET, "-o", policy), policy
+
+    def test_upload_describes_the_trace(self):
+        up = self.planner.upload(self.trace)
+        self.assertEqual(64, len(up.trace_id))  # sha256, hex
+        self.assertEqual(os.path.getsize(self.trace), up.info["size_bytes"])
+        self.assertEqual(1, up.info["num_iterations"])
+        self.assertEqual(356, up.info["num_ops"])  # as `swapplan synth` reports for SMALL_MODEL
+        self.assertEqual(356, up.info["iterations"][0]["num_ops"])
+        # Uploading the same bytes again names the same trace.
+        with open(self.trace, "rb") as f:
+            self.assertEqual(up.trace_id, self.planner.upload(f.read()).trace_id)
+
+    def test_plan_equals_the_cli_and_a_repeat_is_a_cache_hit(self):
+        cli, cli_policy = self.cli_plan()
+        first = self.planner.plan(self.trace, device_memory=BUDGET, skip_cache=True)
+        r = first.report
+        for k in ("budget_bytes", "check", "d2h_bytes", "h2d_bytes", "feasible", "iteration",
+                  "iteration_time_ns", "ideal_iteration_time_ns", "num_items", "num_ops",
+                  "num_release_waits", "overhead_vs_ideal_fraction", "peak_unswapped_bytes",
+                  "peak_with_policy_bytes", "peak_with_policy_op", "planner", "stall_ns",
+                  "expected_overhead_ns", "warnings"):
+            self.assertEqual(cli[k], r[k], k)
+        for k in DEVICE_FIELDS:
+            self.assertEqual(cli["device"][k], r["device"][k], "device." + k)
+        self.assertEqual(os.path.basename(self.trace), r["trace"])
+        self.assertFalse(first.cache_hit)
+        self.assertGreater(first.plan_time_ns, 0)
+        # The policy itself: the CLI's check of the service's policy equals
+        # its check of its own.
+        mine = first.save(os.path.join(self.tmp, "service-policy.pb"))
+        self.assertEqual(fx.cli_json("check", self.trace, cli_policy)["num_items"],
+                         fx.cli_json("check", self.trace, mine)["num_items"])
+        again = self.planner.plan(self.trace, device_memory=BUDGET)
+        self.assertTrue(again.cache_hit)
+        self.assertEqual(0, again.plan_time_ns)
+        self.assertEqual(first.cache_key, again.cache_key)
+        self.assertEqual(first.policy, again.policy)
+        self.assertEqual(r, again.report)
+        # Another device is another key.
+        other = self.planner.plan(self.trace, device_memory="1.5GiB")
+        self.assertNotEqual(first.cache_key, other.cache_key)
+
+    def test_get_policy_returns_the_cached_plan(self):
+        planned = self.planner.plan(self.trace, device_memory=BUDGET, policy_as_json=True)
+        got = self.planner.get_policy(planned.cache_key, policy_as_json=True)
+        self.assertEqual(planned.policy, got.policy)
+        self.assertEqual(planned.report, got.report)
+        self.assertIn('"items"', got.policy_json)
+        path = got.save(os.path.join(self.tmp, "got.json"))
+        self.assertEqual(planned.report["num_items"],
+                         fx.cli_json("check", self.trace, path)["num_items"])
+
+    def test_check_equals_the_cli(self):
+        _, policy = self.cli_plan()
+        cli = fx.cli_json("check", self.trace, policy)
+        r = self.planner.check(self.trace, policy)
+        # CheckResponse name <- `swapplan check --json` name.
+        names = {"clean": "clean", "iteration": "iteration", "items": "num_items",
+                 "budget_bytes": "budget_bytes", "peak_unswapped_bytes": "peak_unswapped_bytes",
+                 "peak_bytes": "peak_with_policy_bytes", "peak_op": "peak_with_policy_op",
+                 "bytes_out": "d2h_bytes", "late_swap_ins": "num_late_swap_ins",
+                 "swap_in_wait_ns": "swap_in_wait_ns", "release_waits": "num_release_waits",
+                 "release_wait_ns": "release_wait_ns"}
+        for mine, theirs in names.items():
+            self.assertEqual(cli[theirs], r[mine], mine)
+        self.assertEqual([], r["violations"])
+
+    def test_simulate_equals_the_cli(self):
+        _, policy = self.cli_plan()
+        cli = fx.cli_json("simulate", self.trace, policy)
+        r = self.planner.simulate(self.trace, policy)
+        names = {"iteration": "iteration", "num_ops": "num_ops",
+                 "iteration_time_ns": "iteration_time_ns",
+                 "ideal_time_ns": "ideal_iteration_time_ns",
+                 "overhead_vs_ideal_fraction": "overhead_vs_ideal_fraction",
+                 "compute_ns": "compute_ns", "stall_ns": "stall_ns",
+                 "peak_bytes": "peak_with_policy_bytes", "peak_op": "peak_with_policy_op",
+                 "bytes_d2h": "d2h_bytes", "bytes_h2d": "h2d_bytes",
+                 "copies_d2h": "num_d2h_copies", "copies_h2d": "num_h2d_copies"}
+        for mine, theirs in names.items():
+            self.assertEqual(cli[theirs], r[mine], mine)
+        self.assertEqual(cli["oom"]["occurred"], r["oom"])
+        for k in DEVICE_FIELDS:
+            self.assertEqual(cli["device"][k], r["device"][k], "device." + k)
+        # No policy: the iteration as recorded (80 GiB, no copies, no stall).
+        plain = self.planner.simulate(self.trace)
+        self.assertFalse(plain["oom"])
+        self.assertEqual(0, plain["stall_ns"])
+        self.assertEqual(0, plain["copies_d2h"])
+        self.assertEqual(cli["ideal_iteration_time_ns"], plain["iteration_time_ns"])
+        self.assertEqual(1645543424, plain["peak_bytes"])  # the unswapped peak
+
+    def test_compare_equals_the_cli(self):
+        planners = ["noswap", "chameleon", "recompute"]
+        cli = fx.cli_json("compare", self.trace, "--device-memory", BUDGET, "--planners",
+                          ",".join(planners))
+        r = self.planner.compare(self.trace, planners, device_memory=BUDGET)
+        for k in ("budget_bytes", "peak_unswapped_bytes", "iteration", "num_ops"):
+            self.assertEqual(cli[k], r[k], k)
+        self.assertEqual(cli["ideal_iteration_time_ns"], r["ideal_time_ns"])
+        cli_rows = {row["planner"]: row for row in cli["rows"]}
+        rows = {row["planner"]: row for row in r["rows"]}
+        self.assertEqual(set(cli_rows), set(rows))
+        for name, row in rows.items():
+            theirs = cli_rows[name]
+            self.assertEqual(theirs["feasible"], row["feasible"], name)
+            if not row["feasible"]:
+                continue
+            self.assertEqual(theirs["iteration_time_ns"], row["iteration_time_ns"], name)
+            self.assertEqual(theirs["stall_ns"], row["stall_ns"], name)
+            self.assertEqual(theirs["peak_with_policy_bytes"], row["peak_bytes"], name)
+            self.assertEqual(theirs["num_items"], row["items"], name)
+            self.assertEqual(theirs["overhead_vs_ideal_fraction"],
+                             row["overhead_vs_ideal_fraction"], name)
+
+    def test_search_streams_progress_and_equals_the_cli(self):
+        flags = {"max-generations": 3, "seed": 1, "population": 16, "local-search-moves": 50,
+                 "time-limit-ns": "0"}
+        cli_args = []
+        for k, v in flags.items():
+            cli_args += ["--" + k, str(v)]
+        cli = fx.cli_json("search", self.trace, "--device-memory", BUDGET, *cli_args)
+        call = self.planner.search(self.trace, device_memory=BUDGET, options=flags,
+                                   skip_cache=True)
+        progress = list(call)
+        self.assertEqual([1, 2, 3], [p["generation"] for p in progress])
+        self.assertTrue(all(p["evaluations"] > 0 for p in progress))
+        self.assertIsNotNone(call.result)
+        self.assertEqual("generation limit", call.result.stop_reason)
+        self.assertEqual(3, call.result.generations)
+        report = call.result.plan.report
+        self.assertEqual("advisor", report["planner"])
+        self.assertFalse(call.result.plan.best_so_far)
+        self.assertEqual(cli["iteration_time_ns"], report["iteration_time_ns"])
+        self.assertEqual(cli["peak_with_policy_bytes"], report["peak_with_policy_bytes"])
+        # Asked again: the cache answers with the result only.
+        again = self.planner.search(self.trace, device_memory=BUDGET, options=flags)
+        self.assertEqual([], list(again))
+        self.assertTrue(again.result.plan.cache_hit)
+
+    def test_inline_trace(self):
+        with open(self.trace, "rb") as f:
+            data = f.read()
+        r = self.planner.plan(client.InlineTrace(data, "inline.trace"), device_memory=BUDGET)
+        self.assertEqual("inline.trace", r.report["trace"])
+        self.assertEqual(16, r.report["num_items"])
+
+    def test_errors_carry_the_code_and_the_servers_message(self):
+        p = self.planner
+        with self.assertRaises(client.NotFound) as e:
+            p.plan(self.trace, device_memory=BUDGET, planner="no-such-planner")
+        self.assertIn("no-such-planner", e.exception.message)
+        self.assertEqual("not-found", e.exception.kind)
+        with self.assertRaises(client.Infeasible) as e:
+            p.plan(self.trace, device_memory="64MiB")
+        self.assertIn("still missing", e.exception.message)
+        self.assertEqual("infeasible", e.exception.kind)
+        with self.assertRaises(client.InvalidArgument) as e:
+            p.plan(self.trace, device_memory=BUDGET, iteration=5)
+        self.assertIn("iteration 5 is out of range", e.exception.message)
+        with self.assertRaises(client.InvalidArgument) as e:
+            p.upload(b"this is not a trace", name="junk.trace")
+        self.assertIn("junk.trace", e.exception.message)
+        self.assertEqual("malformed-input", e.exception.kind)
+        with self.assertRaises(client.InvalidArgument):
+            p.check(self.trace, b"not a policy either")
+        _, policy = self.cli_plan()
+        with self.assertRaises(client.FingerprintMismatch) as e:
+            p.check(self.other_trace, policy)
+        self.assertEqual("fingerprint-mismatch", e.exception.kind)
+        with self.assertRaises(client.NotFound) as e:
+            p.get_policy("0" * 64)
+        self.assertIn("0" * 64, e.exception.message)
+        with self.assertRaises(client.DeadlineExceeded):
+            p.plan(self.trace, device_memory="1.4GiB", timeout_s=0.001)
+        # Every one of them is a PlannerError naming its RPC.
+        with self.assertRaises(client.PlannerError) as e:
+            p.get_policy("f" * 64)
+        self.assertTrue(str(e.exception).startswith("GetPolicy: NOT_FOUND: "))
+
+    def test_unreachable_server_is_unavailable_and_fast(self):
+        with client.Planner(fx.free_port_address(), timeout_s=30) as p:
+            t0 = time.monotonic()
+            with self.assertRaises(client.Unavailable):
+                p.get_policy("0" * 64)
+            with self.assertRaises(ConnectionError):  # Unavailable is one
+                p.get_policy("0" * 64)
+            self.assertLess(time.monotonic() - t0, 20)
+
+
+class LimitsAndTokenTest(ServiceTestBase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        token_file = os.path.join(cls.tmp, "token")
+        with open(token_file, "w") as f:
+            f.write("s3cret-token\n")
+        # 64 KiB: the small trace (about 37 KB) fits, a 100 KB one does not.
+        cls.server = fx.Server("--token-file", token_file, "--max-trace-bytes", "64KiB")
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.server.stop()
+        super().tearDownClass()
+        assert rc == 0, "swapplan serve exited %s on SIGTERM" % rc
+
+    def test_token(self):
+        with client.Planner(self.server.address, token="s3cret-token") as p:
+            self.assertEqual(16, p.plan(self.trace, device_memory=BUDGET).report["num_items"])
+        for token in (None, "wrong-token", "s3cret-token-and-more"):
+            saved = os.environ.pop("SWAPPLAN_TOKEN", None)
+            try:
+                with client.Planner(self.server.address, token=token) as p:
+                    with self.assertRaises(client.Unauthenticated) as e:
+                        p.plan(self.trace, device_memory=BUDGET)
+                    self.assertIn("token", e.exception.message)
+                    self.assertIsInstance(e.exception, PermissionError)
+            finally:
+                if saved is not None:
+                    os.environ["SWAPPLAN_TOKEN"] = saved
+        os.environ["SWAPPLAN_TOKEN"] = "s3cret-token"
+        try:
+            with client.Planner(self.server.address) as p:  # the token from the environment
+                self.assertTrue(p.plan(self.trace, device_memory=BUDGET).report["feasible"])
+        finally:
+            del os.environ["SWAPPLAN_TOKEN"]
+
+    def test_oversized_upload_is_refused_while_uploading(self):
+        big = bytes(100 * 1024)
+        with client.Planner(self.server.address, token="s3cret-token") as p:
+            with self.assertRaises(client.ResourceExhausted) as e:
+                p.upload(big, name="big.trace")
+            self.assertIn("--max-trace-bytes", e.exception.message)
+            self.assertEqual("resource-limit", e.exception.kind)
+            with self.assertRaises(client.ResourceExhausted):
+                p.plan(client.InlineTrace(big), device_memory=BUDGET)
+            # Without a declared size: refused once the bytes pass the limit,
+            # long before the 64 chunks of 1 MiB are all sent.
+            pulled = []
+
+            def chunks():
+                for i in range(64):
+                    pulled.append(i)
+                    yield pb.UploadTraceRequest(name="stream.trace", chunk=bytes(1 << 20))
+            with self.assertRaises(client.ResourceExhausted) as e:
+                p._upload_stream_requests(chunks(), timeout_s=60)
+            self.assertIn("while uploading", e.exception.message)
+            self.assertLess(len(pulled), 64)
+
+
+class RestartTest(ServiceTestBase):
+    def test_a_trace_the_server_lost_is_uploaded_again(self):
+        first = fx.Server()
+        address = first.address
+        p = client.Planner(address)
+        try:
+            r = p.plan(self.trace, device_memory=BUDGET)
+            self.assertFalse(r.cache_hit)
+            self.assertEqual(0, first.stop())
+            # Same port, no cache dir: the remembered trace id is unknown.
+            second = fx.Server(listen=address)
+            try:
+                p.wait_ready(60)
+                again = p.plan(self.trace, device_memory=BUDGET)
+                self.assertEqual(r.report, again.report)
+                self.assertEqual(2, sum("method=UploadTrace" in line
+                                        for line in first.log + second.log))
+            finally:
+                self.assertEqual(0, second.stop())
+        finally:
+            p.close()
+
+
+def main():
+    ok, why = fx.serve_available()
+    if not ok:
+        print("skipped: %s" % why)
+        return fx.SKIP
+    global client, pb
+    import swapplan.client as imported
+    from swapplan.client._proto import pb as messages
+    client, pb = imported, messages
+    result = unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[1:], exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
