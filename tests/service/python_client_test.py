@@ -263,11 +263,12 @@ class EveryMethodTest(ServiceTestBase):
         call = self.planner.search(self.trace, device_memory=BUDGET, options=flags,
                                    skip_cache=True)
         progress = list(call)
-        self.assertEqual([1, 2, 3], [p["generation"] for p in progress])
+        # Generation 0 (the first population), then 3 more.
+        self.assertEqual([0, 1, 2, 3], [p["generation"] for p in progress])
         self.assertTrue(all(p["evaluations"] > 0 for p in progress))
         self.assertIsNotNone(call.result)
         self.assertEqual("generation limit", call.result.stop_reason)
-        self.assertEqual(3, call.result.generations)
+        self.assertEqual(cli["num_generations"], call.result.generations)
         report = call.result.plan.report
         self.assertEqual("advisor", report["planner"])
         self.assertFalse(call.result.plan.best_so_far)
@@ -278,12 +279,32 @@ class EveryMethodTest(ServiceTestBase):
         self.assertEqual([], list(again))
         self.assertTrue(again.result.plan.cache_hit)
 
+    def test_a_search_stopped_by_its_deadline_answers_its_best_so_far(self):
+        # A 10-minute time limit and no generation limit: the 3 s deadline
+        # stops it.
+        t0 = time.monotonic()
+        call = self.planner.search(self.trace, device_memory=BUDGET, timeout_s=3,
+                                   options={"max-generations": 0, "time-limit-ns": "600s",
+                                            "population": 16, "seed": 2})
+        result = call.wait()
+        self.assertLess(time.monotonic() - t0, 3.5)
+        self.assertTrue(result.plan.best_so_far)
+        self.assertEqual("deadline", result.stop_reason)
+        self.assertTrue(result.plan.report["feasible"])
+        self.assertLessEqual(result.plan.report["peak_with_policy_bytes"],
+                             result.plan.report["budget_bytes"])
+
     def test_inline_trace(self):
         with open(self.trace, "rb") as f:
             data = f.read()
-        r = self.planner.plan(client.InlineTrace(data, "inline.trace"), device_memory=BUDGET)
-        self.assertEqual("inline.trace", r.report["trace"])
-        self.assertEqual(16, r.report["num_items"])
+        r = self.planner.plan(client.InlineTrace(data, "inline.trace"), device_memory=BUDGET,
+                              skip_cache=True)
+        cli, _ = self.cli_plan()
+        # The server keeps one copy of equal bytes: its name is the first
+        # one it got them under (another test may have uploaded them).
+        self.assertIn(r.report["trace"], ("inline.trace", "small.trace"))
+        for k in ("budget_bytes", "num_items", "iteration_time_ns", "peak_with_policy_bytes"):
+            self.assertEqual(cli[k], r.report[k], k)
 
     def test_errors_carry_the_code_and_the_servers_message(self):
         p = self.planner
@@ -311,8 +332,11 @@ class EveryMethodTest(ServiceTestBase):
         with self.assertRaises(client.NotFound) as e:
             p.get_policy("0" * 64)
         self.assertIn("0" * 64, e.exception.message)
-        with self.assertRaises(client.DeadlineExceeded):
-            p.plan(self.trace, device_memory="1.4GiB", timeout_s=0.001)
+        # A deadline that passes before the answer (planning this trace
+        # takes well under a millisecond: a microsecond).
+        with self.assertRaises(client.DeadlineExceeded) as e:
+            p.plan(self.trace, device_memory="1.4GiB", timeout_s=1e-6)
+        self.assertIsInstance(e.exception, TimeoutError)
         # Every one of them is a PlannerError naming its RPC.
         with self.assertRaises(client.PlannerError) as e:
             p.get_policy("f" * 64)

@@ -114,6 +114,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self._reader.join(5)
+        self.proc.stderr.close()
         return self.proc.returncode
 
 
