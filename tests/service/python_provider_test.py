@@ -140,7 +140,7 @@ class ProviderTest(unittest.TestCase):
             self.skipTest(why)
         server = fx.Server()
         try:
-            r = run_example("--steps", "6", "--server", server.address, "--server-timeout", "120")
+            r = run_example("--steps", "8", "--server", server.address, "--server-timeout", "120")
         finally:
             self.assertEqual(0, server.stop())
         self.assertTrue(r["loss_identical"])

@@ -30,6 +30,7 @@ channels are thread-safe; the table of uploaded traces has its own lock).
 import hashlib
 import os
 import threading
+import zlib
 
 import grpc
 
@@ -143,6 +144,39 @@ class SearchCall:
         self._call.cancel()
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gzip_json_reader(read):
+    """For a gzip stream read by `read(n)`: a reader of its decompressed
+    bytes when they are JSON (the service takes JSON, binary and gzip'ed
+    binary traces, not gzip'ed JSON), else None. Decompresses as it is read:
+    memory stays at about one chunk."""
+    head = read(1 << 16)
+    z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    first = z.decompress(head, 1 << 16)
+    if not first.lstrip()[:1] == b"{":
+        return None
+    pending = [first, z.unconsumed_tail, False]  # output, input, input ended
+
+    def reader(n):
+        out = bytearray(pending[0])
+        pending[0] = b""
+        while len(out) < n and not pending[2]:
+            src = pending[1] or read(1 << 16)
+            pending[1] = b""
+            if not src:
+                out += z.flush()
+                pending[2] = True
+                break
+            out += z.decompress(src, n - len(out) + (1 << 16))
+            pending[1] = z.unconsumed_tail
+        data = bytes(out[:n])
+        pending[0] = bytes(out[n:])
+        return data
+    return reader
+
+
 def _read_policy(policy):
     if isinstance(policy, PlanResult):
         return policy.policy
@@ -252,11 +286,32 @@ class Planner:
     def _upload_stream(self, name, total, read, timeout_s):
         return self._upload_stream_requests(self._chunks(name, total, read), timeout_s)
 
+    def _upload_read(self, name, total, read, timeout_s):
+        """Uploads what `read(n)` gives; gzip'ed JSON is sent decompressed
+        (its size unknown up front: total 0)."""
+        head = read(2)
+        rest = [head]
+
+        def replay(n):
+            if rest[0]:
+                data, rest[0] = rest[0], b""
+                return data + read(n - len(data))
+            return read(n)
+        if head == _GZIP_MAGIC:
+            json_reader = _gzip_json_reader(replay)
+            if json_reader is not None:
+                if name.endswith(".gz"):
+                    name = name[:-3]
+                return self._upload_stream(name, 0, json_reader, timeout_s)
+        # Binary, gzip'ed binary or JSON: the server reads them as they are.
+        return self._upload_stream(name, total, replay, timeout_s)
+
     def upload(self, trace, name=None, timeout_s=None):
         """Uploads a trace file (path) or its bytes in chunks; returns the
         UploadedTrace. The server refuses one over its --max-trace-bytes
-        with ResourceExhausted while it is uploaded. Not remembered: plan()
-        and the others remember what they upload."""
+        with ResourceExhausted while it is uploaded. A gzip'ed JSON trace
+        (e.g. a runtime record, *.json.gz) is decompressed as it is sent.
+        Not remembered: plan() and the others remember what they upload."""
         if isinstance(trace, (bytes, bytearray, memoryview)):
             data = memoryview(bytes(trace))
             pos = [0]
@@ -265,11 +320,11 @@ class Planner:
                 chunk = data[pos[0]:pos[0] + n]
                 pos[0] += len(chunk)
                 return bytes(chunk)
-            return self._upload_stream(name or "trace", len(data), read, timeout_s)
+            return self._upload_read(name or "trace", len(data), read, timeout_s)
         path = os.fspath(trace)
         with open(path, "rb") as f:
             total = os.fstat(f.fileno()).st_size
-            return self._upload_stream(name or os.path.basename(path), total, f.read, timeout_s)
+            return self._upload_read(name or os.path.basename(path), total, f.read, timeout_s)
 
     def _source_key(self, trace):
         if isinstance(trace, (bytes, bytearray, memoryview)):
