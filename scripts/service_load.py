@@ -16,8 +16,11 @@ not failed. Every other error is a failure.
 
 Reports throughput, p50/p99 latency per method (the answered attempt, and
 end to end with back-offs), the cache hit rate of Plan, the cached Plan p99,
-the server's peak RSS (VmHWM of /proc/PID/status) and the failed requests,
-as text and with --json FILE as JSON. Exit 1 when a request failed.
+the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
+the latencies the server logs (no client, no network), and a probe of
+--cached-probe sequential cached Plans by one client after the mixed run,
+as text and with --json FILE as JSON; the server's log (one line per call)
+goes to WORK_DIR/serve.log. Exit 1 when a request failed.
 
     /usr/bin/python3 scripts/service_load.py --binary build/swapplan \\
         --work-dir /tmp/swapplan-load --json load.json
@@ -65,7 +68,8 @@ def synth_traces(binary, work_dir, labels):
 
 
 class Server:
-    def __init__(self, binary, args):
+    def __init__(self, binary, args, log_path):
+        self.log_file = open(log_path, "w")
         self.proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
@@ -78,6 +82,7 @@ class Server:
         def read():
             for line in self.proc.stderr:
                 self.lines += 1
+                self.log_file.write(line)
                 if "cache=hit" in line:
                     self.cache_hits_logged += 1
                 m = re.search(r"listening on (\S+):(\d+)", line)
@@ -105,10 +110,13 @@ class Server:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(120)
+            rc = self.proc.wait(120)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.wait()
+            rc = self.proc.wait()
+        time.sleep(0.2)  # the reader thread writes the last lines
+        self.log_file.close()
+        return rc
 
 
 def make_requests(client, n, repeat, weights, seed):
@@ -137,53 +145,102 @@ def percentile(values, p):
     return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
 
 
+def with_retries(call, deadline, rng, refusals):
+    """call() until it is not refused with RESOURCE_EXHAUSTED (capped
+    exponential back-off with jitter); every refusal's reason counted in
+    `refusals` ("--max-concurrent-plans", "Server Threadpool Exhausted",
+    ...). Gives up after 200 refusals or at the deadline (re-raising)."""
+    from swapplan.client import ResourceExhausted
+    n = 0
+    while True:
+        try:
+            return call()
+        except ResourceExhausted as e:
+            n += 1
+            reason = ("--max-concurrent-plans" if "--max-concurrent-plans" in e.message
+                      else e.message)
+            refusals[reason] = refusals.get(reason, 0) + 1
+            if n >= 200 or time.time() > deadline:
+                raise
+            time.sleep(min(0.01 * 2 ** min(n, 6), 0.5) * (0.5 + rng.random()))
+
+
 def run_client(args):
     """One client process: its requests in order; returns its records."""
     address, client, requests, paths, budgets, policies, deadline = args
-    from swapplan.client import Planner, PlannerError, ResourceExhausted
+    from swapplan.client import Planner, PlannerError
     planner = Planner(address, timeout_s=600)
-    records = []
-    uploads = []
+    records, uploads, refusals = [], [], {}
     uploaded = {}
     rng = random.Random(client)
     for method, label, offset in requests:
         if time.time() > deadline:
             break
-        if label not in uploaded:
-            t0 = time.perf_counter()
-            uploaded[label] = planner.upload(paths[label])
-            uploads.append((label, time.perf_counter() - t0))
-        trace = uploaded[label]
-        start = time.perf_counter()
-        refusals = 0
-        rec = {"method": method, "label": label, "repeat_key": offset, "ok": False,
-               "cache_hit": False}
-        while True:
-            t0 = time.perf_counter()
-            try:
+        rec = {"method": method, "label": label, "ok": False, "cache_hit": False,
+               "latency_s": 0.0, "end_to_end_s": 0.0}
+        try:
+            if label not in uploaded:
+                t0 = time.perf_counter()
+                uploaded[label] = with_retries(lambda: planner.upload(paths[label]), deadline,
+                                               rng, refusals)
+                uploads.append((label, time.perf_counter() - t0))
+            trace = uploaded[label]
+            start = time.perf_counter()
+            last = [start]
+
+            def once():
+                last[0] = time.perf_counter()
                 if method == "Plan":
-                    r = planner.plan(trace, device_memory=budgets[label] + offset)
-                    rec["cache_hit"] = r.cache_hit
-                elif method == "Check":
+                    return planner.plan(trace, device_memory=budgets[label] + offset).cache_hit
+                if method == "Check":
                     planner.check(trace, policies[label])
                 else:
                     planner.simulate(trace, policies[label])
-                rec["ok"] = True
-            except ResourceExhausted:
-                refusals += 1
-                if refusals < 200 and time.time() < deadline:
-                    time.sleep(min(0.01 * 2 ** min(refusals, 6), 0.5) * (0.5 + rng.random()))
-                    continue
-                rec["error"] = "RESOURCE_EXHAUSTED (gave up after %d refusals)" % refusals
-            except PlannerError as e:
-                rec["error"] = str(e)
-            rec["latency_s"] = time.perf_counter() - t0
-            rec["end_to_end_s"] = time.perf_counter() - start
-            rec["refusals"] = refusals
-            break
+                return False
+            rec["cache_hit"] = with_retries(once, deadline, rng, refusals)
+            now = time.perf_counter()
+            rec.update(ok=True, latency_s=now - last[0], end_to_end_s=now - start)
+        except PlannerError as e:
+            rec["error"] = str(e)
         records.append(rec)
     planner.close()
-    return {"records": records, "uploads": uploads}
+    return {"records": records, "uploads": uploads, "refusals": refusals}
+
+
+def cached_plan_probe(address, path, budget, n):
+    """n sequential Plans answered from the cache, one client, nothing else
+    of ours running: their latencies in ms."""
+    from swapplan.client import Planner
+    out = []
+    with Planner(address) as p:
+        trace = p.upload(path)
+        p.plan(trace, device_memory=budget)
+        for _ in range(n):
+            t0 = time.perf_counter()
+            r = p.plan(trace, device_memory=budget)
+            out.append((time.perf_counter() - t0) * 1e3)
+            assert r.cache_hit, "the probe's plan was not a cache hit"
+    return out
+
+
+_LOG_LINE = re.compile(r"method=(\w+) .*latency_us=(\d+) status=(\w+) cache=(\w+)")
+
+
+def server_side(log_path):
+    """Per method (and Plan cache hits): p50/p99 of the latency the server
+    logs (handler entry to answer; no client, no network), OK calls only."""
+    lat = {}
+    with open(log_path) as f:
+        for line in f:
+            m = _LOG_LINE.search(line)
+            if not m or m.group(3) != "OK":
+                continue
+            method = m.group(1)
+            if method == "Plan" and m.group(4) == "hit":
+                method = "Plan (cache hit)"
+            lat.setdefault(method, []).append(int(m.group(2)) / 1e3)
+    return {k: {"count": len(v), "p50_ms": round(percentile(v, 50), 3),
+                "p99_ms": round(percentile(v, 99), 3)} for k, v in sorted(lat.items())}
 
 
 def prepare(address, paths, budget_fraction):
@@ -206,7 +263,7 @@ def summarize(results, wall_s, server, rss_peak_kib, args):
     out = {"clients": args.clients, "requests_per_client": args.requests,
            "requests_issued": len(recs), "requests_ok": len(done), "failed": len(failed),
            "failures": sorted({r.get("error", "") for r in failed})[:10],
-           "refused_resource_exhausted": sum(r["refusals"] for r in recs),
+           "refused_resource_exhausted": {},
            "wall_s": round(wall_s, 2), "throughput_per_s": round(len(done) / wall_s, 2),
            "server_peak_rss_bytes": rss_peak_kib * 1024, "methods": {}}
     for method in METHODS:
@@ -227,6 +284,10 @@ def summarize(results, wall_s, server, rss_peak_kib, args):
     out["cached_plan_p50_ms"] = round(percentile(hits, 50), 2) if hits else None
     out["cached_plan_p99_ms"] = round(percentile(hits, 99), 2) if hits else None
     out["server_log_cache_hits"] = server.cache_hits_logged
+    for res in results:
+        for reason, n in res["refusals"].items():
+            out["refused_resource_exhausted"][reason] = (
+                out["refused_resource_exhausted"].get(reason, 0) + n)
     ups = [u for res in results for u in res["uploads"]]
     out["uploads"] = {label: {"count": sum(1 for x in ups if x[0] == label),
                               "p50_ms": round(percentile([x[1] * 1e3 for x in ups
@@ -250,6 +311,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--serve-arg", action="append", default=[],
                    help="a flag for swapplan serve (repeat), e.g. --serve-arg=--threads=16")
+    p.add_argument("--cached-probe", type=int, default=500,
+                   help="after the mixed run: this many sequential cached Plans by one client")
     p.add_argument("--json", default=None, help="write the summary here")
     args = p.parse_args(argv)
     weights = {}
@@ -260,7 +323,7 @@ def main(argv=None):
         weights[label] = float(w)
     t_prep = time.time()
     paths = synth_traces(args.binary, args.work_dir, [x for x in weights if weights[x] > 0])
-    server = Server(args.binary, args.serve_arg)
+    server = Server(args.binary, args.serve_arg, os.path.join(args.work_dir, "serve.log"))
     try:
         budgets, policies = prepare(server.address, paths, args.budget_fraction)
         print("prepared in %.1f s: %s" % (time.time() - t_prep, {k: budgets[k] for k in paths}))
@@ -283,12 +346,20 @@ def main(argv=None):
         stop.set()
         peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         summary = summarize(results, wall, server, peak_rss[0], args)
+        if args.cached_probe > 0:
+            small = next(x for x in SIZES if x in paths)
+            probe = cached_plan_probe(server.address, paths[small], budgets[small],
+                                      args.cached_probe)
+            summary["cached_plan_probe"] = {
+                "count": len(probe), "p50_ms": round(percentile(probe, 50), 3),
+                "p99_ms": round(percentile(probe, 99), 3), "trace": small}
         summary.update({"weights": weights, "repeat": args.repeat, "budgets": budgets,
                         "serve_args": args.serve_arg, "seed": args.seed,
                         "time_limit_s": args.time_limit_s})
     finally:
         rc = server.stop()
     summary["server_exit_status"] = rc
+    summary["server_side_latency"] = server_side(os.path.join(args.work_dir, "serve.log"))
     print(json.dumps(summary, indent=1))
     if args.json:
         with open(args.json, "w") as f:

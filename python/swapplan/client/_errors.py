@@ -25,6 +25,9 @@ class PlannerError(Exception):
         self.kind = kind
         super().__init__("%s: %s: %s" % (method, code.name, message))
 
+    def __reduce__(self):  # picklable (multiprocessing), as the class it is
+        return (type(self), (self.method, self.code, self.message, self.kind))
+
 
 class InvalidArgument(PlannerError, ValueError):
     """INVALID_ARGUMENT: malformed trace or policy, bad request field."""
