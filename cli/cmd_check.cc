@@ -1,5 +1,11 @@
 // swapplan check TRACE POLICY [--json] [-o FILE] [--op-time-model auto|eq1|recorded]
 //                [--iteration-time-ns X]
+//                [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
+//
+// With --server the checker runs on a planner service (cli/remote.h; not
+// with --op-time-model / --iteration-time-ns); the output is the same,
+// except that a policy made for another op sequence is an error there (exit
+// 2, FAILED_PRECONDITION) rather than a report with that one violation.
 //
 // Without --op-time-model, the policy is checked on the op timeline its
 // planner recorded (CheckOptionsFor: Chameleon's op_time_model and
@@ -23,6 +29,7 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "remote.h"
 #include "swapplan/planners/chameleon/options.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -43,6 +50,7 @@ struct CheckArgs {
   // Set by the flags; each overrides what CheckOptionsFor reads from the
   // policy only when given.
   CheckOptions options;
+  RemoteFlags remote;
   bool op_time_model_given = false;
   bool iteration_time_given = false;
 };
@@ -153,7 +161,13 @@ absl::Status RunCheck(CheckArgs& a) {
     options.iteration_time_ns = 0;
   }
   if (a.iteration_time_given) options.iteration_time_ns = a.options.iteration_time_ns;
-  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
+  if (a.remote.server && (a.op_time_model_given || a.iteration_time_given)) {
+    return Error(ErrorKind::kUsage,
+                 "--op-time-model and --iteration-time-ns are local only: drop --server");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, a.remote.server
+                                                    ? RemoteCheck(a.remote, trace, policy)
+                                                    : CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       a.output.value_or(""), a.json ? RenderJson(trace, report, a, device.warnings)
                                     : RenderText(trace, policy, report, a, device)));
@@ -198,6 +212,7 @@ void SetupCheck(CLI::App& root, Action* action) {
                         });
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/check.schema.json)");
   a->flags.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
+  AddRemoteFlags(sub, &a->flags, &a->remote);
   sub->callback([a, action] { *action = [a]() { return RunCheck(*a); }; });
 }
 

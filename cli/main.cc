@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   cli::SetupPolicy(app, &action);
   cli::SetupImport(app, &action);
   cli::SetupDevices(app, &action);
+  cli::SetupServe(app, &action);
   cli::SetupHelp(app, &action);
   try {
     app.parse(argc, argv);
