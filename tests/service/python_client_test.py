@@ -3,7 +3,8 @@
 Python, results equal to the CLI's `--json` for the same inputs, the error
 mapping (bad token, malformed trace, oversized upload, unknown planner,
 infeasible budget, fingerprint mismatch, unknown cache key, deadline,
-unreachable server) and a re-upload after the server lost a trace.
+unreachable server), TLS with a certificate made in the test, a search
+stopped by its deadline, and a re-upload after the server lost a trace.
 
 The server listens on a loopback port it chooses (--listen 127.0.0.1:0).
 Exit 77 (skipped) when the swapplan command has no `serve`.
@@ -420,6 +421,29 @@ class LimitsAndTokenTest(ServiceTestBase):
                 p._upload_stream_requests(chunks(), timeout_s=60)
             self.assertIn("while uploading", e.exception.message)
             self.assertLess(len(pulled), 64)
+
+
+class TlsTest(ServiceTestBase):
+    def test_tls_with_the_servers_roots(self):
+        if shutil.which("openssl") is None:
+            self.skipTest("needs the openssl command to make a test certificate")
+        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
+        fx.subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                           key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext",
+                           "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                          check=True, capture_output=True)
+        server = fx.Server("--tls-cert", cert, "--tls-key", key)
+        try:
+            with client.Planner(server.address, tls_ca=cert) as p:
+                self.assertEqual(16, p.plan(self.trace, device_memory=BUDGET).report["num_items"])
+            with client.Planner("localhost:%d" % server.port, tls_ca=cert) as p:
+                self.assertTrue(p.plan(self.trace, device_memory=BUDGET).cache_hit)
+            # Plain text to a TLS server: the connection fails.
+            with client.Planner(server.address, timeout_s=20) as p:
+                with self.assertRaises(client.Unavailable):
+                    p.get_policy("0" * 64)
+        finally:
+            self.assertEqual(0, server.stop())
 
 
 class RestartTest(ServiceTestBase):
