@@ -388,8 +388,10 @@ class Planner:
                skip_cache=False, timeout_s=None):
         """The advisor's genetic search (`swapplan search`) with `options`
         (e.g. {"max-generations": 20, "seed": 1}); returns a SearchCall to
-        iterate for progress. The trace is uploaded before this returns. A
-        deadline (`timeout_s`) stops the search with its best so far."""
+        iterate for progress. The trace is uploaded before this returns (a
+        search whose remembered trace the server lost raises NotFound, with
+        no second try). A deadline (`timeout_s`) stops the search with its
+        best so far (result.plan.best_so_far, stop_reason "deadline")."""
         spec = device_spec(device, device_memory, reserve, h2d_bandwidth, d2h_bandwidth,
                            copy_latency, half_duplex, compute_time_scale)
         opts = {str(k): option_text(v) for k, v in (options or {}).items()}
