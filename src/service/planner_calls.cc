@@ -40,7 +40,7 @@ v1::SearchProgress ToProto(const GenerationStats& g) {
 }  // namespace
 
 absl::StatusOr<v1::PlanResponse> PlannerService::PlanCached(
-    grpc::ServerContext* ctx, Call* call, const std::string& kind, const v1::TraceRef& trace_ref,
+    grpc::ServerContext* ctx, Call* call, const v1::TraceRef& trace_ref,
     int32_t iteration, const v1::DeviceSpec& spec, const std::string& planner,
     const std::map<std::string, std::string>& options, bool skip_cache,
     const std::function<void(const v1::SearchProgress&)>& progress, std::string* stop_reason) {
@@ -116,7 +116,7 @@ grpc::Status PlannerService::Plan(grpc::ServerContext* ctx, const v1::PlanReques
   if (!call.Authorized()) return call.Unauthenticated();
   call.log().request_bytes = static_cast<int64_t>(request->ByteSizeLong());
   absl::StatusOr<v1::PlanResponse> r =
-      PlanCached(ctx, &call, "plan", request->trace(), request->iteration(), request->device(),
+      PlanCached(ctx, &call, request->trace(), request->iteration(), request->device(),
                  request->planner(), OptionMap(request->options()), request->skip_cache(), {},
                  nullptr);
   if (!r.ok()) return call.Finish(r.status());
@@ -142,7 +142,7 @@ grpc::Status PlannerService::Search(grpc::ServerContext* ctx, const v1::SearchRe
   };
   std::string stop_reason;
   absl::StatusOr<v1::PlanResponse> r =
-      PlanCached(ctx, &call, "search", request->trace(), request->iteration(), request->device(),
+      PlanCached(ctx, &call, request->trace(), request->iteration(), request->device(),
                  "advisor", OptionMap(request->options()), request->skip_cache(), progress,
                  &stop_reason);
   if (!r.ok()) return call.Finish(r.status());

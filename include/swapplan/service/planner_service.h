@@ -134,7 +134,6 @@ class PlannerService final : public v1::Planner::Service {
                                                                   Call* call);
   // The plan behind Plan and Search (cache, single flight, limits).
   absl::StatusOr<v1::PlanResponse> PlanCached(grpc::ServerContext* ctx, Call* call,
-                                              const std::string& kind,
                                               const v1::TraceRef& trace_ref, int32_t iteration,
                                               const v1::DeviceSpec& spec,
                                               const std::string& planner,
