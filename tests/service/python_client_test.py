@@ -261,6 +261,15 @@ class EveryMethodTest(ServiceTestBase):
             self.assertEqual(theirs["num_items"], row["items"], name)
             self.assertEqual(theirs["overhead_vs_ideal_fraction"],
                              row["overhead_vs_ideal_fraction"], name)
+        # The budget as an oversubscription ratio, and a planner's option.
+        cli = fx.cli_json("compare", self.trace, "--oversubscription", "1.05x", "--planners",
+                          "chameleon", "--planner-option", "chameleon.min-tensor-bytes=16KiB")
+        r = self.planner.compare(self.trace, ["chameleon"], oversubscription=1.05,
+                                 planner_options={"chameleon": {"min-tensor-bytes": "16KiB"}})
+        self.assertEqual(cli["budget_bytes"], r["budget_bytes"])
+        row, theirs = r["rows"][0], cli["rows"][0]
+        self.assertEqual(("chameleon", theirs["num_items"], theirs["iteration_time_ns"]),
+                         (row["planner"], row["items"], row["iteration_time_ns"]))
 
     def test_search_streams_progress_and_equals_the_cli(self):
         flags = {"max-generations": 3, "seed": 1, "population": 16, "local-search-moves": 50,
