@@ -34,6 +34,7 @@
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -101,16 +102,23 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
   return out;
 }
 
-std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a,
+std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, const CheckArgs& a,
                        const std::vector<std::string>& warnings) {
   using nlohmann::json;
   json violations = json::array();
+  const TensorLabeler names(t);
   for (const Violation& v : r.violations) {
-    violations.push_back({{"kind", std::string(ViolationTag(v.kind))},
-                          {"item", v.item},
-                          {"op", v.op},
-                          {"bytes", v.bytes},
-                          {"message", v.message}});
+    json j = {{"kind", std::string(ViolationTag(v.kind))},
+              {"item", v.item},
+              {"op", v.op},
+              {"bytes", v.bytes},
+              {"message", v.message}};
+    // A violation of one item: its tensor and label (trace/tensor_label.h).
+    if (v.item >= 0 && static_cast<size_t>(v.item) < p.items.size()) {
+      j["tensor_id"] = p.items[v.item].tensor_id;
+      j["label"] = names.Label(p.items[v.item].tensor_id);
+    }
+    violations.push_back(std::move(j));
   }
   json j = {{"trace", t.source()},
             {"policy_file", a.policy},
@@ -169,7 +177,7 @@ absl::Status RunCheck(CheckArgs& a) {
                                                     ? RemoteCheck(a.remote, trace, policy)
                                                     : CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      a.output.value_or(""), a.json ? RenderJson(trace, report, a, device.warnings)
+      a.output.value_or(""), a.json ? RenderJson(trace, policy, report, a, device.warnings)
                                     : RenderText(trace, policy, report, a, device)));
   if (!report.clean()) {
     return Error(ErrorKind::kMalformedInput,

@@ -183,11 +183,13 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
     return a;
   };
   json passes = json::array();
+  const TensorLabeler names(c.trace);
   for (const ChameleonPass& p : x.passes) {
     json cands = json::array();
     for (const ScoredCandidate& s : p.candidates) {
       const SwapWindow& w = x.windows[s.window];
       cands.push_back({{"tensor_id", c.trace.tensor(w.tensor).trace_id},
+                       {"label", names.LabelOf(w.tensor)},
                        {"size_bytes", w.size_bytes},
                        {"last_forward_use_op", w.last_fwd_op},
                        {"first_backward_use_op", w.first_bwd_op},
@@ -210,7 +212,10 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
               {"pass", d.pass},
               {"reason", d.reason},
               {"num_mre_entries_after", d.mrl_entries_after}};
-    if (d.window >= 0) j["tensor_id"] = c.trace.tensor(x.windows[d.window].tensor).trace_id;
+    if (d.window >= 0) {
+      j["tensor_id"] = c.trace.tensor(x.windows[d.window].tensor).trace_id;
+      j["label"] = names.LabelOf(x.windows[d.window].tensor);
+    }
     if (d.layer >= 0) j["layer"] = d.layer;
     if (d.swap_in_op >= 0) j["swap_in_op"] = d.swap_in_op;
     if (d.release_op >= 0) j["release_op"] = d.release_op;
@@ -299,8 +304,10 @@ std::string RenderItems(const Policy& p, const TensorLabeler& names) {
 nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport& r) {
   using nlohmann::json;
   json items = json::array();
+  const TensorLabeler names(c.trace);
   for (const PolicyItem& it : p.items) {
     items.push_back({{"tensor_id", it.tensor_id},
+                     {"label", names.Label(it.tensor_id)},
                      {"size_bytes", it.size_bytes},
                      {"swap_out_op", it.swap_out_op},
                      {"release_op", it.release_op},

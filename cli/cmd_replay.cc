@@ -1,5 +1,6 @@
 // swapplan replay TRACE [--device NAME] [--device-memory X] [--reserve X]
-//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none] ...
+//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none]
+//                [--html FILE] ...
 //
 // Runs a multi-iteration trace through the stage tracker, a planner, a
 // matcher and the evaluation simulator with Algorithm 3 (varying/replay.h),
@@ -21,6 +22,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "html_output.h"
 #include "planner_flags.h"
 #include "progress.h"
 #include "swapplan/planners/registry.h"
@@ -64,6 +66,7 @@ struct ReplayArgs {
   bool compare_matchers = false;
   bool json = false;
   std::optional<std::string> output;
+  std::optional<std::string> html;  // the HTML report page (report/replay_report.h)
 
   std::string rows_mode() const { return rows.value_or("all"); }
   int32_t explain_iteration() const { return static_cast<int32_t>(explain.value_or(-1)); }
@@ -208,14 +211,19 @@ std::string ExplainText(const ReplayRow& r, const TensorLabeler& names) {
   return out + t.Render(2);
 }
 
-nlohmann::json ReportsJson(const ReplayRow& r) {
-  nlohmann::json a = nlohmann::json::array();
+// Per item: ids with their labels (trace/tensor_label.h), null when none.
+nlohmann::json ReportsJson(const ReplayRow& r, const TensorLabeler& names) {
+  using nlohmann::json;
+  json a = json::array();
   for (const ItemReport& x : r.reports) {
-    nlohmann::json j;
+    json j;
+    const bool found = x.outcome != ItemOutcome::kMissed;
+    const bool expected = x.expected_tensor_id != 0;
     j["outcome"] = std::string(ItemOutcomeName(x.outcome));
-    j["tensor_id"] = x.outcome != ItemOutcome::kMissed ? nlohmann::json(x.tensor_id) : nlohmann::json(nullptr);
-    j["expected_tensor_id"] =
-        x.expected_tensor_id != 0 ? nlohmann::json(x.expected_tensor_id) : nlohmann::json(nullptr);
+    j["tensor_id"] = found ? json(x.tensor_id) : json(nullptr);
+    j["label"] = found ? json(names.Label(x.tensor_id)) : json(nullptr);
+    j["expected_tensor_id"] = expected ? json(x.expected_tensor_id) : json(nullptr);
+    j["expected_label"] = expected ? json(names.Label(x.expected_tensor_id)) : json(nullptr);
     j["swap_out_op"] = x.decision_op;
     j["next_use_op"] = x.next_use_op;
     j["swap_in_op"] = x.swap_in_op;
@@ -225,7 +233,7 @@ nlohmann::json ReportsJson(const ReplayRow& r) {
   return a;
 }
 
-nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
+nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle, const TensorLabeler& names) {
   using nlohmann::json;
   json j;
   j["iteration"] = r.iteration;
@@ -260,7 +268,7 @@ nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   j["num_planned_on_iterations"] = r.planned_on_iterations;
   j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
   if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
-  if (r.iteration == explain) j["items_report"] = ReportsJson(r);
+  if (r.iteration == explain) j["items_report"] = ReportsJson(r, names);
   return j;
 }
 
@@ -420,7 +428,9 @@ absl::Status Run(ReplayArgs& args) {
                                                     : segments;
   ProgressBar bar("replay", ProgressEnabled() && !stream);  // streamed rows show progress
   std::string explained;
+  std::vector<ReplayRow> html_rows;  // every row, for --html
   auto on_row = [&](const ReplayRow& r) {
+    if (args.html) html_rows.push_back(r);
     if (r.iteration == explain && !args.json) explained = ExplainText(r, names);
     if (!header_done) {
       emit(render(kHeader));
@@ -431,14 +441,14 @@ absl::Status Run(ReplayArgs& args) {
     if (show && rows_mode == "changes" && have_previous && !previous_printed) {
       // The row before a change, so both sides of it are visible.
       if (args.json) {
-        rows.push_back(RowJson(previous, explain, o.oracle));
+        rows.push_back(RowJson(previous, explain, o.oracle, names));
       } else {
         emit(render(Cells(previous, names)));
       }
     }
     if (show) {
       if (args.json) {
-        rows.push_back(RowJson(r, explain, o.oracle));
+        rows.push_back(RowJson(r, explain, o.oracle, names));
       } else {
         emit(render(Cells(r, names)));
       }
@@ -451,6 +461,9 @@ absl::Status Run(ReplayArgs& args) {
   };
   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
   bar.Finish();
+  if (args.html) {
+    SWAPPLAN_RETURN_IF_ERROR(WriteReplayHtmlReport(*args.html, trace, o, html_rows, s, device));
+  }
   // --compare-matchers: the same replay with the other matcher, rows not
   // printed.
   std::optional<ReplaySummary> other;
@@ -464,7 +477,7 @@ absl::Status Run(ReplayArgs& args) {
   }
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
-      rows.push_back(RowJson(previous, explain, o.oracle));
+      rows.push_back(RowJson(previous, explain, o.oracle, names));
     } else {
       emit(render(Cells(previous, names)));
     }
@@ -571,6 +584,9 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   f.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
+  f.Text(sub, "--html", &args->html,
+         "Also write the HTML report page of the replay: peak per iteration against the capacity "
+         "and budget, stages, policies used, OOMs and misses (docs/report.md)");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

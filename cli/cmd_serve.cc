@@ -125,7 +125,10 @@ void SetupServe(CLI::App& root, Action* action) {
   a->flags.Text(sub, "--listen", &a->listen,
                 "host:port to listen on (default 127.0.0.1:7070; port 0 = any free port). A "
                 "non-loopback address needs --tls-cert/--tls-key or --token-file, or --insecure");
-  a->flags.Int(sub, "--threads", &a->threads, "Most threads serving calls (default 8)", 1, 1024);
+  a->flags.Int(sub, "--threads", &a->threads,
+               "Most calls in progress at once, plus 2 polling threads; more are refused with "
+               "RESOURCE_EXHAUSTED (default 64)",
+               1, 4096);
   a->flags.Text(sub, "--cache-dir", &a->cache_dir,
                 "Keep plans and uploaded traces here (survives restarts; replicas may share it)");
   a->flags.Size(sub, "--max-trace-bytes", &a->max_trace_bytes,

@@ -190,12 +190,14 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["host_wait_ns"] = r.host_wait_ns;
   j["num_ops_with_stall"] = r.ops_with_stall;
   json stalls = json::array();
+  const TensorLabeler names(t);
   for (const StallSite& s : r.top_stalls) {
     stalls.push_back({{"op", s.op},
                       {"op_name", OpNameJson(t, it, s.op)},
                       {"stall_ns", s.stall_ns},
                       {"cause", std::string(StallCauseName(s.cause))},
-                      {"tensor_id", s.tensor_id}});
+                      {"tensor_id", s.tensor_id},
+                      {"label", names.Label(s.tensor_id)}});
   }
   j["top_stalls"] = stalls;
   j["peak_with_policy_bytes"] = r.peak_bytes;

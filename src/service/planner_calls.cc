@@ -1,8 +1,11 @@
 // PlannerService's planning calls: Plan, Search, Check, Simulate, Compare,
 // GetPolicy (UploadTrace and the plumbing are in planner_service.cc).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +39,25 @@ v1::SearchProgress ToProto(const GenerationStats& g) {
   p.set_evaluations_per_s(g.evaluations_per_s);
   return p;
 }
+
+// Whether the client went away, asked from the advisor's evaluation threads:
+// one of them at a time asks gRPC (a completion-queue pluck, which admits
+// few concurrent callers), the others read the last answer.
+class CancelWatch {
+ public:
+  explicit CancelWatch(grpc::ServerContext* ctx) : ctx_(ctx) {}
+  bool Cancelled() {
+    if (cancelled_.load(std::memory_order_acquire)) return true;
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (lock.owns_lock() && ctx_->IsCancelled()) cancelled_.store(true, std::memory_order_release);
+    return cancelled_.load(std::memory_order_acquire);
+  }
+
+ private:
+  grpc::ServerContext* ctx_;
+  std::mutex mu_;
+  std::atomic<bool> cancelled_{false};
+};
 
 }  // namespace
 
@@ -71,8 +93,9 @@ absl::StatusOr<v1::PlanResponse> PlannerService::PlanCached(
     Slot slot(this);
     SWAPPLAN_RETURN_IF_ERROR(slot.status());
     service::PlanHooks hooks;
-    hooks.stop = [ctx, timed, stop_at] {
-      return ctx->IsCancelled() || (timed && SystemClock::now() >= stop_at);
+    auto watch = std::make_shared<CancelWatch>(ctx);
+    hooks.stop = [watch, timed, stop_at] {
+      return (timed && SystemClock::now() >= stop_at) || watch->Cancelled();
     };
     if (progress) hooks.progress = [&](const GenerationStats& g) { progress(ToProto(g)); };
     SWAPPLAN_ASSIGN_OR_RETURN(service::PlanOutcome outcome,

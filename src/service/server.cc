@@ -80,11 +80,14 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen_address, creds, &server->port_);
   builder.RegisterService(server->service_.get());
+  // Every call in progress holds a thread, and so does each poller waiting
+  // for new calls (at most 2): a call that finds all `threads` busy is
+  // refused by gRPC with RESOURCE_EXHAUSTED ("Server Threadpool Exhausted").
   grpc::ResourceQuota quota("swapplan-serve");
-  quota.SetMaxThreads(std::max(options.threads, 2));
+  quota.SetMaxThreads(std::max(options.threads, 3));
   builder.SetResourceQuota(quota);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
-                              std::max(1, options.threads / 2));
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
   // Uploads arrive in chunks; one message holds at most an inline trace.
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(256 << 20);

@@ -151,9 +151,10 @@ const Validator& Schemas() {
 }
 
 // The report a golden file holds: its name up to the first '_', except the
-// inspect report of the synthesized trace.
+// inspect report of the synthesized trace and the replay page's data.
 std::string SchemaOfGolden(const std::string& name) {
   if (name.find("_inspect") != std::string::npos) return "inspect.schema.json";
+  if (name.rfind("replay_report_", 0) == 0) return "replay_report.schema.json";
   const std::string stem = name.substr(0, name.size() - 5);  // without ".json"
   return stem.substr(0, stem.find('_')) + ".schema.json";
 }

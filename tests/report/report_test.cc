@@ -83,7 +83,7 @@ TEST_CASE("report data: curves, advice, timeline and swapped tensors of the toy"
     stall += s["stall_ns"].get<int64_t>();
   }
   CHECK(stall == 800);
-  CHECK(p["swapped"][3]["name"] == "a00 ACTIVATION");
+  CHECK(p["swapped"][3]["name"] == "a00 \xE2\x86\x92 ACTIVATION 100 B");
   CHECK(p["swapped"][3]["tensor_id"] == 1);
 }
 

@@ -217,6 +217,29 @@ TEST_CASE("service: a non-loopback address needs TLS, a token or --insecure",
   CHECK(PlannerServer::Start(so, {}, nullptr).ok());
 }
 
+TEST_CASE("serve: SIGTERM lets a call in flight finish within the grace period",
+          "[service][cli]") {
+  ServeProcess serve({"--grace", "10s"}, "serve_drain");
+  auto stub = v1::Planner::NewStub(
+      grpc::CreateChannel(serve.Address(), grpc::InsecureChannelCredentials()));
+  v1::SearchRequest req = EndlessSearch("");
+  req.mutable_trace()->set_inline_trace(ToyBytes());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(milliseconds(2000)));  // the search answers at ~1.8 s
+  auto reader = stub->Search(&ctx, req);
+  v1::SearchUpdate u;
+  REQUIRE(reader->Read(&u));  // in flight
+  kill(serve.pid, SIGTERM);
+  bool result = false;
+  while (reader->Read(&u)) result = result || u.has_result();
+  grpc::Status s = reader->Finish();
+  INFO(s.error_message());
+  CHECK(s.ok());
+  CHECK(result);
+  CHECK(serve.Stop() == 0);
+  CHECK(serve.Err().find("SIGTERM: draining") != std::string::npos);
+}
+
 TEST_CASE("serve: listens, logs each call, drains on SIGTERM and exits 0",
           "[service][cli]") {
   ServeProcess serve({"--grace", "2s"});

@@ -100,7 +100,7 @@ inline v1::PlanRequest ToyPlan(const std::string& trace_id) {
   v1::PlanRequest req;
   req.mutable_trace()->set_trace_id(trace_id);
   req.mutable_device()->set_reserve_bytes(100);
-  (*req.mutable_options())["min-tensor-bytes"] = "0";
+  req.mutable_options()->insert({std::string("min-tensor-bytes"), std::string("0")});
   return req;
 }
 

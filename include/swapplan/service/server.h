@@ -38,8 +38,10 @@ namespace swapplan {
 struct ServerOptions {
   // host:port; port 0 = a free port chosen by the system (PlannerServer::port).
   std::string listen_address = "127.0.0.1:7070";
-  // Most threads serving calls (gRPC sync server pollers and workers).
-  int32_t threads = 8;
+  // Most threads serving calls: one per call in progress plus up to 2
+  // pollers (gRPC resource quota); a call beyond it is RESOURCE_EXHAUSTED.
+  // Computations are bounded separately (max_concurrent_plans).
+  int32_t threads = 64;
   // PEM files; both or neither. With them the server speaks TLS only.
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -96,7 +96,8 @@ using ProgressCallback = std::function<void(const GenerationStats&)>;
 // Asked between evaluations (and every 64 local-search moves): true ends the
 // search as its time limit would, with the best result so far and
 // stop_reason "stopped" (a service's request deadline or cancellation).
-// Called on the searching thread only; must be cheap (O(1)).
+// Called from the search's evaluation threads, several at once when
+// options.search.threads > 1: must be thread-safe and cheap (O(1)).
 using StopCallback = std::function<bool()>;
 
 // A seed policy as the search saw it.
