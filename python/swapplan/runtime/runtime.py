@@ -62,7 +62,7 @@ from ..recorder._lifetimes import StorageTracker
 
 from . import _lib as L
 from . import _recompute as R
-from ._units import parse_bandwidth, parse_bytes, parse_duration_ns
+from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
 
 _DTYPES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4,
