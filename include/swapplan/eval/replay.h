@@ -235,13 +235,17 @@ struct ReplayOptions {
   //     has one, else the mean op time of its runs (the runtime's op clock:
   //     the trace's op durations, no stalls) — then the earliest; none ran:
   //     the latest;
-  //   * after a failed plan the next GenPolicy iteration runs no policy;
+  //     (plan_on kIteration; with kObserved the key's latest, as without
+  //     model_runtime);
+  //   * with plan_on kIteration, after a failed plan the key's next GenPolicy
+  //     iteration runs no policy (kObserved: its previous one);
   //   * policy swaps also count found tensors with no use after their
   //     swap-out (the runtime starts their copies out; the simulator leaves
   //     them out);
-  //   * the runtime keeps one policy planned on one iteration and forgets
-  //     on WarmUp: requires keying kSingle, plan_on kIteration,
-  //     remembered_sequences 0 (InvalidArgument otherwise).
+  //   * the runtime's provider gets a key's last records, not an envelope:
+  //     plan_on kEnvelope is InvalidArgument. Keying, remembered sequences
+  //     and observed planning are the runtime's too (RuntimeOptions::
+  //     policies_by_input, remembered_sequences, planning, observed_records).
   bool model_runtime = false;
 
   // InvalidArgument naming the field.
