@@ -360,9 +360,24 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
 
     // The policy this iteration runs, matched and applied.
     PolicyRecord* run = Choose(stage, row.input, &row.policy_of_other_input);
+    // The runtime chooses at the first FORWARD op (model_runtime): the
+    // policy decides nothing before it, and nothing without one.
+    int32_t first_decision_op = 0;
+    if (options_.model_runtime) {
+      const IterationInfo& it0 = seg.iteration(0);
+      first_decision_op = -1;
+      for (OpIndex op = it0.op_begin; op < it0.op_end && first_decision_op < 0; ++op) {
+        if (seg.op(op).phase == Phase::kForward) first_decision_op = op - it0.op_begin;
+      }
+      if (first_decision_op < 0) {
+        run = nullptr;
+        row.policy_of_other_input = false;
+      }
+    }
     AppliedPolicy applied;
     if (run != nullptr) {
-      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, maker_.table());
+      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, maker_.table(),
+                            first_decision_op);
       row.policy = run->id;
       row.items = applied.items;
       row.matched = applied.matched;

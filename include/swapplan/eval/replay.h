@@ -146,10 +146,13 @@ struct AppliedPolicy {
 // and turns its decisions into an executable policy, as described above.
 // `item_roles` (tensor_roles.h of each item's tensor in the policy's own
 // iteration) tells matched from mismatched; when empty every found tensor
-// counts as matched. O(ops + uses + items).
+// counts as matched. The matcher sees every op; decisions at the
+// iteration's ops before `first_decision_op` (local index) are dropped —
+// their items are not found — as in a runtime that chooses its policy at
+// the first FORWARD op (ReplayOptions::model_runtime). O(ops + uses + items).
 AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const MatchablePolicy& policy,
                           absl::Span<const uint64_t> item_roles, TensorMatcher& matcher,
-                          RuntimeTensorTable& table);
+                          RuntimeTensorTable& table, int32_t first_decision_op = 0);
 
 // ---------------------------------------------------------------------------
 // The replay.
@@ -239,6 +242,9 @@ struct ReplayOptions {
   //     model_runtime);
   //   * with plan_on kIteration, after a failed plan the key's next GenPolicy
   //     iteration runs no policy (kObserved: its previous one);
+  //   * the policy is chosen at the iteration's first FORWARD op, when the
+  //     input signature is known: items decided at ops before it are not
+  //     found (missed), and an iteration without a FORWARD op runs none;
   //   * policy swaps also count found tensors with no use after their
   //     swap-out (the runtime starts their copies out; the simulator leaves
   //     them out);
