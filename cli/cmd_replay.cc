@@ -695,8 +695,9 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_flag("--compare-matchers", args->compare_matchers,
                 "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--model-runtime", args->model_runtime,
-                "Replay what the runtime shim does (its Stable choice; no policy after a failed "
-                "plan; copies out as it starts them); not with --plan-on envelope");
+                "Replay what the runtime shim does (the policy chosen at the first FORWARD op; "
+                "with --plan-on iteration its Stable choice and no policy after a failed plan; "
+                "copies out as it starts them); not with --plan-on envelope");
   f.Choice(sub, "--execute", &args->execute, {"host"},
            "Also execute the trace through the runtime shim on this backend (host); rows and "
            "totals are the executed run's, then simulated vs executed (implies "

@@ -259,14 +259,11 @@ TEST_CASE("replay: executed on the runtime's host backend, side by side", "[cli]
   CheckGolden("replay_small_execute.txt", r.out);
   // What the runtime cannot do: usage errors, every one at once.
   r = Swapplan("replay '" + SmallTrace() +
-               "' --device-memory 83MiB --execute host --plan-on observed --policies input "
-               "--remember 2 --oracle");
+               "' --device-memory 83MiB --execute host --plan-on envelope --oracle");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
-        "swapplan: --execute needs --policies single (the runtime keeps one policy)\n"
-        "swapplan: --execute needs --plan-on iteration (the runtime's provider plans one "
-        "record)\n"
-        "swapplan: --execute needs --remember 0 (the runtime forgets on WarmUp)\n"
+        "swapplan: --execute needs --plan-on observed or iteration (the runtime's provider gets "
+        "a key's last records, not an envelope)\n"
         "swapplan: --execute: --oracle is not available (run it without)\n");
   r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --execute cuda");
   CHECK(r.exit_code == 2);
