@@ -243,9 +243,11 @@ TEST_CASE("replay: executed on the runtime's host backend, side by side", "[cli]
   // The rows and totals are the executed run's (the trace through the
   // runtime shim; time on the op clock), then the totals of the simulated
   // replay of what the runtime does next to them, with the iterations that
-  // differ: none (WarmUp with Algorithm 3, policies found in GenPolicy and
-  // Stable, the validation pass and the skipped step sending the tracker
-  // back to WarmUp). Algorithm 3's victims among tensors of one size are the
+  // differ: none (the defaults: WarmUp with Algorithm 3, policies found in
+  // GenPolicy and Stable, the one entering Stable planned too; the
+  // validation pass and the skipped step sending the tracker back to WarmUp
+  // and the next iteration straight back to Stable on the remembered
+  // sequence). Algorithm 3's victims among tensors of one size are the
   // earliest registered in the runtime, the earliest in trace order in the
   // simulator: with the runtime's slot order instead, iteration 11 (the
   // second after the skipped step, whose slots were reused in another order)

@@ -135,7 +135,9 @@ TEST_CASE("keys: a policy per input signature; an unseen input runs the nearest,
 
 TEST_CASE("keys: one key for every input without policies_by_input") {
   // The same schedule with one key: iteration 2 (l) runs P0 as its own,
-  // and the Stable iteration with m plans nothing.
+  // Stable runs P2 (planned on s) for every input — the larger ones miss
+  // (Algorithm 3 runs) and two misses (iterations 4 and 6) send the
+  // tracker back to GenPolicy, which plans again (ends of 6 and 7).
   const Program s = LayeredProgram(8, 1000, 100);
   const Program m = LayeredProgram(8, 1150, 100);
   const Program l = LayeredProgram(8, 1300, 100);
@@ -148,15 +150,22 @@ TEST_CASE("keys: one key for every input without policies_by_input") {
   const Program* order[] = {&s, &s, &l, &s, &l, &s, &m, &m};
   for (int i = 0; i < 8; ++i) REQUIRE(run.Iteration(*order[i]).ok());
   const std::vector<IterationStats>& rows = set->env.rt->IterationRows();
-  REQUIRE(set->asked->size() == 3);  // ends of 1, 2, 3
+  REQUIRE(set->asked->size() == 5);  // ends of 1, 2, 3, 6, 7
   for (const Asked& a : *set->asked) {
     CHECK(a.hash == 0);  // the one key
     CHECK(a.bytes == 0);
   }
-  // The key's records: r1, r1 r2, r1 r2 r3.
+  // The key's records: r1, r1 r2, r1 r2 r3, ... r6, ... r7.
   CHECK((*set->asked)[2].observed.size() == 3);
+  CHECK((*set->asked)[4].observed.size() == 5);
+  CHECK(rows[2].policy == 0);
   CHECK_FALSE(rows[2].policy_of_other_input);
-  for (int i = 4; i < 8; ++i) CHECK(rows[i].policy == 2);
+  CHECK(rows[4].policy == 2);
+  CHECK(rows[5].policy == 2);
+  CHECK(rows[6].policy == 2);
+  CHECK(rows[4].counts.allocation_failures > 0);
+  CHECK(rows[6].stage_change == StageChange::kPolicyMisses);
+  CHECK(rows[7].stage == Stage::kGenPolicy);
   CHECK(set->env.rt->Stats().policy_of_other_input == 0);
 }
 
