@@ -56,7 +56,7 @@ TEST_CASE("oversubscription: budget = persistent + (peak - persistent) / r", "[e
 }
 
 TEST_CASE("oversubscription: the ratio of the budget of r is r", "[eval][property]") {
-  const uint64_t seed = testing::TestSeed("compare random traces");
+  const uint64_t seed = testing::TestSeed("oversubscription budgets");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 1000; ++i) {
