@@ -49,6 +49,26 @@ def recorder_options(args):
             "poll_every_op": args.poll_every_op}
 
 
+def record_language_model(args, model, opt, model_name, attributes):
+    """Records args.steps next-token training steps of `model` on random tokens
+    (batch args.batch, args.context tokens, vocabulary args.vocab) into
+    args.out; prints and returns the Recorder's summary."""
+    import torch.nn.functional as F
+    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt, model_name=model_name,
+                                    attributes=attributes, **recorder_options(args)) as rec:
+        for _ in range(args.steps):
+            tokens = torch.randint(0, args.vocab, (args.batch, args.context + 1))
+            x, y = tokens[:, :-1], tokens[:, 1:]
+            opt.zero_grad(set_to_none=True)
+            logits = model(x)
+            loss = F.cross_entropy(logits.reshape(-1, args.vocab), y.reshape(-1))
+            loss.backward()
+            opt.step()
+            rec.step()
+    report(rec.summary)
+    return rec.summary
+
+
 def report(summary):
     print("%s: %d iterations, %d ops, %d tensors, peak %d bytes during an op" % (
         summary["path"], summary["iterations"], summary["ops"], summary["tensors"],

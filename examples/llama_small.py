@@ -14,8 +14,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import swapplan.recorder
-
 
 class RMSNorm(nn.Module):
     def __init__(self, dim, eps=1e-6):
@@ -129,20 +127,7 @@ def main(argv=None):
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     attrs = {"batch": args.batch, "sequence": args.context, "dim": args.dim,
              "heads": args.heads, "kv_heads": args.kv_heads, "vocab": args.vocab}
-    with swapplan.recorder.Recorder(args.out, model=model, optimizer=opt,
-                                    model_name="llama-small", attributes=attrs,
-                                    **common.recorder_options(args)) as rec:
-        for _ in range(args.steps):
-            tokens = torch.randint(0, args.vocab, (args.batch, args.context + 1))
-            x, y = tokens[:, :-1], tokens[:, 1:]
-            opt.zero_grad(set_to_none=True)
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, args.vocab), y.reshape(-1))
-            loss.backward()
-            opt.step()
-            rec.step()
-    common.report(rec.summary)
-    return rec.summary
+    return common.record_language_model(args, model, opt, "llama-small", attrs)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ runtime library is found in build/ or through SWAPPLAN_RUNTIME_LIB.
 
 import argparse
 import json
-import math
 import os
 import random
 import subprocess
@@ -50,74 +49,19 @@ import time
 
 _PYTHON_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                             "..", "python"))
-if _PYTHON_DIR not in sys.path:
-    sys.path.insert(0, _PYTHON_DIR)
+_EXAMPLES_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _dir in (_PYTHON_DIR, _EXAMPLES_DIR):
+    if _dir not in sys.path:
+        sys.path.insert(0, _dir)
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from gpt_model import GPT  # noqa: E402  (examples/gpt_model.py)
 from swapplan.runtime import (ServicePlanProvider, SwapRuntime,  # noqa: E402
                               find_swapplan_binary)
 
 PAD_TO = 16
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, n_heads, context):
-        super().__init__()
-        self.n_heads = n_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-        mask = torch.tril(torch.ones(context, context, dtype=torch.bool))
-        self.register_buffer("mask", mask.view(1, 1, context, context), persistent=False)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q = q.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
-        k = k.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
-        v = v.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att = att.masked_fill(~self.mask[:, :, :t, :t], float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
-        return self.proj(y)
-
-
-class Block(nn.Module):
-    def __init__(self, d_model, n_heads, context):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_heads, context)
-        self.ln2 = nn.LayerNorm(d_model)
-        self.fc = nn.Linear(d_model, 4 * d_model)
-        self.out = nn.Linear(4 * d_model, d_model)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
-
-
-class GPT(nn.Module):
-    def __init__(self, vocab, context, d_model, n_heads, n_layers):
-        super().__init__()
-        self.wte = nn.Embedding(vocab, d_model)
-        self.wpe = nn.Embedding(context, d_model)
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, context) for _ in range(n_layers))
-        self.ln_f = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, vocab, bias=False)
-        self.head.weight = self.wte.weight  # tied
-
-    def forward(self, idx):
-        t = idx.size(1)
-        if t % PAD_TO:  # pad to a multiple of 16 tokens: one more op
-            idx = F.pad(idx, (0, PAD_TO - t % PAD_TO))
-        pos = torch.arange(idx.size(1), device=idx.device)
-        x = self.wte(idx) + self.wpe(pos)
-        for block in self.blocks:
-            x = block(x)
-        return self.head(self.ln_f(x))
 
 
 def sequence_lengths(steps, context, seed):
@@ -129,7 +73,7 @@ def sequence_lengths(steps, context, seed):
 
 def make_model(args):
     torch.manual_seed(args.seed)
-    model = GPT(args.vocab, args.context, args.d_model, args.heads, args.layers)
+    model = GPT(args.vocab, args.context, args.d_model, args.heads, args.layers, pad_to=PAD_TO)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     return model, opt
 

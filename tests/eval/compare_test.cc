@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/eval/compare.h"
@@ -55,7 +56,7 @@ TEST_CASE("oversubscription: budget = persistent + (peak - persistent) / r", "[e
 }
 
 TEST_CASE("oversubscription: the ratio of the budget of r is r", "[eval][property]") {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = testing::TestSeed("oversubscription budgets");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 1000; ++i) {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/candidates.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
@@ -19,7 +20,7 @@ namespace swapplan {
 namespace {
 
 TEST_CASE("MRL: against a naive array on random reductions", "[mrl]") {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = testing::TestSeed("chameleon parts (windows)");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   auto uni = [&](int64_t lo, int64_t hi) {
@@ -93,7 +94,7 @@ TEST_CASE("MRL: nothing above the budget", "[mrl]") {
 }
 
 TEST_CASE("range-max tree: against a naive array", "[range_max]") {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = testing::TestSeed("chameleon parts (selection)");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   auto uni = [&](int64_t lo, int64_t hi) {
@@ -306,7 +307,7 @@ TEST_CASE("Eq. (2): max and min-max normalisation", "[candidates]") {
 }
 
 TEST_CASE("d2h queue estimate: against a naive FIFO", "[simulator]") {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = testing::TestSeed("chameleon parts (timing)");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   auto real = [&](double lo, double hi) {

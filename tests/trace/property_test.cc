@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/trace/io.h"
 
@@ -37,7 +38,7 @@ std::string Mutate(std::string s, std::mt19937_64& rng) {
 }
 
 TEST_CASE("damaged traces never crash the reader", "[trace][property]") {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = testing::TestSeed("trace property");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   int ok = 0, rejected = 0;
