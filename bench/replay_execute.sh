@@ -3,12 +3,16 @@
 # and the llama-style run with per-iteration sequence lengths, exact commands
 # in docs/varying.md) replayed with `swapplan replay --execute host` — the
 # simulated replay of what the runtime does (--model-runtime) and the same
-# trace executed through the runtime shim on the host backend — for the
-# fuzzy and the naive matcher and, for MoE, the paper's OOM handling
-# (Algorithm 3 in WarmUp only). Prints one line per run:
+# trace executed through the runtime shim on the host backend — with the
+# issue-16 defaults (policies keyed by input, planned on the observed
+# iterations, remembered sequences; "default"), keyed policies planned on one
+# iteration ("keyed-iter"), one policy planned on one iteration ("single":
+# --policies single --plan-on iteration --remember 0) and that with the
+# paper's OOM handling ("paper": Algorithm 3 in WarmUp only, no returns on
+# policy misses), for the fuzzy and the naive matcher. Prints one line per run:
 #   scenario  config  iterations differing  then per figure simulated/executed
 # and the wall time of each run (both the replay and the execution).
-# Bounded: 6 runs of 10-60 s each on the 2-core development machine.
+# Bounded: 11 runs of 10-60 s each on the 2-core development machine.
 # Usage: bench/replay_execute.sh   (SWAPPLAN_BIN, TMPDIR as usual)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,10 +50,16 @@ print(f'{sys.argv[2]:<6} {sys.argv[3]:<14} {j["execution"]["num_iterations_diffe
       f'{float(sys.argv[5]) - float(sys.argv[4]):.1f} s')
 EOF
 }
-run moe fuzzy moe.trace --device-memory 2870MiB
-run moe naive moe.trace --device-memory 2870MiB --matcher naive
-run moe paper-fuzzy moe.trace --device-memory 2870MiB --oom-handling warmup --max-policy-misses 0
-run moe paper-naive moe.trace --device-memory 2870MiB --oom-handling warmup --max-policy-misses 0 \
-  --matcher naive
-run llama fuzzy llama.trace --device-memory 2250MiB
-run llama naive llama.trace --device-memory 2250MiB --matcher naive
+paper="--policies single --plan-on iteration --remember 0 --oom-handling warmup --max-policy-misses 0"
+single="--policies single --plan-on iteration --remember 0"
+run moe default-fuzzy moe.trace --device-memory 2870MiB
+run moe default-naive moe.trace --device-memory 2870MiB --matcher naive
+run moe keyed-iter moe.trace --device-memory 2870MiB --plan-on iteration
+run moe single-fuzzy moe.trace --device-memory 2870MiB $single
+run moe single-naive moe.trace --device-memory 2870MiB $single --matcher naive
+run moe paper-fuzzy moe.trace --device-memory 2870MiB $paper
+run moe paper-naive moe.trace --device-memory 2870MiB $paper --matcher naive
+run llama default-fuzzy llama.trace --device-memory 2250MiB
+run llama default-naive llama.trace --device-memory 2250MiB --matcher naive
+run llama single-fuzzy llama.trace --device-memory 2250MiB $single
+run llama paper-fuzzy llama.trace --device-memory 2250MiB $paper

@@ -434,24 +434,15 @@ absl::Status Run(ReplayArgs& args) {
   if (args.remember) o.remembered_sequences = static_cast<int32_t>(*args.remember);
   o.oracle = args.oracle;
   if (args.model_runtime || args.execute) {
-    // What the runtime does: one policy planned on one iteration, forgotten
-    // on WarmUp (ReplayOptions::model_runtime). Explicit other choices are
-    // usage errors.
+    // What the runtime does (ReplayOptions::model_runtime): keyed policies,
+    // observed planning and remembered sequences as the replay's options
+    // say; its provider gets records, not an envelope (a usage error).
     o.model_runtime = true;
     const char* why = args.execute ? "--execute" : "--model-runtime";
-    if (args.policies && *args.policies != "single") {
-      args.flags.Add(absl::StrCat(why, " needs --policies single (the runtime keeps one policy)"));
+    if (o.plan_on == PlanningInput::kEnvelope) {
+      args.flags.Add(absl::StrCat(why, " needs --plan-on observed or iteration (the runtime's "
+                                  "provider gets a key's last records, not an envelope)"));
     }
-    if (args.plan_on && *args.plan_on != "iteration") {
-      args.flags.Add(absl::StrCat(why, " needs --plan-on iteration (the runtime's provider plans "
-                                  "one record)"));
-    }
-    if (args.remember && *args.remember != 0) {
-      args.flags.Add(absl::StrCat(why, " needs --remember 0 (the runtime forgets on WarmUp)"));
-    }
-    o.keying = PolicyKeying::kSingle;
-    o.plan_on = PlanningInput::kIteration;
-    o.remembered_sequences = 0;
   }
   if (args.execute) {
     if (args.oracle) args.flags.Add("--execute: --oracle is not available (run it without)");
@@ -704,9 +695,9 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_flag("--compare-matchers", args->compare_matchers,
                 "Also replay with the other matcher; its totals side by side with this one's");
   sub->add_flag("--model-runtime", args->model_runtime,
-                "Replay what the runtime shim does (its Stable choice; no policy after a failed "
-                "plan; copies out as it starts them); implies --policies single --plan-on "
-                "iteration --remember 0");
+                "Replay what the runtime shim does (the policy chosen at the first FORWARD op; "
+                "with --plan-on iteration its Stable choice and no policy after a failed plan; "
+                "copies out as it starts them); not with --plan-on envelope");
   f.Choice(sub, "--execute", &args->execute, {"host"},
            "Also execute the trace through the runtime shim on this backend (host); rows and "
            "totals are the executed run's, then simulated vs executed (implies "

@@ -24,7 +24,7 @@ absl::string_view ItemOutcomeName(ItemOutcome o) {
 
 AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const MatchablePolicy& mp,
                           absl::Span<const uint64_t> item_roles, TensorMatcher& matcher,
-                          RuntimeTensorTable& table) {
+                          RuntimeTensorTable& table, int32_t first_decision_op) {
   const IterationInfo& iter = trace.iteration(iteration);
   const int32_t n = iter.num_ops();
   AppliedPolicy out;
@@ -47,7 +47,9 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     const OpIndex op = iter.op_begin + j;
     const OpInfo& info = trace.op(op);
     phase_ops[static_cast<int>(info.phase)].push_back(j);
+    const size_t before = decisions.size();
     matcher.OnOp(info.name, info.phase, trace.uses(op), table, &decisions);
+    if (j < first_decision_op) decisions.resize(before);  // not chosen yet: not found
     decision_op.resize(decisions.size(), j);
   }
 

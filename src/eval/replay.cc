@@ -1,6 +1,8 @@
 // The multi-iteration replay loop (replay.h).
 #include "swapplan/eval/replay.h"
 
+#include "eval/replay_plan.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -100,20 +102,12 @@ absl::Status ReplayOptions::Validate() const {
   if (remembered_sequences < 0) {
     return bad("remembered_sequences", remembered_sequences, "must be >= 0 (0: none)");
   }
-  if (model_runtime) {
-    // What the runtime shim cannot do.
-    if (keying != PolicyKeying::kSingle) {
-      return bad("keying", PolicyKeyingName(keying),
-                 "model_runtime needs single (the runtime keeps one policy at a time)");
-    }
-    if (plan_on != PlanningInput::kIteration) {
-      return bad("plan_on", PlanningInputName(plan_on),
-                 "model_runtime needs iteration (the runtime's provider plans one record)");
-    }
-    if (remembered_sequences != 0) {
-      return bad("remembered_sequences", remembered_sequences,
-                 "model_runtime needs 0 (the runtime forgets its policies on WarmUp)");
-    }
+  if (model_runtime && plan_on == PlanningInput::kEnvelope) {
+    // What the runtime shim cannot do: it hands its provider the last
+    // records of a key, not the envelope of every iteration since WarmUp.
+    return bad("plan_on", PlanningInputName(plan_on),
+               "model_runtime needs observed or iteration (the runtime's provider gets a key's "
+               "last records, not an envelope of all of them)");
   }
   SWAPPLAN_RETURN_IF_ERROR(envelope.Validate());
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
@@ -123,23 +117,7 @@ absl::Status ReplayOptions::Validate() const {
 
 namespace {
 
-// A generated policy, ready for matching, with what its GenPolicy runs
-// showed of it.
-struct PolicyRecord {
-  int32_t id = 0;
-  MatchablePolicy matchable;
-  std::vector<uint64_t> item_roles;
-  std::unique_ptr<TensorMatcher> matcher;
-  // GenPolicy iterations it ran in (made for their key), and their outcome.
-  int32_t runs = 0;
-  bool clean = true;  // no use while off device, no unresolved OOM
-  int64_t ooms = 0;
-  int64_t time_ns = 0;
-  // ReplayOptions::model_runtime: unresolved OOMs and uses while off device
-  // in its GenPolicy runs, and their op time (the runtime's op clock).
-  int64_t trouble = 0;
-  int64_t op_time_ns = 0;
-};
+using replay_internal::PolicyRecord;
 
 // The runtime's choice of the Stable policy (Runtime::State::BestCandidate)
 // among `candidates`: see ReplayOptions::model_runtime.
@@ -209,6 +187,7 @@ class ReplayLoop {
         planner_(planner),
         device_(device),
         sim_options_(sim_options),
+        maker_(options, sim_options_),
         segments_(trace, RuntimeIterations(trace, options.boundary)) {}
 
   absl::StatusOr<ReplaySummary> Run(absl::FunctionRef<void(const ReplayRow&)> on_row);
@@ -223,26 +202,14 @@ class ReplayLoop {
   // Plans for `key` after observing `seg` (which it may take: not used
   // afterwards) and makes the policy the key's latest.
   absl::Status Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row, ReplaySummary& sum);
-  // A policy for `plan_on` on `device`, ready to match; nullptr with the
-  // planner's message in *infeasible when it cannot reach the budget.
-  absl::StatusOr<std::unique_ptr<PolicyRecord>> MakePolicy(const Trace& plan_on,
-                                                           const DeviceModel& device, int32_t t,
-                                                           std::string* infeasible);
-  // The highest and lowest simulated peak of `rec` applied to `iterations`.
-  absl::StatusOr<std::pair<int64_t, int64_t>> PeakRange(PolicyRecord& rec,
-                                                        absl::Span<const Trace> iterations,
-                                                        int32_t t);
-  absl::StatusOr<SimulationResult> Simulate(const Trace& seg, int32_t t, const Policy& policy,
-                                            OomHandling handling);
   void Accumulate(const ReplayRow& row, ReplaySummary& sum);
-  // Whether `a` and `b` pass the tracker's stability tests.
-  bool SameSequence(absl::Span<const int32_t> a, absl::Span<const int32_t> b) const;
 
   const Trace& trace_;
   const ReplayOptions& options_;
   Planner* planner_;
   DeviceModel device_;
   SimulatorOptions sim_options_;
+  replay_internal::PolicyMaker maker_;
   SegmentExtractor segments_;
   std::vector<KeyState> keys_;
   // Tokens of the iteration whose end moved keys_ to Stable.
@@ -250,7 +217,6 @@ class ReplayLoop {
   std::vector<Family> library_;  // most recently left last
   std::vector<InputSignature> seen_;  // distinct input signatures
   int32_t next_id_ = 0;
-  RuntimeTensorTable table_;
   std::vector<int32_t> tokens_;
 };
 
@@ -280,132 +246,21 @@ PolicyRecord* ReplayLoop::Choose(Stage stage, const InputSignature& sig, bool* o
   return pick(keys_[c.index]);
 }
 
-absl::StatusOr<SimulationResult> ReplayLoop::Simulate(const Trace& seg, int32_t t,
-                                                      const Policy& policy,
-                                                      OomHandling handling) {
-  SimulatorOptions o = sim_options_;
-  o.oom_handling = handling;
-  SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(seg, 0, o));
-  absl::StatusOr<SimulationResult> r = sim.Run(policy);
-  if (!r.ok()) {
-    return absl::Status(r.status().code(), absl::StrCat("replay: runtime iteration ", t, ": ",
-                                                        r.status().message()));
-  }
-  return r;
-}
-
-absl::StatusOr<std::unique_ptr<PolicyRecord>> ReplayLoop::MakePolicy(const Trace& plan_on,
-                                                                     const DeviceModel& device,
-                                                                     int32_t t,
-                                                                     std::string* infeasible) {
-  PlanningProblem problem;
-  problem.trace = &plan_on;
-  problem.iteration = 0;
-  problem.device = device;
-  absl::StatusOr<Policy> policy = planner_->Plan(problem);
-  if (!policy.ok()) {
-    if (KindOf(policy.status()) == ErrorKind::kInfeasible) {
-      *infeasible = std::string(policy.status().message());
-      return std::unique_ptr<PolicyRecord>();
-    }
-    return absl::Status(policy.status().code(),
-                        absl::StrCat("replay: planning runtime iteration ", t, ": ",
-                                     policy.status().message()));
-  }
-  auto rec = std::make_unique<PolicyRecord>();
-  SWAPPLAN_ASSIGN_OR_RETURN(
-      rec->matchable,
-      MakeMatchablePolicy(plan_on, 0, *std::move(policy), options_.runtime_key_bits));
-  const std::vector<uint64_t> roles = TensorRoles(plan_on, 0);
-  for (const MatchableItem& mi : rec->matchable.items) {
-    // The item's tensor: the one whose file id the policy names.
-    const PolicyItem& pi = rec->matchable.policy.items[mi.item];
-    TensorId tensor = kNoTensor;
-    for (TensorId u : plan_on.uses(plan_on.iteration(0).op_begin + mi.decision.ordinal)) {
-      if (plan_on.tensor(u).trace_id == pi.tensor_id) tensor = u;
-    }
-    rec->item_roles.push_back(tensor == kNoTensor ? 0 : roles[tensor]);
-  }
-  SWAPPLAN_ASSIGN_OR_RETURN(rec->matcher, CreateMatcher(options_.matcher, rec->matchable,
-                                                        options_.matcher_options));
-  return rec;
-}
-
-absl::StatusOr<std::pair<int64_t, int64_t>> ReplayLoop::PeakRange(
-    PolicyRecord& rec, absl::Span<const Trace> iterations, int32_t t) {
-  int64_t hi = 0, lo = std::numeric_limits<int64_t>::max();
-  for (const Trace& it : iterations) {
-    AppliedPolicy a = ApplyPolicy(it, 0, rec.matchable, {}, *rec.matcher, table_);
-    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
-                              Simulate(it, t, a.policy, OomHandling::kReport));
-    hi = std::max(hi, r.peak_bytes);
-    lo = std::min(lo, r.peak_bytes);
-  }
-  return std::make_pair(hi, lo);
-}
-
 absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
                               ReplaySummary& sum) {
   std::string infeasible;
   std::unique_ptr<PolicyRecord> rec;
   if (options_.plan_on == PlanningInput::kObserved) {
-    // Plan the latest iteration; lower the budget by what the policy lacks
-    // on the observed ones (their peaks plus the margin), and again.
+    // Plan the latest iteration; verify on the observed ones (PolicyMaker).
     key.observed.push_back(std::move(seg));
     if (static_cast<int32_t>(key.observed.size()) > options_.verify_iterations) {
       key.observed.erase(key.observed.begin());
     }
     row.planned_on_iterations = static_cast<int32_t>(key.observed.size());
-    const Trace& latest = key.observed.back();
-    const int64_t limit = device_.capacity_bytes - device_.reserve_bytes;
-    DeviceModel dev = device_;
-    // Grow the reserve (doubling steps: the planner's choices are discrete,
-    // a little more reserve may give the same policy) until the policy
-    // holds, then bisect between the last reserve that failed and the
-    // smallest that held. Keep the policy of the smallest reserve that
-    // held, else the one that lacked least.
-    int64_t failed = -1, held = -1, step = 0;
-    int64_t best_need = std::numeric_limits<int64_t>::max();
-    bool best_held = false;
-    for (int32_t round = 0; round < options_.verify_rounds; ++round) {
-      SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PolicyRecord> r,
-                                MakePolicy(latest, dev, t, &infeasible));
-      if (r == nullptr) {
-        held = held < 0 ? dev.reserve_bytes : held;  // no lower budget helps
-        if (failed < 0 || held - failed <= 1) break;
-      } else {
-        SWAPPLAN_ASSIGN_OR_RETURN(auto range, PeakRange(*r, key.observed, t));
-        const int64_t need =
-            range.first +
-            static_cast<int64_t>(std::ceil(options_.verify_margin *
-                                           static_cast<double>(range.first - range.second))) -
-            limit;
-        if (need <= 0) {
-          if (!best_held || dev.reserve_bytes < held || held < 0) {
-            rec = std::move(r);
-            best_held = true;
-          }
-          held = held < 0 ? dev.reserve_bytes : std::min(held, dev.reserve_bytes);
-        } else {
-          if (!best_held && need < best_need) {
-            best_need = need;
-            rec = std::move(r);
-          }
-          failed = std::max(failed, dev.reserve_bytes);
-          if (held < 0) step = std::max(need, 2 * step);
-        }
-      }
-      int64_t next;
-      if (held < 0) {
-        next = dev.reserve_bytes + step;
-      } else if (failed >= 0 && held - failed > std::max<int64_t>(limit / 1000, 1)) {
-        next = failed + (held - failed) / 2;
-      } else {
-        break;
-      }
-      if (next >= dev.capacity_bytes) break;
-      dev.reserve_bytes = next;
-    }
+    std::vector<const Trace*> observed;
+    for (const Trace& o : key.observed) observed.push_back(&o);
+    SWAPPLAN_ASSIGN_OR_RETURN(rec, maker_.MakeVerified(*planner_, observed, device_, t,
+                                                       &infeasible));
   } else {
     Trace envelope;
     const Trace* plan_on = &seg;
@@ -416,11 +271,14 @@ absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& r
       plan_on = &envelope;
       row.planned_on_iterations = key.envelope.observations();
     }
-    SWAPPLAN_ASSIGN_OR_RETURN(rec, MakePolicy(*plan_on, device_, t, &infeasible));
+    SWAPPLAN_ASSIGN_OR_RETURN(rec, maker_.Make(*planner_, *plan_on, device_, t, &infeasible));
   }
   if (rec == nullptr) {
-    // The key keeps the policy it had (if any); the runtime runs none.
-    if (options_.model_runtime) key.latest = nullptr;
+    // The key keeps the policy it had (if any); the runtime planning on one
+    // iteration runs none (RuntimeOptions::planning).
+    if (options_.model_runtime && options_.plan_on == PlanningInput::kIteration) {
+      key.latest = nullptr;
+    }
     row.plan_error = infeasible;
     ++sum.plan_failures;
     return absl::OkStatus();
@@ -431,15 +289,6 @@ absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& r
   key.policies.push_back(std::move(rec));
   ++sum.policies_generated;
   return absl::OkStatus();
-}
-
-bool ReplayLoop::SameSequence(absl::Span<const int32_t> a, absl::Span<const int32_t> b) const {
-  const StageTrackerOptions& o = options_.tracker;
-  const double la = static_cast<double>(a.size()), lb = static_cast<double>(b.size());
-  if (lb == 0 || std::abs(la - lb) / lb >= o.max_length_change) return false;
-  const double sim = o.similarity == SequenceSimilarity::kCosineOpIds ? CosineOfOpIds(a, b)
-                                                                       : CosineOfHistograms(a, b);
-  return sim > o.min_similarity;
 }
 
 void ReplayLoop::Accumulate(const ReplayRow& row, ReplaySummary& sum) {
@@ -511,9 +360,24 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
 
     // The policy this iteration runs, matched and applied.
     PolicyRecord* run = Choose(stage, row.input, &row.policy_of_other_input);
+    // The runtime chooses at the first FORWARD op (model_runtime): the
+    // policy decides nothing before it, and nothing without one.
+    int32_t first_decision_op = 0;
+    if (options_.model_runtime) {
+      const IterationInfo& it0 = seg.iteration(0);
+      first_decision_op = -1;
+      for (OpIndex op = it0.op_begin; op < it0.op_end && first_decision_op < 0; ++op) {
+        if (seg.op(op).phase == Phase::kForward) first_decision_op = op - it0.op_begin;
+      }
+      if (first_decision_op < 0) {
+        run = nullptr;
+        row.policy_of_other_input = false;
+      }
+    }
     AppliedPolicy applied;
     if (run != nullptr) {
-      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, table_);
+      applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, maker_.table(),
+                            first_decision_op);
       row.policy = run->id;
       row.items = applied.items;
       row.matched = applied.matched;
@@ -535,7 +399,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
     const bool handle_ooms = stage == Stage::kWarmUp || options_.oom_handling_in_all_stages;
     SWAPPLAN_ASSIGN_OR_RETURN(
         SimulationResult r,
-        Simulate(seg, t, applied.policy,
+        maker_.Simulate(seg, t, applied.policy,
                  handle_ooms ? OomHandling::kAlgorithm3 : OomHandling::kReport));
     if (handle_ooms) {
       row.ooms = r.oom_handling.allocation_failures;
@@ -579,7 +443,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       Policy none;
       none.fingerprint = applied.policy.fingerprint;
       SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult o,
-                                Simulate(seg, t, own.ok() ? *own : none, OomHandling::kAlgorithm3));
+                                maker_.Simulate(seg, t, own.ok() ? *own : none, OomHandling::kAlgorithm3));
       row.oracle_time_ns = o.iteration_time_ns;
       row.oracle_plan_failed = !own.ok();
       row.oracle_passive_swaps = o.oom_handling.passive_swap_outs;
@@ -611,7 +475,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       keys_.clear();
       // Back on a sequence left before: its policies, straight to Stable.
       for (size_t f = library_.size(); f-- > 0;) {
-        if (!SameSequence(tokens_, library_[f].tokens)) continue;
+        if (!SameOpSequence(options_.tracker, tokens_, library_[f].tokens)) continue;
         keys_ = std::move(library_[f].keys);
         stable_tokens_ = std::move(library_[f].tokens);
         library_.erase(library_.begin() + static_cast<std::ptrdiff_t>(f));
@@ -640,7 +504,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
         // Each key keeps its policy: the widest envelope's, or the best run.
         for (KeyState& k : keys_) {
           k.stable = nullptr;
-          if (options_.model_runtime) {
+          if (options_.model_runtime && options_.plan_on == PlanningInput::kIteration) {
             const size_t first = std::min(k.candidates_begin, k.policies.size());
             k.stable = RuntimeBestCandidate(absl::MakeConstSpan(k.policies).subspan(first));
             k.candidates_begin = k.policies.size();

@@ -25,6 +25,7 @@
 #include "swapplan/util/status_macros.h"
 #include "swapplan/varying/segment.h"
 #include "swapplan/varying/stage_tracker.h"
+#include "eval/replay_plan.h"
 
 namespace swapplan {
 
@@ -34,8 +35,7 @@ absl::Status ExecuteOptions::Validate() const {
   if (!replay.model_runtime) {
     return absl::InvalidArgumentError(
         "execute options: replay.model_runtime is false; the executed run is compared with the "
-        "replay of what the runtime does (set model_runtime, keying single, plan_on "
-        "iteration, remembered_sequences 0)");
+        "replay of what the runtime does (set model_runtime)");
   }
   if (!std::isfinite(arena_capacity_ratio) || arena_capacity_ratio < 1) {
     return absl::InvalidArgumentError(absl::StrCat("execute options: arena_capacity_ratio is ",
@@ -173,9 +173,20 @@ ReplayRow ToRow(const rt::IterationStats& s, const Trace& trace, const OpRange& 
   r.change = s.stage_change;
   r.policy_misses = s.policy_misses;
   r.generated_policy = s.generated_policy;
-  r.planned_on_iterations = s.generated_policy >= 0 ? 1 : 0;
+  r.input.hash = s.input_signature_hash;
+  r.input.bytes = s.input_signature_bytes;
+  r.policy_of_other_input = s.policy_of_other_input;
   r.plan_error = s.plan_error;
   return r;
+}
+
+// The replay's simulator options (RunReplay): its device with all of its
+// capacity.
+SimulatorOptions SimulationOptionsFor(const ReplayOptions& ro, const DeviceModel& device) {
+  SimulatorOptions o = ro.simulator;
+  o.device = device;
+  o.device.reserve_bytes = 0;
+  return o;
 }
 
 class Driver {
@@ -187,7 +198,9 @@ class Driver {
         planner_(planner),
         device_(device),
         work_dir_(std::move(work_dir)),
-        ranges_(RuntimeIterations(trace, options.replay.boundary)) {}
+        ranges_(RuntimeIterations(trace, options.replay.boundary)),
+        sim_options_(SimulationOptionsFor(options.replay, device)),
+        maker_(options.replay, sim_options_) {}
 
   absl::StatusOr<ReplaySummary> Run(absl::FunctionRef<void(const ReplayRow&)> on_row);
 
@@ -212,21 +225,46 @@ class Driver {
   std::vector<rt::TensorHandle> handle_;
   int64_t clock_ns_ = 1;  // the runtime ignores an op start at 0
   int32_t policies_written_ = 0;
+  // The replay's simulator (the device with all of its capacity) and policy
+  // maker: the provider verifies policies as the replay does.
+  SimulatorOptions sim_options_;
+  replay_internal::PolicyMaker maker_;
+  // Records read by the provider, by path (those of the last request: a
+  // key's records come back in the next request for it).
+  absl::flat_hash_map<std::string, std::unique_ptr<Trace>> records_;
+  // Iterations the policy made at the end of runtime iteration t was
+  // verified on (the row's planned_on_iterations), by t.
+  absl::flat_hash_map<int32_t, int32_t> planned_on_;
   // Storage of the over-committed tensors, by framework id (TensorId + 1).
   absl::flat_hash_map<uint64_t, std::unique_ptr<char[]>> overcommitted_;
   absl::Status fatal_;
 };
 
 absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
-  absl::StatusOr<Trace> record = ReadTrace(req.record_path);
-  if (!record.ok()) {
-    fatal_ = record.status();
-    return record.status();
+  // The records observed with the request's key (the last one is the
+  // iteration just run), read once each.
+  absl::flat_hash_map<std::string, std::unique_ptr<Trace>> kept;
+  std::vector<const Trace*> observed;
+  const std::vector<std::string> one{req.record_path};
+  const std::vector<std::string>& paths =
+      req.observed_record_paths.empty() ? one : req.observed_record_paths;
+  for (const std::string& path : paths) {
+    auto f = records_.find(path);
+    std::unique_ptr<Trace> record;
+    if (f != records_.end()) {
+      record = std::move(f->second);
+    } else {
+      absl::StatusOr<Trace> read = ReadTrace(path);
+      if (!read.ok()) {
+        fatal_ = read.status();
+        return read.status();
+      }
+      record = std::make_unique<Trace>(*std::move(read));
+    }
+    observed.push_back(record.get());
+    kept[path] = std::move(record);
   }
-  PlanningProblem problem;
-  problem.trace = &*record;
-  problem.iteration = req.iteration;
-  problem.device = device_;
+  for (auto& [path, record] : kept) records_[path] = std::move(record);
   // The record has no layer hints (a runtime sees no model structure):
   // Chameleon is given the layer count its replay counterpart resolves from
   // the trace iteration the record executed — what a user passes as
@@ -243,20 +281,42 @@ absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
     with_layers = std::make_unique<ChameleonPlanner>(co);
     planner = with_layers.get();
   }
-  absl::StatusOr<Policy> policy = planner->Plan(problem);
-  if (!policy.ok()) {
-    // Infeasible: the row's plan_error (as in the replay); anything else
-    // ends the run.
-    if (KindOf(policy.status()) != ErrorKind::kInfeasible) {
-      fatal_ = absl::Status(policy.status().code(),
-                            absl::StrCat("execute: planning runtime iteration ",
-                                         req.runtime_iteration, ": ", policy.status().message()));
+  Policy policy;
+  if (options_.replay.plan_on == PlanningInput::kObserved) {
+    // As the replay plans: the latest record, verified on all of them.
+    std::string infeasible;
+    absl::StatusOr<std::unique_ptr<replay_internal::PolicyRecord>> rec =
+        maker_.MakeVerified(*planner, observed, device_, req.runtime_iteration, &infeasible);
+    if (!rec.ok()) {
+      fatal_ = Annotate(rec.status(), "execute");
+      return rec.status();
     }
-    return policy.status();
+    if (*rec == nullptr) return Error(ErrorKind::kInfeasible, infeasible);
+    policy = std::move((*rec)->planned);
+    planned_on_[req.runtime_iteration] = static_cast<int32_t>(observed.size());
+  } else {
+    PlanningProblem problem;
+    problem.trace = observed.back();
+    problem.iteration = req.iteration;
+    problem.device = device_;
+    absl::StatusOr<Policy> planned = planner->Plan(problem);
+    if (!planned.ok()) {
+      // Infeasible: the row's plan_error (as in the replay); anything else
+      // ends the run.
+      if (KindOf(planned.status()) != ErrorKind::kInfeasible) {
+        fatal_ = absl::Status(planned.status().code(),
+                              absl::StrCat("execute: planning runtime iteration ",
+                                           req.runtime_iteration, ": ",
+                                           planned.status().message()));
+      }
+      return planned.status();
+    }
+    policy = *std::move(planned);
+    planned_on_[req.runtime_iteration] = 1;
   }
   const std::string path =
       absl::StrCat(req.work_dir, "/policy-", policies_written_++, ".pb");
-  absl::Status st = WritePolicy(*policy, path);
+  absl::Status st = WritePolicy(policy, path);
   if (!st.ok()) {
     fatal_ = st;
     return st;
@@ -317,6 +377,11 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
   o.device = device_;
   o.op_clock_ns = [this] { return clock_ns_; };
   o.overcommit_on_oom = true;
+  o.policies_by_input = ro.keying == PolicyKeying::kByInput;
+  o.planning = ro.plan_on == PlanningInput::kObserved ? rt::PolicyPlanning::kObserved
+                                                      : rt::PolicyPlanning::kIteration;
+  o.observed_records = ro.verify_iterations;
+  o.remembered_sequences = ro.remembered_sequences;
   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<rt::Runtime> runtime,
                             rt::Runtime::Create(o, std::move(backend)));
   runtime->SetPolicyProvider(
@@ -349,6 +414,7 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
                             : sum.runtime_iterations;
   std::vector<rt::TensorHandle> in, out;
   std::vector<int32_t> tokens, previous_tokens;
+  std::vector<InputSignature> signatures;  // distinct, as the replay counts them
   for (int32_t t = 0; t < count; ++t) {
     const OpRange range = ranges_[t];
     SWAPPLAN_RETURN_IF_ERROR(runtime->IterationBegin());
@@ -421,12 +487,20 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
                          ? CosineOfOpIds(tokens, previous_tokens)
                          : CosineOfHistograms(tokens, previous_tokens);
     previous_tokens.swap(tokens);
+    auto planned = planned_on_.find(t);
+    row.planned_on_iterations =
+        row.generated_policy >= 0 && planned != planned_on_.end() ? planned->second : 0;
+    if (std::find(signatures.begin(), signatures.end(), row.input) == signatures.end()) {
+      signatures.push_back(row.input);
+    }
+    if (row.change == StageChange::kKnownSequence) ++sum.known_sequence_returns;
     if (row.generated_policy < 0 && !row.plan_error.empty()) ++sum.plan_failures;
     if (row.generated_policy >= 0) ++sum.policies_generated;
     AccumulateReplayRow(row, sum);
     on_row(row);
   }
   SWAPPLAN_RETURN_IF_ERROR(runtime->Close());
+  sum.input_signatures = static_cast<int32_t>(signatures.size());
   return sum;
 }
 

@@ -308,6 +308,12 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
     ro.queue.max_inflight_per_lane = o.max_inflight_copies;
     ro.pinned.block_bytes = o.pinned_block_bytes;
     ro.keep_record = o.keep_record != 0;
+    // ABI 2 has no fields for the keyed stage machine (runtime.h, "Stages"):
+    // C callers keep the papers' — one key, planned on one iteration,
+    // nothing remembered across WarmUp — and their provider gets one record.
+    ro.policies_by_input = false;
+    ro.planning = PolicyPlanning::kIteration;
+    ro.remembered_sequences = 0;
     if (o.work_dir != nullptr) ro.work_dir = o.work_dir;
     absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Create(ro, std::move(*backend));
     if (!rt.ok()) return Report(rt.status());

@@ -44,6 +44,18 @@ absl::Status RuntimeOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime options: runtime_key_bits is ", runtime_key_bits, "; must be 32 or 64"));
   }
+  if (planning != PolicyPlanning::kObserved && planning != PolicyPlanning::kIteration) {
+    return absl::InvalidArgumentError(absl::StrCat("runtime options: planning is ",
+                                                   static_cast<int>(planning), "; unknown"));
+  }
+  if (observed_records < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "runtime options: observed_records is ", observed_records, "; must be >= 1"));
+  }
+  if (remembered_sequences < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("runtime options: remembered_sequences is ",
+                                                   remembered_sequences, "; must be >= 0"));
+  }
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
   SWAPPLAN_RETURN_IF_ERROR(queue.Validate());
@@ -153,8 +165,11 @@ absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool own
   }
   Slot& t = slots[slot];
   const uint32_t gen = t.generation;
+  std::vector<int64_t> shape = std::move(t.shape);  // keeps its capacity
   t = Slot{};
   t.generation = gen;
+  t.shape = std::move(shape);
+  t.shape.assign(desc.shape.begin(), desc.shape.end());
   t.live = true;
   t.owned = owned;
   t.persistent =

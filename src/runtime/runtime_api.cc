@@ -203,6 +203,9 @@ RuntimeStats Runtime::Stats() const {
   r.live_tensors = s.live;
   r.policies_loaded = static_cast<int32_t>(s.policies.size());
   r.active_policy = s.active;
+  r.policy_of_other_input = s.policy_of_other_input;
+  r.known_sequence_returns = s.known_sequence_returns;
+  r.policy_keys = static_cast<int32_t>(s.keys.size());
   r.pinned = s.pinned->stats();
   r.queue = s.queue->stats();
   r.events_created = s.events->created();

@@ -1,6 +1,7 @@
 // Runtime: iterations, the per-op clock, policy triggers, the stage machine.
 // See runtime.h.
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -45,7 +46,16 @@ absl::Status Runtime::IterationBegin() {
     s.user_policy = s.staged_policy;
     s.staged_policy = -2;
   }
-  s.active = s.user_policy >= 0 ? s.user_policy : s.stage_policy;
+  // The stage machine's policy is chosen at the first FORWARD op's end,
+  // when the input signature is known (TakeInput); a loaded one runs now.
+  s.input = InputSignature{};
+  s.input_taken = false;
+  s.pending_ops.clear();
+  s.pending_slots.clear();
+  s.token_phases.clear();
+  s.stage_policy = -1;
+  s.active = s.user_policy;
+  s.choose_pending = s.user_policy < 0 && s.stage != Stage::kWarmUp;
   s.row.policy = s.active;
   // Only the slots the last iteration touched carry state to reset: the
   // boundary costs O(tensors used), not O(tensors alive).
@@ -107,6 +117,8 @@ absl::Status Runtime::IterationEnd() {
   s.row.ops = s.ordinal + 1;
   s.row.wall_ns = wall;
   s.row.first_divergent_op = s.first_divergent;
+  s.row.input_signature_hash = s.input.hash;
+  s.row.input_signature_bytes = s.input.bytes;
   if (s.active >= 0) {
     const PolicyFingerprint& fp = s.policies[s.active]->mp.policy.fingerprint;
     s.row.fingerprint_matched = fp.op_sequence_hash == s.fingerprint.value() &&
@@ -135,7 +147,8 @@ TraceMetadata Runtime::State::RecordMetadata() const {
   return md;
 }
 
-// The stage machine at the end of an iteration (runtime.h, "Stages").
+// The stage machine at the end of an iteration (runtime.h, "Stages"); the
+// replay's loop (eval/replay.cc) does the same with the same options.
 absl::Status Runtime::State::EndOfIterationStages() {
   const Stage current = stage;
   // A policy the stage machine chose missed when an allocation did not fit
@@ -150,31 +163,60 @@ absl::Status Runtime::State::EndOfIterationStages() {
   row.next_stage = d.stage;
   row.stage_change = d.change;
   row.policy_misses = d.policy_misses;
-  if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0) {
+  if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0 &&
+      !row.policy_of_other_input) {
     LoadedPolicy& p = *policies[stage_policy];
     ++p.runs;
     p.measured_ns += row.wall_ns;
     p.trouble += row.counts.ooms + row.counts.uses_while_off_device;
   }
   stage = d.stage;
-  switch (d.stage) {
-    case Stage::kWarmUp:
-      candidates.clear();
-      stage_policy = -1;
-      break;
-    case Stage::kGenPolicy:
-      stage_policy = -1;
-      if (provider && user_policy < 0 && staged_policy < 0) {
-        absl::Status st = GeneratePolicy(record->num_iterations() - 1);
-        if (!st.ok()) row.plan_error = std::string(st.message());
+  const bool plan = provider && user_policy < 0 && staged_policy < 0;
+  const int32_t last = record->num_iterations() - 1;
+  if (d.stage == Stage::kWarmUp) {
+    // Leaving a sequence: remember its keys if it reached Stable.
+    const bool had_stable = std::any_of(keys.begin(), keys.end(),
+                                        [](const PolicyKey& k) { return k.stable >= 0; });
+    if (had_stable && options.remembered_sequences > 0) {
+      library.push_back({stable_tokens, std::move(keys)});
+      if (static_cast<int32_t>(library.size()) > options.remembered_sequences) {
+        library.erase(library.begin());
       }
+    }
+    keys.clear();
+    // Back on a sequence left before: its keys, straight to Stable.
+    for (size_t f = library.size(); f-- > 0;) {
+      if (!SameOpSequence(options.tracker, tokens, library[f].tokens)) continue;
+      keys = std::move(library[f].keys);
+      stable_tokens = std::move(library[f].tokens);
+      library.erase(library.begin() + static_cast<std::ptrdiff_t>(f));
+      tracker->ResumeStable();
+      stage = Stage::kStable;
+      row.next_stage = Stage::kStable;
+      row.stage_change = StageChange::kKnownSequence;
+      ++known_sequence_returns;
       break;
-    case Stage::kStable:
-      if (current != Stage::kStable) {
-        stage_policy = BestCandidate();
-        candidates.clear();
-      }
-      break;
+    }
+    return absl::OkStatus();
+  }
+  const bool observed = options.planning == PolicyPlanning::kObserved;
+  if (plan && (d.stage == Stage::kGenPolicy || (current == Stage::kGenPolicy && observed))) {
+    PlanForKey(last, KeyFor(input));
+  }
+  if (plan && current == Stage::kStable && d.stage == Stage::kStable &&
+      row.policy_of_other_input && options.policies_by_input) {
+    // A Stable iteration whose input no policy was made for ran the nearest
+    // one: its own is planned now and runs from its next iteration on.
+    PolicyKey& key = KeyFor(input);
+    PlanForKey(last, key);
+    key.stable = key.latest;
+  }
+  if (current == Stage::kGenPolicy && d.stage == Stage::kStable) {
+    stable_tokens = tokens;
+    for (PolicyKey& k : keys) {
+      k.stable = observed ? k.latest : BestCandidate(k.candidates);
+      k.candidates.clear();
+    }
   }
   return absl::OkStatus();
 }
@@ -245,6 +287,7 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
   s.op_phase = phase;
   s.op_phase_ordinal = s.phase_count[static_cast<int>(phase)]++;
   s.tokens.push_back(op);
+  s.token_phases.push_back(phase);
   s.fingerprint.AddOp(s.op_name_hash[op], phase);
   if (s.active >= 0 && s.first_divergent < 0) {
     LoadedPolicy& p = *s.policies[s.active];
@@ -309,9 +352,70 @@ absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
   return first.ok() ? st : first;
 }
 
+void Runtime::State::TakeInput() {
+  // varying/policy_set.h: the op's tensors, inputs then outputs.
+  InputSignature sig;
+  for (int32_t slot : op_slots) {
+    const Slot& t = slots[slot];
+    sig.Add(t.dtype, t.shape, t.size);
+  }
+  input = sig;
+  if (op_phase != Phase::kForward) return;  // the first op's, until a FORWARD op
+  input_taken = true;
+  if (!choose_pending) return;
+  choose_pending = false;
+  bool exact = true;
+  const int32_t index = ChoosePolicy(stage, input, &exact);
+  if (index >= 0) {
+    row.policy_of_other_input = !exact;
+    if (!exact) ++policy_of_other_input;
+    Activate(index);
+  }
+  pending_ops.clear();
+  pending_slots.clear();
+}
+
+void Runtime::State::Activate(int32_t index) {
+  stage_policy = index;
+  active = index;
+  row.policy = index;
+  LoadedPolicy& p = *policies[index];
+  items.assign(p.mp.items.size(), ItemRun{});
+  p.matcher->BeginIteration();
+  // The ops already run (this one included): the op-sequence check, and
+  // the matcher's keys of the ops before this one (their items are missed:
+  // decided before the policy was chosen).
+  const std::vector<uint32_t>& seq = p.mp.policy.runtime.op_sequence;
+  for (int32_t k = 0; !seq.empty() && k <= ordinal && first_divergent < 0; ++k) {
+    const NameId name = PolicyName(p, tokens[k]);
+    const bool same = k < static_cast<int32_t>(seq.size()) && name >= 0 &&
+                      seq[k] == ((static_cast<uint32_t>(name) << 2) |
+                                 static_cast<uint32_t>(token_phases[k]));
+    if (!same) {
+      first_divergent = k;
+      if (options.strict_fingerprint) policy_stopped = true;
+    }
+  }
+  for (const PendingOp& o : pending_ops) {
+    decisions.clear();
+    p.matcher->OnOp(PolicyName(p, o.op), o.phase,
+                    absl::MakeConstSpan(pending_slots).subspan(o.begin, o.end - o.begin), table,
+                    &decisions);
+  }
+  decisions.clear();
+}
+
 absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool aborted) {
   (void)outputs;
   absl::Status first;
+  if (!input_taken && (op_phase == Phase::kForward || ordinal == 0)) TakeInput();
+  if (choose_pending) {
+    // Not chosen yet (no FORWARD op so far): the chosen policy's matcher
+    // sees this op first.
+    pending_ops.push_back({op_id, op_phase, static_cast<int32_t>(pending_slots.size()),
+                           static_cast<int32_t>(pending_slots.size() + op_slots.size())});
+    pending_slots.insert(pending_slots.end(), op_slots.begin(), op_slots.end());
+  }
   if (active >= 0) {
     LoadedPolicy& p = *policies[active];
     const NameId name = PolicyName(p, op_id);

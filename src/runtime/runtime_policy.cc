@@ -105,7 +105,7 @@ absl::StatusOr<int32_t> Runtime::LoadPolicy(Policy policy) {
 
 void Runtime::ClearPolicy() { s_->staged_policy = -1; }
 
-int32_t Runtime::State::BestCandidate() const {
+int32_t Runtime::State::BestCandidate(const std::vector<int32_t>& candidates) const {
   bool all_simulated = true;
   for (int32_t c : candidates) {
     const LoadedPolicy& p = *policies[c];
@@ -128,7 +128,41 @@ int32_t Runtime::State::BestCandidate() const {
   return best;
 }
 
-absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration) {
+PolicyKey& Runtime::State::KeyFor(const InputSignature& sig) {
+  const InputSignature key = options.policies_by_input ? sig : InputSignature{};
+  for (PolicyKey& k : keys) {
+    if (k.sig == key) return k;
+  }
+  keys.emplace_back();
+  keys.back().sig = key;
+  return keys.back();
+}
+
+int32_t Runtime::State::ChoosePolicy(Stage for_stage, const InputSignature& sig,
+                                     bool* exact) const {
+  *exact = true;
+  if (for_stage == Stage::kWarmUp) return -1;
+  auto pick = [&](const PolicyKey& k) {
+    return for_stage == Stage::kStable ? k.stable : k.latest;
+  };
+  PolicySet set;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (pick(keys[i]) >= 0) set.Insert(keys[i].sig, static_cast<int32_t>(i));
+  }
+  const PolicySet::Choice c = set.Select(options.policies_by_input ? sig : InputSignature{});
+  if (c.index < 0) return -1;
+  *exact = c.exact;
+  return pick(keys[c.index]);
+}
+
+void Runtime::State::PlanForKey(int32_t record_iteration, PolicyKey& key) {
+  absl::Status st = GeneratePolicy(record_iteration, key);
+  if (st.ok()) return;
+  row.plan_error = std::string(st.message());
+  if (options.planning == PolicyPlanning::kIteration) key.latest = -1;
+}
+
+absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration, PolicyKey& key) {
   if (options.work_dir.empty()) {
     return absl::FailedPreconditionError(
         "runtime: a policy provider needs RuntimeOptions::work_dir for its records");
@@ -142,9 +176,24 @@ absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration) {
   req.runtime_iteration = iteration;
   req.device_budget_bytes = budget;
   req.work_dir = options.work_dir;
+  req.input_signature_hash = key.sig.hash;
+  req.input_signature_bytes = key.sig.bytes;
   SWAPPLAN_RETURN_IF_ERROR(WriteTraceFile(trace, req.record_path));
+  const size_t kept = options.planning == PolicyPlanning::kObserved
+                          ? static_cast<size_t>(options.observed_records)
+                          : 1;
+  key.records.push_back(req.record_path);
+  if (key.records.size() > kept) {
+    key.records.erase(key.records.begin(),
+                      key.records.begin() + static_cast<std::ptrdiff_t>(key.records.size() - kept));
+  }
+  req.observed_record_paths = key.records;
   SWAPPLAN_ASSIGN_OR_RETURN(std::string path, provider(req));
-  if (path.empty()) return absl::OkStatus();
+  if (path.empty()) {
+    // No policy this time: with kIteration the key has none to run.
+    if (options.planning == PolicyPlanning::kIteration) key.latest = -1;
+    return absl::OkStatus();
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyFile(path));
   // A self-contained policy is taken as it is; one without a runtime
   // section is prepared from the record it was planned on.
@@ -159,8 +208,8 @@ absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration) {
   }
   if (!mp.ok()) return mp.status();
   SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(*mp), names));
-  candidates.push_back(index);
-  stage_policy = index;
+  key.candidates.push_back(index);
+  key.latest = index;
   row.generated_policy = index;
   return absl::OkStatus();
 }

@@ -34,6 +34,7 @@
 #include "swapplan/runtime/runtime.h"
 #include "swapplan/runtime/transfer_queue.h"
 #include "swapplan/varying/matcher.h"
+#include "swapplan/varying/policy_set.h"
 #include "swapplan/varying/stage_tracker.h"
 
 namespace swapplan::runtime {
@@ -56,6 +57,9 @@ struct Slot {
   DType dtype = DType::kUnknown;
   int64_t size = 0;
   uint64_t shape_hash = 0;
+  // Its dims (the input signature hashes them; the vector keeps its
+  // capacity across the slot's reuse).
+  std::vector<int64_t> shape;
   uint64_t framework_id = 0;
   void* device = nullptr;
   PinnedBuffer host;
@@ -105,6 +109,27 @@ struct LoadedPolicy {
   int64_t trouble = 0;  // ooms + uses while off device
 };
 
+// The stage machine's policies for one input signature (runtime.h,
+// "Stages").
+struct PolicyKey {
+  InputSignature sig;
+  // Records of the iterations planned with this key, oldest first
+  // (PolicyRequest::observed_record_paths).
+  std::vector<std::string> records;
+  int32_t latest = -1;  // runs in GenPolicy
+  int32_t stable = -1;  // runs in Stable
+  // kIteration: the policies made since GenPolicy was entered, the Stable
+  // candidates.
+  std::vector<int32_t> candidates;
+};
+
+// The policy keys of a sequence the run left, and the op tokens of the
+// iteration that moved it to Stable (RuntimeOptions::remembered_sequences).
+struct SequenceFamily {
+  std::vector<int32_t> tokens;
+  std::vector<PolicyKey> keys;
+};
+
 struct Runtime::State {
   RuntimeOptions options;
   std::unique_ptr<Backend> backend;
@@ -148,6 +173,7 @@ struct Runtime::State {
   int64_t op_start_ns = 0;
   int64_t op_peak = 0;
   std::vector<int32_t> tokens;       // this iteration's op ids (stage tracker)
+  std::vector<Phase> token_phases;   // and their (normalized) phases
   std::vector<int32_t> op_slots;     // the open op's inputs then outputs
   std::vector<int64_t> op_rec;       // their record ids
   int32_t op_inputs = 0;             // how many of op_slots are inputs
@@ -165,12 +191,32 @@ struct Runtime::State {
   int32_t user_policy = -1;     // LoadPolicy: runs every iteration
   int32_t staged_policy = -2;   // -2: no change pending; -1: clear; else index
   int32_t stage_policy = -1;    // the stage machine's choice for this iteration
-  std::vector<int32_t> candidates;  // GenPolicy policies of the current run
+  std::vector<PolicyKey> keys;       // of the current sequence
+  std::vector<int32_t> stable_tokens;  // tokens of the iteration that entered Stable
+  std::vector<SequenceFamily> library;  // remembered sequences, most recent last
+  // This iteration's input signature: taken (at the first FORWARD op's
+  // end, else the first op's) and whether the stage machine's policy is
+  // still to be chosen there.
+  InputSignature input;
+  bool input_taken = false;
+  bool choose_pending = false;
+  // The ops run before the policy was chosen (names, phases, their slots in
+  // pending_slots[begin, end)): the chosen policy's matcher sees them first.
+  struct PendingOp {
+    int32_t op = 0;
+    Phase phase = Phase::kOther;
+    int32_t begin = 0, end = 0;
+  };
+  std::vector<PendingOp> pending_ops;
+  std::vector<int32_t> pending_slots;
   int32_t active = -1;          // policy running in this iteration
   std::vector<ItemRun> items;
   std::vector<MatchDecision> decisions;
   std::vector<int32_t> late_releases;  // items to release after the next op
   std::vector<int32_t> due_late;       // swap of late_releases at an op's end
+
+  int32_t policy_of_other_input = 0;  // iterations (RuntimeStats)
+  int32_t known_sequence_returns = 0;
 
   // seed 004.
   std::vector<int32_t> manual_out;  // slots swapped out by PageOut, not released
@@ -258,8 +304,25 @@ struct Runtime::State {
   // Prepares a policy for running; `names` is the table its name ids index.
   absl::StatusOr<int32_t> AddPolicy(MatchablePolicy mp, const std::vector<std::string>& names);
   NameId PolicyName(LoadedPolicy& p, int32_t op);
-  int32_t BestCandidate() const;
-  absl::Status GeneratePolicy(int32_t record_iteration);
+  int32_t BestCandidate(const std::vector<int32_t>& candidates) const;
+  // Writes the record of iteration `record_iteration`, adds it to the key's
+  // records and asks the provider; a policy becomes the key's latest (and
+  // a candidate). A failed plan: the row's plan_error, and with kIteration
+  // the key's latest is cleared.
+  void PlanForKey(int32_t record_iteration, PolicyKey& key);
+  absl::Status GeneratePolicy(int32_t record_iteration, PolicyKey& key);
+  // The key of `sig` (the one key without policies_by_input), created when
+  // new.
+  PolicyKey& KeyFor(const InputSignature& sig);
+  // The stage machine's policy for `stage` and `sig`: the key's own, else
+  // the nearest key's by bytes (*exact false); -1: none.
+  int32_t ChoosePolicy(Stage stage, const InputSignature& sig, bool* exact) const;
+  // Takes the iteration's input signature from the open op's tensors and,
+  // when pending, chooses and starts the stage machine's policy.
+  void TakeInput();
+  // Starts policy `index` for the rest of this iteration (items, matcher,
+  // the op-sequence check of the ops already run).
+  void Activate(int32_t index);
 };
 
 // Tags the status with the runtime's rule names.

@@ -102,6 +102,16 @@ double CosineOfOpIds(absl::Span<const int32_t> a, absl::Span<const int32_t> b) {
   return static_cast<double>(dot / std::sqrt(na * nb));
 }
 
+bool SameOpSequence(const StageTrackerOptions& options, absl::Span<const int32_t> a,
+                    absl::Span<const int32_t> b) {
+  const double la = static_cast<double>(a.size()), lb = static_cast<double>(b.size());
+  if (lb == 0 || std::abs(la - lb) / lb >= options.max_length_change) return false;
+  const double sim = options.similarity == SequenceSimilarity::kCosineOpIds
+                         ? CosineOfOpIds(a, b)
+                         : CosineOfHistograms(a, b);
+  return sim > options.min_similarity;
+}
+
 double CosineOfHistograms(absl::Span<const int32_t> a, absl::Span<const int32_t> b) {
   if (a.empty() && b.empty()) return 1.0;
   if (a.empty() || b.empty()) return 0.0;

@@ -243,9 +243,11 @@ TEST_CASE("replay: executed on the runtime's host backend, side by side", "[cli]
   // The rows and totals are the executed run's (the trace through the
   // runtime shim; time on the op clock), then the totals of the simulated
   // replay of what the runtime does next to them, with the iterations that
-  // differ: none (WarmUp with Algorithm 3, policies found in GenPolicy and
-  // Stable, the validation pass and the skipped step sending the tracker
-  // back to WarmUp). Algorithm 3's victims among tensors of one size are the
+  // differ: none (the defaults: WarmUp with Algorithm 3, policies found in
+  // GenPolicy and Stable, the one entering Stable planned too; the
+  // validation pass and the skipped step sending the tracker back to WarmUp
+  // and the next iteration straight back to Stable on the remembered
+  // sequence). Algorithm 3's victims among tensors of one size are the
   // earliest registered in the runtime, the earliest in trace order in the
   // simulator: with the runtime's slot order instead, iteration 11 (the
   // second after the skipped step, whose slots were reused in another order)
@@ -259,14 +261,11 @@ TEST_CASE("replay: executed on the runtime's host backend, side by side", "[cli]
   CheckGolden("replay_small_execute.txt", r.out);
   // What the runtime cannot do: usage errors, every one at once.
   r = Swapplan("replay '" + SmallTrace() +
-               "' --device-memory 83MiB --execute host --plan-on observed --policies input "
-               "--remember 2 --oracle");
+               "' --device-memory 83MiB --execute host --plan-on envelope --oracle");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
-        "swapplan: --execute needs --policies single (the runtime keeps one policy)\n"
-        "swapplan: --execute needs --plan-on iteration (the runtime's provider plans one "
-        "record)\n"
-        "swapplan: --execute needs --remember 0 (the runtime forgets on WarmUp)\n"
+        "swapplan: --execute needs --plan-on observed or iteration (the runtime's provider gets "
+        "a key's last records, not an envelope)\n"
         "swapplan: --execute: --oracle is not available (run it without)\n");
   r = Swapplan("replay '" + SmallTrace() + "' --device-memory 83MiB --execute cuda");
   CHECK(r.exit_code == 2);

@@ -123,6 +123,114 @@ TEST_CASE("Execute: the executed run agrees with the simulated replay per iterat
   }
 }
 
+// Both runs with `o`; the per-iteration differences (none expected).
+void RunBoth(const Trace& trace, const ExecuteOptions& o, std::vector<ReplayRow>* simulated,
+             std::vector<ReplayRow>* executed, ReplaySummary* sim_sum, ReplaySummary* exe_sum) {
+  absl::StatusOr<ReplaySummary> s =
+      RunReplay(trace, o.replay, [&](const ReplayRow& r) { simulated->push_back(r); });
+  INFO(s.status().ToString());
+  REQUIRE(s.ok());
+  absl::StatusOr<ReplaySummary> e =
+      RunExecutedReplay(trace, o, [&](const ReplayRow& r) { executed->push_back(r); });
+  INFO(e.status().ToString());
+  REQUIRE(e.ok());
+  *sim_sum = *s;
+  *exe_sum = *e;
+  REQUIRE(simulated->size() == executed->size());
+  std::vector<RowDifference> diffs;
+  for (size_t t = 0; t < executed->size(); ++t) {
+    CompareReplayRows((*simulated)[t], (*executed)[t], &diffs);
+    // Not compared by CompareReplayRows; the keyed rules' own figures.
+    CHECK((*simulated)[t].input == (*executed)[t].input);
+    CHECK((*simulated)[t].policy_of_other_input == (*executed)[t].policy_of_other_input);
+    CHECK((*simulated)[t].change == (*executed)[t].change);
+    CHECK((*simulated)[t].planned_on_iterations == (*executed)[t].planned_on_iterations);
+  }
+  for (const RowDifference& d : diffs) {
+    UNSCOPED_INFO("iteration " << d.iteration << ": " << d.field << " simulated " << d.simulated
+                               << ", executed " << d.executed);
+  }
+  CHECK(diffs.empty());
+}
+
+TEST_CASE("Execute: with the replay's defaults (keyed, observed, remembered) both runs agree",
+          "[varying][replay][execute]") {
+  // The small run with the issue-16 defaults: policies keyed by input,
+  // planned on the observed iterations (the provider verifies on the key's
+  // last records, as the replay does), remembered sequences. m = 1, n = 2:
+  // WarmUp 0-1, GenPolicy 2-4 (plans at the ends of 1-4: the one entering
+  // Stable too), Stable 5-6; the validation pass opening 7 sends the
+  // tracker to WarmUp with the sequence remembered; iteration 8 is stable
+  // against it: straight back to Stable (9-11) with its policy, no plan.
+  const Trace trace = SmallRun();
+  ExecuteOptions o;
+  o.replay.simulator.device.capacity_bytes = 83LL << 20;
+  o.replay.chameleon.min_tensor_bytes = 0;
+  o.replay.tracker.warmup_iterations = 1;
+  o.replay.tracker.genpolicy_iterations = 2;
+  o.replay.model_runtime = true;
+  REQUIRE(o.replay.keying == PolicyKeying::kByInput);
+  REQUIRE(o.replay.plan_on == PlanningInput::kObserved);
+  REQUIRE(o.replay.remembered_sequences == 4);
+  std::vector<ReplayRow> simulated, executed;
+  ReplaySummary s, e;
+  RunBoth(trace, o, &simulated, &executed, &s, &e);
+  REQUIRE(executed.size() == 12);
+  CHECK(StageLetters(executed) == "WWGGGSSSWSSS");
+  CHECK(executed[8].change == StageChange::kKnownSequence);
+  CHECK(e.known_sequence_returns == 1);
+  CHECK(e.known_sequence_returns == s.known_sequence_returns);
+  CHECK(e.policies_generated == 4);
+  CHECK(e.policies_generated == s.policies_generated);
+  // Plans verified on the key's records so far: 1, 2, 3, 4.
+  CHECK(executed[4].planned_on_iterations == 4);
+  CHECK(e.passive_swaps == s.passive_swaps);
+  CHECK(e.items > 0);
+  CHECK(e.unresolved_ooms == 0);
+}
+
+TEST_CASE("Execute: per-iteration sequence lengths, keyed policies and the nearest input agree",
+          "[varying][replay][execute]") {
+  // The small run's model with three sequence lengths, in order: 1024 until
+  // Stable (iterations 0-5), then 512, 256, ... Each length is its own
+  // input signature; a Stable iteration whose length no policy was made for
+  // runs the nearest larger one's (1024's: counted) and has its own planned
+  // at its end — in both runs.
+  SynthOptions so;
+  so.model = *ModelPreset("gpt2");
+  so.model.layers = 4;
+  so.model.hidden_size = 256;
+  so.model.ffn_hidden_size = 1024;
+  so.model.num_heads = 4;
+  so.model.num_kv_heads = 4;
+  so.model.vocab_size = 1024;
+  so.seq_length_tokens = 1024;
+  so.seq_lengths.lengths = {1024, 1024, 1024, 1024, 1024, 1024, 512, 256,
+                            512,  1024, 256,  512,  1024, 1024, 256, 512};
+  so.seq_lengths.in_order = true;
+  REQUIRE(UseDevicePreset("a100-80g", &so).ok());
+  so.flops_efficiency = 0.01;
+  so.hbm_efficiency = 0.01;
+  so.iterations = 16;
+  so.tensor_names = false;
+  absl::StatusOr<Trace> trace = SynthesizeTrace(so);
+  REQUIRE(trace.ok());
+  ExecuteOptions o;
+  o.replay.simulator.device.capacity_bytes = 83LL << 20;
+  o.replay.chameleon.min_tensor_bytes = 0;
+  o.replay.tracker.warmup_iterations = 1;
+  o.replay.tracker.genpolicy_iterations = 2;
+  o.replay.model_runtime = true;
+  std::vector<ReplayRow> simulated, executed;
+  ReplaySummary s, e;
+  RunBoth(*trace, o, &simulated, &executed, &s, &e);
+  CHECK(e.input_signatures == 3);
+  CHECK(e.input_signatures == s.input_signatures);
+  CHECK(e.policy_of_other_input == s.policy_of_other_input);
+  CHECK(e.policy_of_other_input == 2);  // the first 512 and the first 256
+  CHECK(e.unresolved_ooms == 0);
+}
+
 // Round numbers: `iterations` copies of the two-layer toy (100-byte tensors,
 // 100 ns ops, 1 byte/ns links), each with its own tensors and an optimizer
 // op at the end. Per iteration: x -> f00 -> a1 -> f01 -> a2 -> f02 -> a3 ->
@@ -269,17 +377,12 @@ TEST_CASE("Execute: option errors", "[varying][replay][execute]") {
   CHECK(absl::IsInvalidArgument(st));
   CHECK_THAT(std::string(st.message()), Catch::Contains("model_runtime is false"));
 
+  // The runtime's provider gets records, not an envelope.
   o.replay = RuntimeModel();
-  o.replay.keying = PolicyKeying::kByInput;
+  o.replay.plan_on = PlanningInput::kEnvelope;
   st = run(o);
   CHECK(absl::IsInvalidArgument(st));
-  CHECK_THAT(std::string(st.message()), Catch::Contains("keying is input"));
-
-  o.replay = RuntimeModel();
-  o.replay.plan_on = PlanningInput::kObserved;
-  st = run(o);
-  CHECK(absl::IsInvalidArgument(st));
-  CHECK_THAT(std::string(st.message()), Catch::Contains("plan_on is observed"));
+  CHECK_THAT(std::string(st.message()), Catch::Contains("plan_on is envelope"));
 
   o.replay = RuntimeModel();
   o.arena_capacity_ratio = 0.5;
@@ -287,12 +390,12 @@ TEST_CASE("Execute: option errors", "[varying][replay][execute]") {
   CHECK(absl::IsInvalidArgument(st));
   CHECK_THAT(std::string(st.message()), Catch::Contains("arena_capacity_ratio is 0.5"));
 
-  // The simulated replay checks the same rules.
+  // The simulated replay checks the same rule.
   ReplayOptions r = RuntimeModel();
-  r.remembered_sequences = 4;
+  r.plan_on = PlanningInput::kEnvelope;
   st = RunReplay(trace, r, [](const ReplayRow&) {}).status();
   CHECK(absl::IsInvalidArgument(st));
-  CHECK_THAT(std::string(st.message()), Catch::Contains("remembered_sequences is 4"));
+  CHECK_THAT(std::string(st.message()), Catch::Contains("plan_on is envelope"));
 }
 
 }  // namespace

@@ -107,8 +107,12 @@ TEST_CASE("stages: WarmUp -> GenPolicy -> Stable, policies planned from the runt
   const Program p = LayeredProgram(/*layers=*/8, /*act_bytes=*/1000, /*param_bytes=*/100);
   // Unswapped peak: 8 parameters (800) + x_0..x_8 (9000) + loss (4) + g_8
   // (1000) = 10804 bytes, at loss.bwd. The budget is 8000.
+  // The papers' stage machine (one key, planned on one iteration, the best
+  // GenPolicy policy in Stable); the issue-16 rules: policy_keys_test.cc.
   EnvOptions o;
   o.capacity_bytes = 8000;
+  o.runtime.policies_by_input = false;
+  o.runtime.planning = PolicyPlanning::kIteration;
   o.runtime.tracker.warmup_iterations = 1;
   o.runtime.tracker.genpolicy_iterations = 1;
   o.runtime.work_dir = TempDir("stages");
@@ -174,8 +178,12 @@ TEST_CASE("stages: repeated policy misses in Stable send the runtime back to Gen
   // again after n + 1 = 2 GenPolicy iterations, and misses stop.
   const Program small = LayeredProgram(/*layers=*/8, /*act_bytes=*/1000, /*param_bytes=*/100);
   const Program large = LayeredProgram(/*layers=*/8, /*act_bytes=*/1300, /*param_bytes=*/100);
+  // One key, planned on one iteration (keyed by input, the larger input
+  // would get its own policy after the first miss: policy_keys_test.cc).
   EnvOptions o;
   o.capacity_bytes = 8000;
+  o.runtime.policies_by_input = false;
+  o.runtime.planning = PolicyPlanning::kIteration;
   o.runtime.tracker.warmup_iterations = 1;
   o.runtime.tracker.genpolicy_iterations = 1;
   o.runtime.work_dir = TempDir("misses");

@@ -146,10 +146,13 @@ struct AppliedPolicy {
 // and turns its decisions into an executable policy, as described above.
 // `item_roles` (tensor_roles.h of each item's tensor in the policy's own
 // iteration) tells matched from mismatched; when empty every found tensor
-// counts as matched. O(ops + uses + items).
+// counts as matched. The matcher sees every op; decisions at the
+// iteration's ops before `first_decision_op` (local index) are dropped —
+// their items are not found — as in a runtime that chooses its policy at
+// the first FORWARD op (ReplayOptions::model_runtime). O(ops + uses + items).
 AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const MatchablePolicy& policy,
                           absl::Span<const uint64_t> item_roles, TensorMatcher& matcher,
-                          RuntimeTensorTable& table);
+                          RuntimeTensorTable& table, int32_t first_decision_op = 0);
 
 // ---------------------------------------------------------------------------
 // The replay.
@@ -235,13 +238,20 @@ struct ReplayOptions {
   //     has one, else the mean op time of its runs (the runtime's op clock:
   //     the trace's op durations, no stalls) — then the earliest; none ran:
   //     the latest;
-  //   * after a failed plan the next GenPolicy iteration runs no policy;
+  //     (plan_on kIteration; with kObserved the key's latest, as without
+  //     model_runtime);
+  //   * with plan_on kIteration, after a failed plan the key's next GenPolicy
+  //     iteration runs no policy (kObserved: its previous one);
+  //   * the policy is chosen at the iteration's first FORWARD op, when the
+  //     input signature is known: items decided at ops before it are not
+  //     found (missed), and an iteration without a FORWARD op runs none;
   //   * policy swaps also count found tensors with no use after their
   //     swap-out (the runtime starts their copies out; the simulator leaves
   //     them out);
-  //   * the runtime keeps one policy planned on one iteration and forgets
-  //     on WarmUp: requires keying kSingle, plan_on kIteration,
-  //     remembered_sequences 0 (InvalidArgument otherwise).
+  //   * the runtime's provider gets a key's last records, not an envelope:
+  //     plan_on kEnvelope is InvalidArgument. Keying, remembered sequences
+  //     and observed planning are the runtime's too (RuntimeOptions::
+  //     policies_by_input, remembered_sequences, planning, observed_records).
   bool model_runtime = false;
 
   // InvalidArgument naming the field.

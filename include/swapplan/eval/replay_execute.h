@@ -15,10 +15,15 @@
 //     op clock += duration_ns(i)       the runtime's op clock is virtual
 //     IterationEnd                     after the last op of t -> one row
 //
-//   the runtime's PolicyProvider (GenPolicy): reads the execution record
-//   the runtime wrote for the iteration just run, plans it with the
+//   the runtime's PolicyProvider (GenPolicy): reads the execution records
+//   the runtime hands it (the iteration just run and, with plan_on
+//   kObserved, the key's earlier ones: RuntimeOptions::observed_records =
+//   verify_iterations), plans them as the replay does (the replay's
+//   PolicyMaker: plan the latest, verify on all, lower the budget) with the
 //   replay's planner and planning device (capacity − reserve), writes the
-//   policy; the runtime prepares it from the record and runs it.
+//   policy; the runtime prepares it and runs it for that input signature.
+//   The runtime's keying, planning mode and remembered sequences are the
+//   replay options' (keying, plan_on, remembered_sequences).
 //
 // Time. The host backend computes nothing: the "kernels" are the driver's
 // calls. The runtime's op clock (RuntimeOptions::op_clock_ns) is a virtual
@@ -58,12 +63,13 @@
 //
 //   ExecuteOptions o;
 //   o.replay.simulator.device.capacity_bytes = 2870LL << 20;
-//   o.replay.model_runtime = true;  (with keying, plan_on, remembered as required)
+//   o.replay.model_runtime = true;  // the replay's defaults otherwise
 //   SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunExecutedReplay(trace, o, on_row));
 //
 // Cost: O(ops + uses + tensors) driver work plus the runtime's per-op cost
-// (runtime.h) and, per GenPolicy iteration, writing and reading one record
-// and one planner run. Host memory: the arena's touched bytes (up to its
+// (runtime.h) and, per plan, writing one record, reading the new ones (the
+// provider keeps a key's records between requests) and the replay's
+// planning (up to verify_rounds planner runs and simulations per record). Host memory: the arena's touched bytes (up to its
 // capacity) plus the host copies of off-device tensors.
 // Threading: one call at a time per ExecuteOptions; it runs the runtime on
 // the calling thread (the host backend's copy workers are internal).
@@ -86,8 +92,9 @@ struct ExecuteOptions {
   // The replay's options, used as the simulated replay uses them: planner,
   // matcher, runtime-key bits, tracker, boundary, device (capacity = the
   // runtime's budget; reserve and bandwidths for planning), OOM handling,
-  // max_iterations. Requires model_runtime (and what it requires): the
-  // runtime keeps one policy planned on one iteration.
+  // max_iterations, keying, plan_on (observed or iteration), verify_*,
+  // remembered_sequences. Requires model_runtime (and what it requires:
+  // no envelope planning).
   ReplayOptions replay;
   // Where the runtime writes its records and the provider its policies;
   // "" = a new directory under the system's temporary directory, removed

@@ -78,17 +78,32 @@
 // "out-of-memory" naming the op, the request and what was tried.
 //
 // Stages (StageTracker, varying/stage_tracker.h): at IterationEnd the op
-// sequence goes to the tracker. WarmUp: no policy. Entering and during
-// GenPolicy: the PolicyProvider gets the execution record of the iteration
-// just run and returns a policy, which runs in the next iteration. Entering
-// Stable: the best GenPolicy policy — no OOM, no use while off device, then
-// the shortest simulated iteration time (the policy's), then the shortest
-// measured one — runs from then on. A Stable iteration whose policy missed
-// (an allocation Algorithm 3 had to handle, or a use while off device)
-// counts; tracker.max_policy_misses of them send it back to GenPolicy, which
-// plans on the records again. Back to WarmUp: policies dropped. A
-// policy loaded with LoadPolicy overrides the stage machine and runs every
-// iteration from the next IterationBegin (replacing a policy between
+// sequence goes to the tracker. Policies are kept per key: the iteration's
+// input signature (varying/policy_set.h — dtypes and shapes of the first
+// FORWARD op's inputs then outputs, taken at that op's OpEnd, where the
+// stage machine's policy for the iteration is chosen and starts matching;
+// ops before it run none) with RuntimeOptions::policies_by_input, else one
+// key. A key has a GenPolicy policy (its latest) and a Stable one; an
+// iteration runs its key's, else the nearest key's by input bytes (larger
+// first; IterationStats::policy_of_other_input). WarmUp: no policy.
+// Entering and during GenPolicy: the PolicyProvider gets the iteration's
+// record with the key's earlier ones (PolicyRequest::observed_record_paths)
+// and returns a policy, the key's latest, which runs in the next iteration
+// with that key. Entering Stable (RuntimeOptions::planning): kObserved —
+// that iteration is planned too and each key's latest runs from then on;
+// kIteration — each key's best GenPolicy policy (no OOM, no use while off
+// device, then the shortest simulated iteration time, the policy's, then
+// the shortest measured one). A Stable iteration that ran another input's
+// policy has its own planned at its end, the Stable policy of its key. A
+// Stable iteration whose policy missed (an allocation Algorithm 3 had to
+// handle, or a use while off device) counts; tracker.max_policy_misses of
+// them send it back to GenPolicy, which plans on the records again. Back to
+// WarmUp: the keys of a sequence that reached Stable are remembered
+// (RuntimeOptions::remembered_sequences) and the others dropped; an
+// iteration stable against a remembered sequence (SameOpSequence) takes
+// its keys back and goes straight to Stable (StageChange::kKnownSequence).
+// A policy loaded with LoadPolicy overrides the stage machine and runs
+// every iteration from the next IterationBegin (replacing a policy between
 // iterations).
 //
 // The runtime links the core layer only: it cannot plan. A provider plans
@@ -152,6 +167,20 @@ enum class OomHandling : uint8_t {
   kOff = 2,         // every failed allocation is an OOM
 };
 
+// How GenPolicy plans and which policy Stable runs (runtime.h, "Stages").
+enum class PolicyPlanning : uint8_t {
+  // The provider gets the last `observed_records` records of iterations
+  // with the policy's key (it can verify the policy on all of them, as
+  // `swapplan replay --plan-on observed` does); the iteration that moves
+  // GenPolicy to Stable is planned too, and the key's latest policy runs in
+  // Stable; a failed plan leaves the key's previous policy.
+  kObserved = 0,
+  // The papers': the provider gets the iteration just run; Stable runs the
+  // key's best policy made in GenPolicy (no OOM or use while off device, then
+  // the shortest time); after a failed plan the key has no GenPolicy policy.
+  kIteration = 1,
+};
+
 struct RuntimeOptions {
   // Device memory the runtime may use; 0 = the backend's total memory.
   int64_t device_budget_bytes = 0;
@@ -162,6 +191,21 @@ struct RuntimeOptions {
   int32_t runtime_key_bits = 32;
   StageTrackerOptions tracker;
   OomHandling oom_handling = OomHandling::kAllStages;
+  // Policies keyed by input signature (varying/policy_set.h, computed at the
+  // iteration's first FORWARD op): one policy set per signature, and an
+  // input never planned for runs the nearest one by bytes, larger first
+  // (counted: IterationStats::policy_of_other_input). false: one key for
+  // every input (the papers').
+  bool policies_by_input = true;
+  PolicyPlanning planning = PolicyPlanning::kObserved;
+  // kObserved: how many of a key's records (the last ones) a provider gets;
+  // >= 1 (the replay's verify_iterations).
+  int32_t observed_records = 8;
+  // Policy sets of op sequences the run left (the tracker went back to
+  // WarmUp after reaching Stable) kept, most recent first; an iteration
+  // stable against one of them (SameOpSequence) goes straight back to
+  // Stable with its policies. 0: forget on WarmUp.
+  int32_t remembered_sequences = 4;
   // A framework-owned allocation Algorithm 3 could not fit is still taken
   // (counted as an OOM, the budget overrun shows in the peak) instead of
   // failing: for frameworks whose memory is really there (CPU), to report
@@ -240,6 +284,14 @@ struct PolicyRequest {
   int64_t device_budget_bytes = 0;
   // Where the provider may write the policy.
   std::string work_dir;
+  // The input signature of the iteration (its key; 0 / 0 with
+  // policies_by_input false) and the records of the iterations observed
+  // with that key, oldest first, the last one record_path
+  // (RuntimeOptions::observed_records of them with kObserved, one with
+  // kIteration). Each is a one-iteration trace.
+  uint64_t input_signature_hash = 0;
+  int64_t input_signature_bytes = 0;
+  std::vector<std::string> observed_record_paths;
 };
 // Returns the path of a policy file for the request ("" = none this time)
 // or an error (recorded in the iteration's row, training goes on).
@@ -298,6 +350,12 @@ struct IterationStats {
   // Stable so far.
   StageChange stage_change = StageChange::kNone;
   int32_t policy_misses = 0;
+  // Its input signature (first FORWARD op; its first op when it has none)
+  // and whether the policy that ran was made for another one (the nearest
+  // by bytes).
+  uint64_t input_signature_hash = 0;
+  int64_t input_signature_bytes = 0;
+  bool policy_of_other_input = false;
   // A policy generated at its end (-1: none) or why not.
   int32_t generated_policy = -1;
   std::string plan_error;
@@ -314,6 +372,12 @@ struct RuntimeStats {
   int32_t live_tensors = 0;
   int32_t policies_loaded = 0;
   int32_t active_policy = -1;
+  // Iterations that ran another input's policy; returns to Stable on a
+  // remembered sequence; policy keys (input signatures) of the current
+  // sequence.
+  int32_t policy_of_other_input = 0;
+  int32_t known_sequence_returns = 0;
+  int32_t policy_keys = 0;
   PinnedPoolStats pinned;
   TransferQueueStats queue;
   // Backend events the runtime's pool created, and how often it had to

@@ -113,6 +113,16 @@ double CosineOfOpIds(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
 // one is. Tokens >= 0. Allocates a histogram (StageTracker reuses its own).
 double CosineOfHistograms(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
 
+// Whether `a` passes the tracker's stability tests against `b` (the
+// sequence a stage machine left): |len(a) − len(b)| / len(b) below
+// options.max_length_change and the options' similarity above
+// options.min_similarity; false when `b` is empty. What a runtime and the
+// replay use to recognise a remembered sequence (ReplayOptions::
+// remembered_sequences, runtime RuntimeOptions::remembered_sequences).
+// O(len(a) + len(b)); allocates a histogram for kCosineHistogram.
+bool SameOpSequence(const StageTrackerOptions& options, absl::Span<const int32_t> a,
+                    absl::Span<const int32_t> b);
+
 // What the policy did in the iteration that just ended, as the runtime saw
 // it (Observe's second argument; the default: nothing to report).
 struct PolicyOutcome {
