@@ -262,24 +262,63 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   MaxTree tree(r.unswapped);
   int64_t remote_room = has_remote ? problem.device.TierCapacityBytes(1) : 0;
   std::vector<Candidate> chosen;
-  for (Candidate c : cands) {
-    if (!o.offload_all && tree.Max() <= budget) break;
-    if (c.tier == 1 && c.bytes > remote_room) {
-      if (o.tier == TierChoice::kRemote) continue;
-      c.tier = 0;
+  size_t next = 0;
+  // Takes candidates in score order until the planned peak fits; the
+  // Detach where the Store would complete alone on its stream, the
+  // Prefetch at its latest hiding position (refined below).
+  auto select = [&]() {
+    for (; next < cands.size(); ++next) {
+      if (!o.offload_all && tree.Max() <= budget) break;
+      Candidate c = cands[next];
+      if (c.tier == 1 && c.bytes > remote_room) {
+        if (o.tier == TierChoice::kRemote) continue;
+        c.tier = 0;
+      }
+      const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+      c.release_op = r.EndingAtOrAfter(c.store_op, done);
+      if (c.release_op + 1 >= c.consumer) continue;
+      if (c.tier == 1) remote_room -= c.bytes;
+      const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
+      const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
+                                       r.start.begin() + c.consumer + 1, need);
+      c.issue_op =
+          std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
+      tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      chosen.push_back(c);
     }
-    if (c.tier == 1) remote_room -= c.bytes;
-    // Detach when the Store would complete alone on its stream; the
-    // Prefetch's latest hiding position (refined below).
-    const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
-    c.release_op = r.EndingAtOrAfter(c.store_op, done);
-    if (c.release_op + 1 >= c.consumer) continue;
-    const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
-    const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
-                                     r.start.begin() + c.consumer + 1, need);
-    c.issue_op = std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
-    tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
-    chosen.push_back(c);
+  };
+  // The Stores of each tier queue on its stream (FIFO in Store order): a
+  // Detach moves to the op during which its queued Store completes, which
+  // frees memory later; while that leaves the peak over the budget, more
+  // candidates are taken (a few rounds).
+  const int32_t num_tiers = problem.device.num_tiers();
+  for (int round = 0; round < 4; ++round) {
+    select();
+    std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
+      return a.store_op != b.store_op ? a.store_op < b.store_op : a.tensor < b.tensor;
+    });
+    std::vector<int64_t> stream_free(num_tiers, 0);
+    std::vector<Candidate> kept;
+    kept.reserve(chosen.size());
+    for (Candidate c : chosen) {
+      const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
+      const int64_t done = begin + r.Store(c.tier, c.bytes);
+      const int32_t rel = r.EndingAtOrAfter(c.store_op, done);
+      if (rel != c.release_op) {
+        tree.Add(c.release_op + 1, c.issue_op - 1, c.bytes);
+        if (rel + 1 >= c.consumer) {
+          if (c.tier == 1) remote_room += c.bytes;
+          continue;  // the queued Store leaves no time off the device
+        }
+        c.release_op = rel;
+        c.issue_op = std::max(c.issue_op, rel + 1);
+        tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      }
+      stream_free[c.tier] = done;
+      kept.push_back(c);
+    }
+    chosen = std::move(kept);
+    if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
   }
   // Clean windows: a later window of a tensor on the same tier with no
   // write since it came back (Detach without Store, at the last use).
