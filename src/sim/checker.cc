@@ -43,6 +43,8 @@ absl::string_view ViolationTag(ViolationKind kind) {
     case ViolationKind::kPoolNoClass: return "pool-no-class";
     case ViolationKind::kPoolClassFull: return "pool-class-full";
     case ViolationKind::kBadAction: return "bad-action";
+    case ViolationKind::kNotRecomputable: return "not-recomputable";
+    case ViolationKind::kRecomputeUnderstated: return "recompute-understated";
   }
   return "unknown";
 }
@@ -80,6 +82,8 @@ ViolationKind KindOfRule(ResolveRule rule) {
     case ResolveRule::kOverlappingItems: return ViolationKind::kOverlappingItems;
     case ResolveRule::kCleanNotOnHost: return ViolationKind::kCleanNotOnHost;
     case ResolveRule::kCleanWritten: return ViolationKind::kCleanWritten;
+    case ResolveRule::kNotRecomputable: return ViolationKind::kNotRecomputable;
+    case ResolveRule::kRecomputeUnderstated: return ViolationKind::kRecomputeUnderstated;
   }
   return ViolationKind::kBadOpOrder;
 }
@@ -276,6 +280,10 @@ class Checker {
         off[b + 1] -= it.size_bytes;
       });
     }
+    // While a recipe runs before position p: p's bytes less its own
+    // allocations, plus the transient.
+    std::vector<int64_t> transient(n_, 0);
+    for (const ResolvedRecompute& g : rp_.recomputes) transient[g.position] = g.transient_bytes;
     int64_t running = 0;
     int32_t run_begin = -1, worst = -1;
     int64_t worst_bytes = 0;
@@ -290,7 +298,8 @@ class Checker {
     };
     for (int32_t p = 0; p < n_; ++p) {
       running += off[p];
-      const int64_t bytes = unswapped_[p] - running;
+      int64_t bytes = unswapped_[p] - running;
+      if (transient[p] > 0) bytes = std::max(bytes, bytes - rp_.alloc_at[p] + transient[p]);
       if (bytes > report_.peak_bytes) {
         report_.peak_bytes = bytes;
         report_.peak_op = rp_.OpAt(p);
