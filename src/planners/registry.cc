@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
+#include "swapplan/planners/hybrid/hybrid_planner.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 
 namespace swapplan {
@@ -40,6 +41,10 @@ const PlannerInfo kPlanners[] = {
      true, &MakeBucket},
     // Not in the default set: a time-bounded search, seconds to minutes
     // where every other planner takes milliseconds (compare --planners).
+    // Not in the default set (yet): it plans several Chameleon variants and
+    // simulates each, ~100x Chameleon's time (docs/hybrid.md).
+    {"hybrid", "per tensor keep / swap (Chameleon machinery) / recompute before the backward use",
+     false, false, &Make<HybridPlanner>},
     {"advisor", "SwapAdvisor: genetic search over schedule and size-class pool, Belady swaps (seed 002)",
      false, false, &Make<AdvisorPlanner>},
 };

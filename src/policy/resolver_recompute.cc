@@ -79,6 +79,7 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
       g.cost_ns = r.cost_ns;
       g.transient_bytes = r.transient_peak_bytes;
       g.leaves = r.leaves;
+      g.intermediates = r.intermediates;
       if (analysis->has_costs() && g.stated_ns < g.cost_ns) {
         rp->issues.push_back(
             {ResolveRule::kRecomputeUnderstated, rp->items[first].item, local,

@@ -183,8 +183,9 @@ struct ResolvedRecompute {
   // peak (bytes held beyond the targets while it runs); 0 when blocked.
   int64_t cost_ns = 0;
   int64_t transient_bytes = 0;
-  // Inputs the recipe reads on the device (must be resident then).
-  std::vector<TensorId> leaves;
+  // Inputs the recipe reads on the device (must be resident then), and the
+  // ones it produces again on the way (a chain).
+  std::vector<TensorId> leaves, intermediates;
   // Why the recipe cannot run (kNone: it can).
   RecomputeBlocker blocker = RecomputeBlocker::kNone;
 };

@@ -40,44 +40,6 @@ absl::Status RecomputePlanner::SetOption(absl::string_view name, absl::string_vi
   return absl::OkStatus();
 }
 
-namespace {
-
-// Makes the policy's recompute claims exact (policy/resolver.h): drops the
-// items whose recipe cannot run (a tensor in the chain is random-state,
-// in place, ...) until none is left, then raises the stated time of each
-// position's first item by what the recipe costs beyond the segment
-// forward time stated (a chain reaching into other segments).
-// O(rounds × resolution), rounds <= items dropped + 1.
-absl::Status MakeRecipesExact(const PlanningProblem& problem, Policy* p) {
-  SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver,
-                            PolicyResolver::Create(*problem.trace, problem.iteration));
-  while (true) {
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp,
-                              resolver.Resolve(*p, problem.device, {.all_issues = true}));
-    std::vector<bool> drop(p->items.size(), false);
-    bool any = false;
-    for (const ResolveIssue& i : rp.issues) {
-      if (i.rule == ResolveRule::kNotRecomputable && i.item >= 0) any = drop[i.item] = true;
-    }
-    if (any) {
-      std::vector<PolicyItem> kept;
-      for (size_t k = 0; k < p->items.size(); ++k) {
-        if (!drop[k]) kept.push_back(std::move(p->items[k]));
-      }
-      p->items = std::move(kept);
-      continue;
-    }
-    for (const ResolvedRecompute& g : rp.recomputes) {
-      if (g.cost_ns > g.stated_ns) {
-        p->items[rp.items[g.items.front()].item].recompute_ns += g.cost_ns - g.stated_ns;
-      }
-    }
-    return absl::OkStatus();
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
@@ -127,7 +89,7 @@ absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& probl
       p.items.push_back(std::move(item));
     }
   }
-  SWAPPLAN_RETURN_IF_ERROR(MakeRecipesExact(problem, &p));
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &p));
   total_recompute = 0;
   for (const PolicyItem& item : p.items) total_recompute += item.recompute_ns;
   p.expected_overhead_ns = total_recompute;
