@@ -276,7 +276,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 }
 
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
-  CHECK(PlannerNames() == "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, advisor");
+  CHECK(PlannerNames() == "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, hybrid, advisor");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());

@@ -28,10 +28,10 @@ absl::Status HybridOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("hybrid options: variants is ", variants, "; must be >= 1"));
   }
-  if (min_tensor_bytes < 0 || logical_layers < 0) {
+  if (min_tensor_bytes < 0 || swap_min_tensor_bytes < 0 || logical_layers < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "hybrid options: min_tensor_bytes ", min_tensor_bytes, " and logical_layers ",
-        logical_layers, " must be >= 0"));
+        "hybrid options: min_tensor_bytes ", min_tensor_bytes, ", swap_min_tensor_bytes ",
+        swap_min_tensor_bytes, " and logical_layers ", logical_layers, " must be >= 0"));
   }
   return absl::OkStatus();
 }
@@ -50,9 +50,13 @@ const OptionTable<HybridOptions>& HybridOptionTable() {
        "Finite cut-offs tried (geometric), besides swap-only and recompute-all", "",
        [](const O& o) { return absl::StrCat(o.variants); },
        [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.variants); }},
-      {"min_tensor_bytes", OptionType::kBytes, "Smaller activations are left alone", "",
+      {"min_tensor_bytes", OptionType::kBytes, "Smaller activations are not recomputed", "",
        [](const O& o) { return absl::StrCat(o.min_tensor_bytes); },
        [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.min_tensor_bytes); }},
+      {"swap_min_tensor_bytes", OptionType::kBytes,
+       "Smaller activations are not swapped (Chameleon's min_tensor_bytes)", "",
+       [](const O& o) { return absl::StrCat(o.swap_min_tensor_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.swap_min_tensor_bytes); }},
       {"logical_layers", OptionType::kInt,
        "Logical layers of the swap planning (0: model_layers, else Chameleon's default)", "",
        [](const O& o) { return absl::StrCat(o.logical_layers); },
@@ -82,6 +86,7 @@ struct Candidate {
 absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
                                    const std::vector<const Candidate*>& chosen,
                                    const PolicyResolver& resolver, int32_t logical_layers,
+                                   int64_t min_tensor_bytes,
                                    const std::vector<std::pair<std::string, std::string>>& params) {
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
@@ -136,7 +141,8 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
       for (TensorId leaf : g.leaves) overlay.pinned.push_back({leaf, g.position});
     }
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy swaps, hybrid_internal::PlanSwaps(problem, logical_layers, overlay));
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      Policy swaps, hybrid_internal::PlanSwaps(problem, logical_layers, min_tensor_bytes, overlay));
   Policy merged = std::move(recompute);
   for (PolicyItem& item : swaps.items) merged.items.push_back(std::move(item));
   SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &merged));
@@ -204,7 +210,8 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     if (chosen.size() == last_count) continue;  // same set as the previous cut-off
     last_count = chosen.size();
     absl::StatusOr<Policy> p =
-        PlanVariant(problem, chosen, resolver, options_.logical_layers, params);
+        PlanVariant(problem, chosen, resolver, options_.logical_layers,
+                    options_.swap_min_tensor_bytes, params);
     if (!p.ok()) {
       if (!absl::IsResourceExhausted(p.status())) return p.status();
       if (first_error.ok()) first_error = p.status();

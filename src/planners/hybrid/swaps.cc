@@ -6,9 +6,10 @@
 namespace swapplan::hybrid_internal {
 
 absl::StatusOr<Policy> PlanSwaps(const PlanningProblem& problem, int32_t logical_layers,
-                                 const SwapInputs& inputs) {
+                                 int64_t min_tensor_bytes, const SwapInputs& inputs) {
   ChameleonOptions options;
   options.layers = logical_layers;
+  options.min_tensor_bytes = min_tensor_bytes;
   ChameleonPlanner chameleon(options);
   ChameleonOverlay overlay;
   overlay.bytes_delta = inputs.bytes_delta;

@@ -23,9 +23,10 @@ struct SwapInputs {
 };
 
 // ChameleonPlanner::PlanWithOverlay with `logical_layers` (0: its default)
-// and the other options at their defaults: the swap items only.
+// and `min_tensor_bytes`, the other options at their defaults: the swap
+// items only.
 absl::StatusOr<Policy> PlanSwaps(const PlanningProblem& problem, int32_t logical_layers,
-                                 const SwapInputs& inputs);
+                                 int64_t min_tensor_bytes, const SwapInputs& inputs);
 
 }  // namespace swapplan::hybrid_internal
 

@@ -60,14 +60,17 @@ struct HybridOptions {
   // Finite cut-offs tried between min_ratio and max_ratio (geometric), on
   // top of swap-only and recompute-every-candidate.
   int32_t variants = 6;
-  // Activations smaller than this are neither swapped nor recomputed.
+  // Activations smaller than this are not recomputed.
   int64_t min_tensor_bytes = 0;
+  // Activations smaller than this are not swapped (the swap step's
+  // Chameleon min_tensor_bytes; the same default).
+  int64_t swap_min_tensor_bytes = 1 << 20;
   // Logical layers for the swap planning (0: the trace's model_layers, else
   // Chameleon's default).
   int32_t logical_layers = 0;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
-  // min_tensor_bytes >= 0, logical_layers >= 0.
+  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
   absl::Status Validate() const;
 };
 
