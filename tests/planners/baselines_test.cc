@@ -284,15 +284,17 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
     // The registry's flag and the planner's own (which FinishPolicy records
     // as an unlimited capacity) agree.
     CHECK((*p)->unlimited_memory() == info.unlimited_memory);
-    // The advisor is a time-bounded search: compare runs it on request only.
-    CHECK(info.in_default_set == (std::string(info.name) != "advisor"));
+    // The advisor is a time-bounded search, the hybrid plans and simulates
+    // several variants: compare runs them on request only.
+    CHECK(info.in_default_set ==
+          (std::string(info.name) != "advisor" && std::string(info.name) != "hybrid"));
   }
   CHECK(FindPlanner("ideal")->unlimited_memory);
   CHECK_FALSE(FindPlanner("lru")->unlimited_memory);
   CHECK(FindPlanner("chameleon2") == nullptr);
   CHECK(CreatePlanner("x").status().message() ==
         "unknown planner 'x' (known: ideal, noswap, chameleon, recompute, vdnn, lru, bucket, "
-        "advisor)");
+        "hybrid, advisor)");
 }
 
 // Every registered planner (baselines and chameleon): a feasible policy
@@ -331,6 +333,7 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
       }
       absl::StatusOr<Policy> p = planner->Plan(problem);
       if (!p.ok()) {
+        INFO(p.status().ToString());
         CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
         CHECK_THAT(std::string(p.status().message()), Catch::Contains(" op "));
         ++k;
