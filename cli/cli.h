@@ -39,6 +39,8 @@ void SetupImport(CLI::App& root, Action* action);
 void SetupDevices(CLI::App& root, Action* action);
 void SetupAdvise(CLI::App& root, Action* action);
 void SetupReport(CLI::App& root, Action* action);
+// `swapplan serve`: the planner service (docs/service.md).
+void SetupServe(CLI::App& root, Action* action);
 // `swapplan help [--markdown]`: the --help of every subcommand (docs/cli.md
 // is its Markdown form).
 void SetupHelp(CLI::App& root, Action* action);
@@ -52,6 +54,14 @@ inline constexpr int kExitQualityRegression = 4;
 // Exit status for a library status: ExitCode (util/error.h), decided by the
 // status's ErrorKind, never by its message.
 int ExitCodeFor(const absl::Status& status);
+
+// One line, in swapplan's words, for a CLI11 parse error that is not a
+// request for help or the version (main.cc prints it as "swapplan: <line>"
+// and exits 2; CLI11's own text and its "Run with --help" second line never
+// reach the user). `app` is the root after the failed parse: the extras it
+// kept name the unexpected arguments in command-line order. Every value
+// quoted is escaped (util/utf8.h), so the line stays one line.
+std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error);
 
 // Writes `content` to `path` atomically, or to stdout when `path` is empty
 // or "-".

@@ -1,5 +1,11 @@
 // swapplan check TRACE POLICY [--json] [-o FILE] [--op-time-model auto|eq1|recorded]
 //                [--iteration-time-ns X]
+//                [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
+//
+// With --server the checker runs on a planner service (cli/remote.h; not
+// with --op-time-model / --iteration-time-ns); the output is the same,
+// except that a policy made for another op sequence is an error there (exit
+// 2, FAILED_PRECONDITION) rather than a report with that one violation.
 //
 // Without --op-time-model, the policy is checked on the op timeline its
 // planner recorded (CheckOptionsFor: Chameleon's op_time_model and
@@ -23,10 +29,12 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "remote.h"
 #include "swapplan/planners/chameleon/options.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -43,6 +51,7 @@ struct CheckArgs {
   // Set by the flags; each overrides what CheckOptionsFor reads from the
   // policy only when given.
   CheckOptions options;
+  RemoteFlags remote;
   bool op_time_model_given = false;
   bool iteration_time_given = false;
 };
@@ -93,16 +102,23 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
   return out;
 }
 
-std::string RenderJson(const Trace& t, const CheckReport& r, const CheckArgs& a,
+std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, const CheckArgs& a,
                        const std::vector<std::string>& warnings) {
   using nlohmann::json;
   json violations = json::array();
+  const TensorLabeler names(t);
   for (const Violation& v : r.violations) {
-    violations.push_back({{"kind", std::string(ViolationTag(v.kind))},
-                          {"item", v.item},
-                          {"op", v.op},
-                          {"bytes", v.bytes},
-                          {"message", v.message}});
+    json j = {{"kind", std::string(ViolationTag(v.kind))},
+              {"item", v.item},
+              {"op", v.op},
+              {"bytes", v.bytes},
+              {"message", v.message}};
+    // A violation of one item: its tensor and label (trace/tensor_label.h).
+    if (v.item >= 0 && static_cast<size_t>(v.item) < p.items.size()) {
+      j["tensor_id"] = p.items[v.item].tensor_id;
+      j["label"] = names.Label(p.items[v.item].tensor_id);
+    }
+    violations.push_back(std::move(j));
   }
   json j = {{"trace", t.source()},
             {"policy_file", a.policy},
@@ -153,9 +169,15 @@ absl::Status RunCheck(CheckArgs& a) {
     options.iteration_time_ns = 0;
   }
   if (a.iteration_time_given) options.iteration_time_ns = a.options.iteration_time_ns;
-  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, policy, options));
+  if (a.remote.server && (a.op_time_model_given || a.iteration_time_given)) {
+    return Error(ErrorKind::kUsage,
+                 "--op-time-model and --iteration-time-ns are local only: drop --server");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, a.remote.server
+                                                    ? RemoteCheck(a.remote, trace, policy)
+                                                    : CheckPolicy(trace, policy, options));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      a.output.value_or(""), a.json ? RenderJson(trace, report, a, device.warnings)
+      a.output.value_or(""), a.json ? RenderJson(trace, policy, report, a, device.warnings)
                                     : RenderText(trace, policy, report, a, device)));
   if (!report.clean()) {
     return Error(ErrorKind::kMalformedInput,
@@ -181,23 +203,28 @@ void SetupCheck(CLI::App& root, Action* action) {
   for (const OptionInfo& o : ChameleonOptionTable().Describe(ChameleonOptions())) {
     if (o.name == "op_time_model" || o.name == "iteration_time_ns") timing.push_back(o);
   }
+  // The setter lives in a->flags, so a plain pointer to *a stays valid for
+  // as long as it can be called; capturing the shared_ptr would make *a own
+  // itself (a reference cycle LeakSanitizer reports).
+  CheckArgs* self = a.get();
   AddPlannerOptionFlags(sub, &a->flags, timing,
-                        [a](const std::string& name, const std::string& value) -> absl::Status {
+                        [self](const std::string& name, const std::string& value) -> absl::Status {
                           ChameleonOptions o;
                           SWAPPLAN_RETURN_IF_ERROR(
                               ChameleonOptionTable().SetValue(&o, name, value));
                           if (name == "op_time_model") {
-                            a->options.op_time_model = o.op_time_model;
-                            a->op_time_model_given = true;
+                            self->options.op_time_model = o.op_time_model;
+                            self->op_time_model_given = true;
                           }
                           if (name == "iteration_time_ns") {
-                            a->options.iteration_time_ns = o.iteration_time_ns;
-                            a->iteration_time_given = true;
+                            self->options.iteration_time_ns = o.iteration_time_ns;
+                            self->iteration_time_given = true;
                           }
                           return absl::OkStatus();
                         });
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/check.schema.json)");
   a->flags.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
+  AddRemoteFlags(sub, &a->flags, &a->remote);
   sub->callback([a, action] { *action = [a]() { return RunCheck(*a); }; });
 }
 

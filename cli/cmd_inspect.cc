@@ -14,6 +14,7 @@
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/stats.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -147,12 +148,13 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
   }
   if (!peak_it.largest_at_peak.empty()) {
     absl::StrAppend(&out, "\nlargest tensors live at the unswapped peak:\n");
-    TextTable big({"tensor", "bytes", "kind", "name"});
+    // The tensor column: "NAME (ID)" (trace/tensor_label.h), "ID" unnamed.
+    TextTable big({"tensor", "bytes", "kind"});
     for (TensorId id : peak_it.largest_at_peak) {
-      big.AddRow({absl::StrCat(t.tensor(id).trace_id), FormatBytes(t.tensor(id).size_bytes),
-                  std::string(TensorKindName(t.tensor(id).kind)), std::string(t.tensor_name(id))});
+      big.AddRow({TensorLabel(t, id, LabelForm::kCell), FormatBytes(t.tensor(id).size_bytes),
+                  std::string(TensorKindName(t.tensor(id).kind))});
     }
-    absl::StrAppend(&out, big.Render());
+    absl::StrAppend(&out, big.Render(/*left_columns=*/1));
   }
   return out;
 }
@@ -218,7 +220,8 @@ std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c
     largest.push_back({{"tensor_id", t.tensor(id).trace_id},
                        {"size_bytes", t.tensor(id).size_bytes},
                        {"kind", std::string(TensorKindName(t.tensor(id).kind))},
-                       {"name", std::string(t.tensor_name(id))}});
+                       {"name", std::string(t.tensor_name(id))},
+                       {"label", TensorLabel(t, id)}});
   }
   j["largest_at_peak"] = largest;
   json per_iter = json::array();

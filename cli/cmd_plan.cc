@@ -2,13 +2,17 @@
 //   [--h2d-bandwidth 25GB/s] [--d2h-bandwidth ...] [--copy-latency 10us] [--half-duplex]
 //   [--compute-scale 0.5x] [--iteration N] [every Chameleon option: --layers N,
 //   --min-tensor-bytes 1MiB, ...] [-o policy.pb|policy.json] [--json] [--explain]
+//   [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
 //
 // Runs the Chameleon planner on one iteration, verifies its policy with the
 // checker (a policy the checker rejects is an internal error: exit 1), and
 // prints a summary; --explain adds the planner's reasoning. Infeasible
 // budgets exit 3 with the planner's message (and the explanation first when
 // --explain is given). The planner's flags are its option table
-// (ChameleonOptionTable): the names its policies record.
+// (ChameleonOptionTable): the names its policies record. With --server the
+// planner runs on a planner service (cli/remote.h); the check, simulation
+// and output stay here, so the output is the same.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +27,7 @@
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
+#include "remote.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/sim/checker.h"
@@ -46,6 +51,9 @@ struct PlanArgs {
   std::optional<std::string> output;
   bool json = false;
   bool explain = false;
+  // --server: plan on a planner service with the options as given.
+  RemoteFlags remote;
+  std::map<std::string, std::string> option_values;
 };
 
 // "1.86 KiB (1900 B)"; just "100 B" below 1 KiB.
@@ -175,11 +183,13 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
     return a;
   };
   json passes = json::array();
+  const TensorLabeler names(c.trace);
   for (const ChameleonPass& p : x.passes) {
     json cands = json::array();
     for (const ScoredCandidate& s : p.candidates) {
       const SwapWindow& w = x.windows[s.window];
       cands.push_back({{"tensor_id", c.trace.tensor(w.tensor).trace_id},
+                       {"label", names.LabelOf(w.tensor)},
                        {"size_bytes", w.size_bytes},
                        {"last_forward_use_op", w.last_fwd_op},
                        {"first_backward_use_op", w.first_bwd_op},
@@ -202,7 +212,10 @@ nlohmann::json ExplanationJson(const Context& c, const ChameleonExplanation& x) 
               {"pass", d.pass},
               {"reason", d.reason},
               {"num_mre_entries_after", d.mrl_entries_after}};
-    if (d.window >= 0) j["tensor_id"] = c.trace.tensor(x.windows[d.window].tensor).trace_id;
+    if (d.window >= 0) {
+      j["tensor_id"] = c.trace.tensor(x.windows[d.window].tensor).trace_id;
+      j["label"] = names.LabelOf(x.windows[d.window].tensor);
+    }
     if (d.layer >= 0) j["layer"] = d.layer;
     if (d.swap_in_op >= 0) j["swap_in_op"] = d.swap_in_op;
     if (d.release_op >= 0) j["release_op"] = d.release_op;
@@ -291,8 +304,10 @@ std::string RenderItems(const Policy& p, const TensorLabeler& names) {
 nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport& r) {
   using nlohmann::json;
   json items = json::array();
+  const TensorLabeler names(c.trace);
   for (const PolicyItem& it : p.items) {
     items.push_back({{"tensor_id", it.tensor_id},
+                     {"label", names.Label(it.tensor_id)},
                      {"size_bytes", it.size_bytes},
                      {"swap_out_op", it.swap_out_op},
                      {"release_op", it.release_op},
@@ -344,7 +359,13 @@ absl::Status RunPlan(PlanArgs& a) {
   c.problem.device = device.model;
   ChameleonPlanner planner(a.options);
   ChameleonExplanation why;
-  absl::StatusOr<Policy> policy = planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
+  if (a.remote.server && a.explain) {
+    return Error(ErrorKind::kUsage, "--explain needs the planner in this process: drop --server");
+  }
+  absl::StatusOr<Policy> policy =
+      a.remote.server
+          ? RemotePlan(a.remote, trace, iteration, device.model, "chameleon", a.option_values)
+          : planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
   if (!policy.ok()) {
     if (a.explain && KindOf(policy.status()) == ErrorKind::kInfeasible) {
       std::string out;
@@ -409,14 +430,20 @@ void SetupPlan(CLI::App& root, Action* action) {
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
   AddIterationFlag(sub, &a->flags, &a->iteration);
+  // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
+  // here would be a reference cycle).
+  ChameleonOptions* options = &a->options;
   AddPlannerOptionFlags(sub, &a->flags, ChameleonOptionTable().Describe(ChameleonOptions()),
-                        [a](const std::string& name, const std::string& value) {
-                          return ChameleonOptionTable().SetValue(&a->options, name, value);
+                        [options, values = &a->option_values](const std::string& name,
+                                                               const std::string& value) {
+                          (*values)[name] = value;
+                          return ChameleonOptionTable().SetValue(options, name, value);
                         });
   a->flags.Text(sub, "-o,--output", &a->output, "Write the policy (.json: JSON, else binary)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/plan.schema.json)");
   sub->add_flag("--explain", a->explain,
                 "Print the layer table, MRL, candidate lists and every decision");
+  AddRemoteFlags(sub, &a->flags, &a->remote);
   sub->callback([a, action] { *action = [a]() { return RunPlan(*a); }; });
 }
 

@@ -1,5 +1,6 @@
 // swapplan replay TRACE [--device NAME] [--device-memory X] [--reserve X]
-//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none] ...
+//                [--matcher fuzzy|naive] [--planner NAME] [--json] [--rows all|changes|none]
+//                [--html FILE] ...
 //
 // Runs a multi-iteration trace through the stage tracker, a planner, a
 // matcher and the evaluation simulator with Algorithm 3 (varying/replay.h),
@@ -21,6 +22,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "html_output.h"
 #include "planner_flags.h"
 #include "progress.h"
 #include "swapplan/planners/registry.h"
@@ -30,6 +32,7 @@
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 #include "swapplan/eval/replay.h"
+#include "swapplan/eval/replay_execute.h"
 
 namespace swapplan::cli {
 namespace {
@@ -62,8 +65,14 @@ struct ReplayArgs {
   std::optional<int64_t> remember;
   bool oracle = false;
   bool compare_matchers = false;
+  // --model-runtime (the replay of what the runtime does) and --execute
+  // host (also run it through the runtime shim, eval/replay_execute.h).
+  bool model_runtime = false;
+  std::optional<std::string> execute;
+  std::optional<std::string> work_dir;  // --execute: keep records and policies there
   bool json = false;
   std::optional<std::string> output;
+  std::optional<std::string> html;  // the HTML report page (report/replay_report.h)
 
   std::string rows_mode() const { return rows.value_or("all"); }
   int32_t explain_iteration() const { return static_cast<int32_t>(explain.value_or(-1)); }
@@ -176,7 +185,9 @@ std::string Summary(const ReplaySummary& s, const ReplayArgs& a, const ResolvedD
                         std::max<int64_t>(1, s.oracle_time_ns_by_stage[2]),
                     "\n");
   }
-  absl::StrAppend(&out, "time        ", FormatDurationNs(s.time_ns), " simulated",
+  absl::StrAppend(&out, "time        ", FormatDurationNs(s.time_ns),
+                  a.execute ? " on the op clock (executed: the trace's op times, no stalls)"
+                            : " simulated",
                   s.iterations > 0
                       ? absl::StrCat(", ", FormatDurationNs(s.time_ns / s.iterations),
                                      " per iteration")
@@ -208,14 +219,19 @@ std::string ExplainText(const ReplayRow& r, const TensorLabeler& names) {
   return out + t.Render(2);
 }
 
-nlohmann::json ReportsJson(const ReplayRow& r) {
-  nlohmann::json a = nlohmann::json::array();
+// Per item: ids with their labels (trace/tensor_label.h), null when none.
+nlohmann::json ReportsJson(const ReplayRow& r, const TensorLabeler& names) {
+  using nlohmann::json;
+  json a = json::array();
   for (const ItemReport& x : r.reports) {
-    nlohmann::json j;
+    json j;
+    const bool found = x.outcome != ItemOutcome::kMissed;
+    const bool expected = x.expected_tensor_id != 0;
     j["outcome"] = std::string(ItemOutcomeName(x.outcome));
-    j["tensor_id"] = x.outcome != ItemOutcome::kMissed ? nlohmann::json(x.tensor_id) : nlohmann::json(nullptr);
-    j["expected_tensor_id"] =
-        x.expected_tensor_id != 0 ? nlohmann::json(x.expected_tensor_id) : nlohmann::json(nullptr);
+    j["tensor_id"] = found ? json(x.tensor_id) : json(nullptr);
+    j["label"] = found ? json(names.Label(x.tensor_id)) : json(nullptr);
+    j["expected_tensor_id"] = expected ? json(x.expected_tensor_id) : json(nullptr);
+    j["expected_label"] = expected ? json(names.Label(x.expected_tensor_id)) : json(nullptr);
     j["swap_out_op"] = x.decision_op;
     j["next_use_op"] = x.next_use_op;
     j["swap_in_op"] = x.swap_in_op;
@@ -225,7 +241,7 @@ nlohmann::json ReportsJson(const ReplayRow& r) {
   return a;
 }
 
-nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
+nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle, const TensorLabeler& names) {
   using nlohmann::json;
   json j;
   j["iteration"] = r.iteration;
@@ -260,7 +276,7 @@ nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle) {
   j["num_planned_on_iterations"] = r.planned_on_iterations;
   j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
   if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
-  if (r.iteration == explain) j["items_report"] = ReportsJson(r);
+  if (r.iteration == explain) j["items_report"] = ReportsJson(r, names);
   return j;
 }
 
@@ -333,6 +349,51 @@ std::string SideBySide(const ReplaySummary& a, MatcherKind ka, const ReplaySumma
   return out;
 }
 
+// Totals of the simulated replay and of the executed run in columns, then
+// the iterations whose compared figures differ (--execute).
+std::string SimulatedVsExecuted(const ReplaySummary& a, const ReplaySummary& b,
+                                const std::vector<RowDifference>& diffs,
+                                int32_t iterations_differing) {
+  std::string out = absl::StrFormat("\n%-40s %14s %14s\n", "simulated vs executed (host)",
+                                    "simulated", "executed");
+  auto line = [&](const char* what, int64_t x, int64_t y) {
+    absl::StrAppend(&out, absl::StrFormat("%-40s %14d %14d%s\n", what, x, y, x == y ? "" : "  *"));
+  };
+  const int st = static_cast<int>(Stage::kStable);
+  line("WarmUp iterations", a.iterations_by_stage[0], b.iterations_by_stage[0]);
+  line("GenPolicy iterations", a.iterations_by_stage[1], b.iterations_by_stage[1]);
+  line("Stable iterations", a.iterations_by_stage[2], b.iterations_by_stage[2]);
+  line("policies generated", a.policies_generated, b.policies_generated);
+  line("planning failures", a.plan_failures, b.plan_failures);
+  line("items applied", a.items, b.items);
+  line("items found (matched + mismatched)", a.matched + a.mismatched, b.matched + b.mismatched);
+  line("items missed", a.missed, b.missed);
+  line("uses while off device", a.uses_while_off_device, b.uses_while_off_device);
+  line("allocation failures", a.ooms, b.ooms);
+  line("allocation failures after warm-up", a.ooms_after_warmup, b.ooms_after_warmup);
+  line("unresolved OOMs", a.unresolved_ooms, b.unresolved_ooms);
+  line("passive swap-outs", a.passive_swaps, b.passive_swaps);
+  line("Stable: passive swaps", a.passive_swaps_by_stage[st], b.passive_swaps_by_stage[st]);
+  line("Stable: policy swaps", a.policy_swaps_by_stage[st], b.policy_swaps_by_stage[st]);
+  line("policy swaps (all stages)",
+       a.policy_swaps_by_stage[0] + a.policy_swaps_by_stage[1] + a.policy_swaps_by_stage[2],
+       b.policy_swaps_by_stage[0] + b.policy_swaps_by_stage[1] + b.policy_swaps_by_stage[2]);
+  line("returns to GenPolicy (policy misses)", a.policy_miss_returns, b.policy_miss_returns);
+  absl::StrAppend(&out, "iterations differing   ", iterations_differing, " of ", a.iterations,
+                  " (compared per iteration: stage, policy, items, found, missed, "
+                  "uses while off device, allocation failures, passive swaps, unresolved OOMs, "
+                  "policy swaps, next stage, policy made; time is not compared)\n");
+  const size_t shown = std::min<size_t>(diffs.size(), 20);
+  for (size_t k = 0; k < shown; ++k) {
+    absl::StrAppend(&out, "  iteration ", diffs[k].iteration, ": ", diffs[k].field,
+                    " simulated ", diffs[k].simulated, ", executed ", diffs[k].executed, "\n");
+  }
+  if (diffs.size() > shown) {
+    absl::StrAppend(&out, "  ... ", diffs.size() - shown, " more (--json lists all)\n");
+  }
+  return out;
+}
+
 absl::Status Run(ReplayArgs& args) {
   args.flags.Parse();
   ReplayOptions o;
@@ -372,6 +433,33 @@ absl::Status Run(ReplayArgs& args) {
   }
   if (args.remember) o.remembered_sequences = static_cast<int32_t>(*args.remember);
   o.oracle = args.oracle;
+  if (args.model_runtime || args.execute) {
+    // What the runtime does: one policy planned on one iteration, forgotten
+    // on WarmUp (ReplayOptions::model_runtime). Explicit other choices are
+    // usage errors.
+    o.model_runtime = true;
+    const char* why = args.execute ? "--execute" : "--model-runtime";
+    if (args.policies && *args.policies != "single") {
+      args.flags.Add(absl::StrCat(why, " needs --policies single (the runtime keeps one policy)"));
+    }
+    if (args.plan_on && *args.plan_on != "iteration") {
+      args.flags.Add(absl::StrCat(why, " needs --plan-on iteration (the runtime's provider plans "
+                                  "one record)"));
+    }
+    if (args.remember && *args.remember != 0) {
+      args.flags.Add(absl::StrCat(why, " needs --remember 0 (the runtime forgets on WarmUp)"));
+    }
+    o.keying = PolicyKeying::kSingle;
+    o.plan_on = PlanningInput::kIteration;
+    o.remembered_sequences = 0;
+  }
+  if (args.execute) {
+    if (args.oracle) args.flags.Add("--execute: --oracle is not available (run it without)");
+    if (args.compare_matchers) {
+      args.flags.Add("--execute: --compare-matchers is not available (run it without)");
+    }
+    if (args.explain) args.flags.Add("--execute: --explain is not available (run it without)");
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
   const ResolvedDevice device =
       ResolveDevice(args.device, TraceDeviceDefaults(recorded), {}, &args.flags);
@@ -420,7 +508,9 @@ absl::Status Run(ReplayArgs& args) {
                                                     : segments;
   ProgressBar bar("replay", ProgressEnabled() && !stream);  // streamed rows show progress
   std::string explained;
+  std::vector<ReplayRow> html_rows;  // every row, for --html
   auto on_row = [&](const ReplayRow& r) {
+    if (args.html) html_rows.push_back(r);
     if (r.iteration == explain && !args.json) explained = ExplainText(r, names);
     if (!header_done) {
       emit(render(kHeader));
@@ -431,14 +521,14 @@ absl::Status Run(ReplayArgs& args) {
     if (show && rows_mode == "changes" && have_previous && !previous_printed) {
       // The row before a change, so both sides of it are visible.
       if (args.json) {
-        rows.push_back(RowJson(previous, explain, o.oracle));
+        rows.push_back(RowJson(previous, explain, o.oracle, names));
       } else {
         emit(render(Cells(previous, names)));
       }
     }
     if (show) {
       if (args.json) {
-        rows.push_back(RowJson(r, explain, o.oracle));
+        rows.push_back(RowJson(r, explain, o.oracle, names));
       } else {
         emit(render(Cells(r, names)));
       }
@@ -449,8 +539,36 @@ absl::Status Run(ReplayArgs& args) {
     last_signature = sig;
     bar.Update(r.iteration + 1, replay_total);
   };
-  SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, RunReplay(trace, o, on_row));
+  // --execute: the simulated replay first (rows kept for the comparison),
+  // then the executed run, whose rows are the report's.
+  std::optional<ReplaySummary> simulated;
+  std::vector<ReplayRow> simulated_rows;
+  std::vector<RowDifference> diffs;
+  int32_t iterations_differing = 0;
+  ExecuteOptions eo;
+  eo.replay = o;
+  eo.replay.explain_iteration = -1;
+  eo.work_dir = args.work_dir.value_or("");
+  if (args.execute) {
+    SWAPPLAN_ASSIGN_OR_RETURN(simulated, RunReplay(trace, eo.replay, [&](const ReplayRow& r) {
+                                simulated_rows.push_back(r);
+                              }));
+  }
+  auto on_executed = [&](const ReplayRow& r) {
+    if (r.iteration < static_cast<int32_t>(simulated_rows.size())) {
+      const size_t before = diffs.size();
+      CompareReplayRows(simulated_rows[r.iteration], r, &diffs);
+      if (diffs.size() > before) ++iterations_differing;
+    }
+    on_row(r);
+  };
+  SWAPPLAN_ASSIGN_OR_RETURN(ReplaySummary s, args.execute
+                                                 ? RunExecutedReplay(trace, eo, on_executed)
+                                                 : RunReplay(trace, o, on_row));
   bar.Finish();
+  if (args.html) {
+    SWAPPLAN_RETURN_IF_ERROR(WriteReplayHtmlReport(*args.html, trace, o, html_rows, s, device));
+  }
   // --compare-matchers: the same replay with the other matcher, rows not
   // printed.
   std::optional<ReplaySummary> other;
@@ -464,7 +582,7 @@ absl::Status Run(ReplayArgs& args) {
   }
   if (rows_mode == "changes" && have_previous && !previous_printed) {
     if (args.json) {
-      rows.push_back(RowJson(previous, explain, o.oracle));
+      rows.push_back(RowJson(previous, explain, o.oracle, names));
     } else {
       emit(render(Cells(previous, names)));
     }
@@ -485,6 +603,18 @@ absl::Status Run(ReplayArgs& args) {
     j["oom_handling"] = o.oom_handling_in_all_stages ? "all" : "warmup";
     j["iterations"] = rows;
     j["totals"] = TotalsJson(s, o.oracle);
+    j["model_runtime"] = o.model_runtime;
+    if (simulated) {
+      json d = json::array();
+      for (const RowDifference& x : diffs) {
+        d.push_back({{"iteration", x.iteration}, {"field", x.field},
+                     {"simulated", x.simulated}, {"executed", x.executed}});
+      }
+      j["execution"] = {{"backend", *args.execute},
+                        {"simulated_totals", TotalsJson(*simulated, false)},
+                        {"num_iterations_differing", iterations_differing},
+                        {"differences", d}};
+    }
     if (other) {
       j["totals_by_matcher"] = {{std::string(MatcherKindName(o.matcher)), j["totals"]},
                                 {std::string(MatcherKindName(other_matcher)),
@@ -495,6 +625,7 @@ absl::Status Run(ReplayArgs& args) {
   emit(explained);
   emit(Summary(s, args, device));
   if (other) emit(SideBySide(s, o.matcher, *other, other_matcher));
+  if (simulated) emit(SimulatedVsExecuted(*simulated, s, diffs, iterations_differing));
   if (!stream) return WriteOutput(output, text);
   return absl::OkStatus();
 }
@@ -519,8 +650,12 @@ void SetupReplay(CLI::App& root, Action* action) {
     o.help = absl::StrCat("Chameleon: ", o.help);
     chameleon.push_back(o);
   }
-  AddPlannerOptionFlags(sub, &f, chameleon, [args](const std::string& name, const std::string& v) {
-    return ChameleonOptionTable().SetValue(&args->chameleon, name, v);
+  // A plain pointer: the setter lives in args->flags, inside *args (a
+  // shared_ptr here would be a reference cycle).
+  ChameleonOptions* chameleon_options = &args->chameleon;
+  AddPlannerOptionFlags(sub, &f, chameleon, [chameleon_options](const std::string& name,
+                                                                const std::string& v) {
+    return ChameleonOptionTable().SetValue(chameleon_options, name, v);
   });
   f.Choice(sub, "--boundary", &args->boundary, {"optimizer", "trace"},
            "Where runtime iterations end: optimizer (after the optimizer step, default) or trace");
@@ -568,9 +703,23 @@ void SetupReplay(CLI::App& root, Action* action) {
   sub->add_flag("--oracle", args->oracle, "Also plan every iteration on itself (the oracle)");
   sub->add_flag("--compare-matchers", args->compare_matchers,
                 "Also replay with the other matcher; its totals side by side with this one's");
+  sub->add_flag("--model-runtime", args->model_runtime,
+                "Replay what the runtime shim does (its Stable choice; no policy after a failed "
+                "plan; copies out as it starts them); implies --policies single --plan-on "
+                "iteration --remember 0");
+  f.Choice(sub, "--execute", &args->execute, {"host"},
+           "Also execute the trace through the runtime shim on this backend (host); rows and "
+           "totals are the executed run's, then simulated vs executed (implies "
+           "--model-runtime)");
+  f.Text(sub, "--work-dir", &args->work_dir,
+         "--execute: keep the runtime's records and the provider's policies in DIR (default: a "
+         "temporary directory, removed)");
   sub->add_flag("--json", args->json,
                 "JSON: per-iteration rows and totals (docs/json/replay.schema.json)");
   f.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
+  f.Text(sub, "--html", &args->html,
+         "Also write the HTML report page of the replay: peak per iteration against the capacity "
+         "and budget, stages, policies used, OOMs and misses (docs/report.md)");
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

@@ -145,10 +145,13 @@ void SetupReport(CLI::App& root, Action* action) {
   args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
                     "Budget as a ratio r >= 1x instead of --device-memory, as compare's: "
                     "persistent bytes + (unswapped peak - persistent bytes) / r, e.g. 2x");
+  // A plain pointer: the parser lives in args->flags, inside *args (a
+  // shared_ptr here would be a reference cycle).
+  std::vector<std::string>* policies = &args->policies;
   args->flags.Repeated(
       sub, "--policy",
-      [args](const std::string& path) -> std::string {
-        args->policies.push_back(path);
+      [policies](const std::string& path) -> std::string {
+        policies->push_back(path);
         return "";
       },
       "A policy to show (repeatable): its curve, timeline and swapped tensors, next to every "

@@ -277,9 +277,12 @@ void SetupSearch(CLI::App& root, Action* action) {
                  "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
                  "(unswapped peak - persistent bytes) / r, e.g. 2x (as compare)");
   AddIterationFlag(sub, &a->flags, &a->iteration);
+  // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
+  // here would be a reference cycle).
+  AdvisorOptions* options = &a->options;
   AddPlannerOptionFlags(sub, &a->flags, AdvisorOptionTable().Describe(AdvisorOptions()),
-                        [a](const std::string& name, const std::string& value) {
-                          return AdvisorOptionTable().SetValue(&a->options, name, value);
+                        [options](const std::string& name, const std::string& value) {
+                          return AdvisorOptionTable().SetValue(options, name, value);
                         });
   sub->add_flag("--islands", a->islands,
                 "Island model over MPI: run under mpirun -np N, one population per rank, "

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
@@ -190,12 +192,14 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["host_wait_ns"] = r.host_wait_ns;
   j["num_ops_with_stall"] = r.ops_with_stall;
   json stalls = json::array();
+  const TensorLabeler names(t);
   for (const StallSite& s : r.top_stalls) {
     stalls.push_back({{"op", s.op},
                       {"op_name", OpNameJson(t, it, s.op)},
                       {"stall_ns", s.stall_ns},
                       {"cause", std::string(StallCauseName(s.cause))},
-                      {"tensor_id", s.tensor_id}});
+                      {"tensor_id", s.tensor_id},
+                      {"label", names.Label(s.tensor_id)}});
   }
   j["top_stalls"] = stalls;
   j["peak_with_policy_bytes"] = r.peak_bytes;
@@ -245,6 +249,15 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   return j.dump(2) + "\n";
 }
 
+// `status` with "<prefix>: " before its message, its code and payloads (the
+// kind and the rule tag, util/error.h) kept.
+absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
+  absl::Status out(status.code(), absl::StrCat(prefix, ": ", status.message()));
+  status.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
 absl::Status Run(SimulateArgs& args) {
   args.flags.Parse();
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(args.trace, &args.flags));
@@ -287,6 +300,18 @@ absl::Status Run(SimulateArgs& args) {
   SimulatorOptions o;
   o.device = device.model;
   o.record_stream = args.naive_record_stream ? RecordStreamMode::kNaive : RecordStreamMode::kCustom;
+  // Per-op host times past 1e17 ns (about 3 years) are refused by their
+  // flag; smaller ones that still carry the clock past 2^63 - 1 ns over the
+  // iteration's ops are the simulator's overflow error naming the op.
+  for (auto [flag, v] : {std::pair<const char*, std::optional<int64_t>>{"--host-dispatch",
+                                                                       args.host_dispatch_ns},
+                         {"--event-query", args.event_query_ns}}) {
+    if (v && *v > kMaxCopyNs) {
+      args.flags.Add(absl::StrCat(flag, ": ", FormatDurationNs(*v),
+                                  " is more than a host step may take (1e17 ns, about 3 years)"));
+    }
+  }
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   o.host_dispatch_ns = args.host_dispatch_ns.value_or(0);
   o.host_event_query_ns = args.event_query_ns.value_or(0);
   o.launch_queue_depth =
@@ -296,7 +321,18 @@ absl::Status Run(SimulateArgs& args) {
   o.oom_handling = args.oom_handling == std::optional<std::string>("algorithm3")
                        ? OomHandling::kAlgorithm3
                        : OomHandling::kReport;
-  SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, Simulate(trace, policy, o));
+  absl::StatusOr<SimulationResult> simulated = Simulate(trace, policy, o);
+  if (!simulated.ok()) {
+    // What the policy breaks names the policy file (its items, schedule and
+    // sums come from it); the trace's own errors already name the trace.
+    const ErrorKind kind = KindOf(simulated.status());
+    const bool names_trace = absl::StartsWith(simulated.status().message(), trace.source());
+    if (kind == ErrorKind::kMalformedInput && !names_trace) {
+      return WithPrefix(simulated.status(), args.policy);
+    }
+    return simulated.status();
+  }
+  SimulationResult r = *std::move(simulated);
   if (args.timeline) {
     SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*args.timeline, TimelineToChromeTrace(trace, policy, r)));
   }

@@ -191,6 +191,13 @@ ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& d, cons
                             FormatBytes(m.capacity_bytes), " of device memory"));
     complete = false;
   }
+  if (f.copy_latency_ns && *f.copy_latency_ns > kMaxCopyNs) {
+    // The device model's own bound (DeviceModel::Validate), named by the
+    // flag that broke it rather than by the model's field.
+    flags->Add(absl::StrCat("--copy-latency: ", FormatDurationNs(*f.copy_latency_ns),
+                            " is more than a copy may take (1e17 ns, about 3 years)"));
+    complete = false;
+  }
   ResolveComputeScale(f, d, preset, &r);
   if (complete && flags->ok()) {
     if (absl::Status s = m.Validate(); !s.ok()) flags->Add(std::string(s.message()));

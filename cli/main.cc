@@ -41,12 +41,16 @@ int main(int argc, char** argv) {
   cli::SetupPolicy(app, &action);
   cli::SetupImport(app, &action);
   cli::SetupDevices(app, &action);
+  cli::SetupServe(app, &action);
   cli::SetupHelp(app, &action);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
+    return app.exit(e) == 0 ? cli::kExitOk : cli::kExitBadInput;
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? cli::kExitOk : cli::kExitBadInput;
+    // One line in swapplan's words (issue 19), never CLI11's two.
+    std::cerr << "swapplan: " << cli::DescribeParseError(app, e) << "\n";
+    return cli::kExitBadInput;
   }
   absl::Status status;
   try {

@@ -4,8 +4,9 @@
 #   1. pip: a fresh virtual environment (--system-site-packages, for Debian's
 #      PyTorch and meson-python), `pip install --no-build-isolation .`, then
 #      `import swapplan`, `import swapplan.runtime` (the library found inside
-#      the package, no SWAPPLAN_RUNTIME_LIB), `import swapplan.recorder` and
-#      `swapplan --version` from another directory.
+#      the package, no SWAPPLAN_RUNTIME_LIB), `import swapplan.recorder`,
+#      `import swapplan.client` (its generated planner_service_pb2 found inside
+#      the package) and `swapplan --version` from another directory.
 #   2. meson install --destdir into a staging root, then an out-of-tree C++
 #      program (scripts/install_check/consumer.cc) compiled with nothing but
 #      `pkg-config --cflags --libs swapplan_planners swapplan_runtime` against
@@ -35,18 +36,22 @@ if [ "$what" = all ] || [ "$what" = pip ]; then
     --config-settings=builddir="$root/build-pip" "$root"
   (
     cd "$work"  # not the checkout: the installed package, not python/
-    unset SWAPPLAN_RUNTIME_LIB SWAPPLAN_BINARY PYTHONPATH
+    unset SWAPPLAN_RUNTIME_LIB SWAPPLAN_BINARY SWAPPLAN_PROTO_PYTHON_DIR PYTHONPATH
     "$work/venv/bin/python" - <<'PY'
 import os, sys
 import swapplan
 import swapplan.runtime
 import swapplan.recorder
+import swapplan.client
+from swapplan.client import _proto
 from swapplan.runtime import _lib
 lib = _lib.library_path()
 package = os.path.dirname(swapplan.__file__)
 assert swapplan.__file__.startswith(sys.prefix), ("not the installed package", swapplan.__file__)
 assert lib == os.path.join(package, "libswapplan_runtime.so"), ("runtime library", lib)
 _lib.load()  # the ABI check
+assert _proto.pb.__file__ == os.path.join(package, "client", "planner_service_pb2.py"), (
+    "client messages", _proto.pb.__file__)
 print("import swapplan %s from %s; runtime library %s" % (swapplan.__version__, package, lib))
 PY
     # shellcheck disable=SC1091

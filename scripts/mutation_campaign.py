@@ -58,8 +58,9 @@ TRACE_COMMANDS = [
     "inspect --json {t}",
     "curve {t}",
     "plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}",
-    "compare {t} --oversubscription 2 --bandwidth 1GB/s --planners noswap,recompute,lru,chameleon",
-    "replay {t} --bandwidth 1GB/s --iterations 4 --rows none",
+    "compare {t} --oversubscription 2x --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
+    "--planners noswap,recompute,lru,chameleon",
+    "replay {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --iterations 4 --rows none",
 ]
 
 
@@ -231,7 +232,11 @@ def is_sanitized(binary):
         return b"__asan_init" in f.read()
 
 
-def classify(case, proc, elapsed, timeout, names_path):
+def classify(case, proc, elapsed, timeout, names_path, case_dir=None):
+    """A flag case's error is named when it names the flag — or the input
+    file it found the problem in: a value that is valid alone but not with
+    this trace (an infeasible budget, an overflow in op 12) is reported
+    against the trace, which is the right place."""
     if proc is None:
         return "timeout", ""
     err = proc.stderr.decode(errors="replace")
@@ -255,7 +260,8 @@ def classify(case, proc, elapsed, timeout, names_path):
         if len(lines) != 1:
             return "multi-line", " | ".join(lines[:3])
         named = names_path in err or os.path.basename(names_path) in err or \
-            (case.family == "baseline" and "/nonexistent/" in err)
+            (case.family == "baseline" and "/nonexistent/" in err) or \
+            (case.family == "flag" and case_dir is not None and case_dir in err)
         return ("clean-error" if named else "unnamed-error"), first
     if rc == 1 and case.family == "baseline" and len(lines) == 1 and "rows fail against" in err:
         # regress's documented verdict for a quality regression (exit 1 today;
@@ -301,7 +307,7 @@ def run_case(binary, case, work, timeout, sanitized, memory_mb):
             proc = None
         elapsed = time.monotonic() - start
         names = case.names if case.family in ("flag", "synth") else os.path.join(d, case.names)
-        cls, line = classify(case, proc, elapsed, timeout, names)
+        cls, line = classify(case, proc, elapsed, timeout, names, d)
         return cls, line.replace(d, "DIR"), elapsed
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -339,8 +345,18 @@ def main():
                     lambda c=c: None if time.monotonic() - start > args.time_limit else
                     run_case(binary, c, work, args.timeout, sanitized, args.memory_mb))] = c
             done = 0
+            # One line per finished run, as it finishes: a long campaign can
+            # be read (and a stopped one salvaged) before the tables exist.
+            log = open(os.path.join(args.out, "results.jsonl"), "w")
             for f in concurrent.futures.as_completed(futures):
-                results[futures[f].index] = f.result()
+                c = futures[f]
+                results[c.index] = f.result()
+                if results[c.index] is not None:
+                    cls, line, elapsed = results[c.index]
+                    log.write(json.dumps({"case": c.index, "family": c.family,
+                                          "mutation": c.mutation, "class": cls,
+                                          "seconds": round(elapsed, 3), "line": line}) + "\n")
+                    log.flush()
                 done += 1
                 if done % 1000 == 0:
                     print("  %d/%d (%.0f s)" % (done, len(cases), time.monotonic() - start),
@@ -381,9 +397,16 @@ def report(cases, results, args, wall, binary):
     for counts in by_family.values():
         total.update(counts)
     must_fail = sum(1 for c, r in zip(cases, results) if r is not None and c.must_fail)
+    # Wall seconds per run (on a shared machine mostly waiting for a core;
+    # the per-run limit itself is on CPU time).
+    walls = sorted(r[2] for r in results if r is not None) or [0.0]
+    median_s, p99_s = walls[len(walls) // 2], walls[min(len(walls) - 1, int(len(walls) * 0.99))]
+    over_10s_wall = sum(1 for w in walls if w > 10)
     summary = {"binary": binary, "seed": args.seed, "cases": len(cases), "skipped": skipped,
                "must_fail_cases": must_fail, "jobs": args.jobs, "timeout_s": args.timeout,
                "wall_s": round(wall, 1), "slowest_run_s": round(slowest, 2),
+               "median_run_s": round(median_s, 2), "p99_run_s": round(p99_s, 2),
+               "runs_over_10s_wall": over_10s_wall,
                "classes": {k: total.get(k, 0) for k in CLASSES},
                "by_family": {f: dict(v) for f, v in sorted(by_family.items())},
                "examples": sorted(examples.values(), key=lambda e: (e["class"], e["mutation"]))}
@@ -401,8 +424,9 @@ def report(cases, results, args, wall, binary):
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(table)
     print(table)
-    print("cases %d (must fail %d, skipped past the time limit %d), wall %.0f s, slowest run (wall) "
-          "%.2f s" % (len(cases), must_fail, skipped, wall, slowest))
+    print("cases %d (must fail %d, skipped past the time limit %d), wall %.0f s, run wall time "
+          "median %.2f s, p99 %.2f s, slowest %.2f s, over 10 s %d" %
+          (len(cases), must_fail, skipped, wall, median_s, p99_s, slowest, over_10s_wall))
     for e in summary["examples"]:
         print("  [%s] %s (%s): %s -> %s" % (e["class"], e["mutation"], e["family"],
                                             e["command"], e["stderr"][:160]))

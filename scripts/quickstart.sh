@@ -17,7 +17,8 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 # ccache: meson finds it by itself, so rebuilds (CI's too) reuse objects.
 pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-dev
       libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache
-      coinor-libcbc-dev libopenmpi-dev openmpi-bin)
+      coinor-libcbc-dev libopenmpi-dev openmpi-bin
+      libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf)
 if [ "$mode" = test ]; then
   pkgs+=(python3 python3-torch python3-torchvision)
   # .ci/run's install check (scripts/install_check.sh): pip install . in a venv.

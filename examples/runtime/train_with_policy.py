@@ -22,11 +22,19 @@ defeats.
 
     python3 examples/runtime/train_with_policy.py --steps 12 --json
 
+With `--server ADDR` the policies come from the planner service (`swapplan
+serve`, docs/service.md) instead of a `swapplan plan` process per GenPolicy
+step (swapplan.runtime.ServicePlanProvider): each request is bounded by
+--server-timeout, and an unreachable or slow service means no policy that
+time (passive swaps go on; training never waits longer than that).
+
 With --json it prints one JSON object: loss_identical, steps, budget_bytes,
 peak_device_bytes (the runtime's, whole run), planned_peak_bytes (`swapplan
 check`'s peak for the policy Stable ran), stable_peak_device_bytes,
 policy_swaps, passive_swaps, use_while_off_device, ooms, stable (the counts of
-the Stable steps), and per step the stage, policy and sequence length. The
+the Stable steps), policy_drops / policy_recomputes / recompute_fallbacks_to_swap
+(RECOMPUTE items: `--planner recompute`, or any planner `swapplan compare`
+knows), and per step the stage, policy and sequence length. The
 runtime library is found in build/ or through SWAPPLAN_RUNTIME_LIB.
 """
 
@@ -49,7 +57,8 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from swapplan.runtime import SwapRuntime, find_swapplan_binary  # noqa: E402
+from swapplan.runtime import (ServicePlanProvider, SwapRuntime,  # noqa: E402
+                              find_swapplan_binary)
 
 PAD_TO = 16
 
@@ -208,7 +217,21 @@ def main(argv=None):
     p.add_argument("--warmup-iterations", type=int, default=1)
     p.add_argument("--genpolicy-iterations", type=int, default=1)
     p.add_argument("--bandwidth", default="8GB/s", help="host backend link, each way")
-    p.add_argument("--min-tensor-bytes", default="16KiB", help="planner: smallest tensor to swap")
+    p.add_argument("--min-tensor-bytes", default="16KiB",
+                   help="chameleon planner: smallest tensor to swap")
+    p.add_argument("--planner", default="chameleon",
+                   help="the GenPolicy planner: chameleon (`swapplan plan`) or any name `swapplan "
+                        "compare --planners` takes (recompute, hybrid, ...): its RECOMPUTE items "
+                        "are executed by re-running the recorded ATen ops")
+    p.add_argument("--planner-option", action="append", default=[], metavar="PLANNER.NAME=VALUE",
+                   help="passed to `swapplan compare --planner-option` (planners other than "
+                        "chameleon), repeatable")
+    p.add_argument("--server", default=None, metavar="ADDR",
+                   help="ask the planner service at ADDR (host:port, `swapplan serve`) for "
+                        "policies instead of running `swapplan plan`")
+    p.add_argument("--server-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="with --server: the most one GenPolicy request may take before "
+                        "training goes on without a policy that time")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     lengths = sequence_lengths(args.steps, args.context, args.seed)
@@ -225,13 +248,22 @@ def main(argv=None):
     else:
         budget = args.device_memory
 
+    if args.planner == "chameleon":
+        planner_args = ["--min-tensor-bytes", args.min_tensor_bytes]
+    else:
+        planner_args = [a for o in args.planner_option for a in ("--planner-option", o)]
+    provider = "default"
+    if args.server:
+        provider = ServicePlanProvider(args.server, timeout_s=args.server_timeout,
+                                       options={"min-tensor-bytes": args.min_tensor_bytes})
     with tempfile.TemporaryDirectory(prefix="swapplan-fig7-") as work:
         def runtime(model, opt):
             return SwapRuntime(device_memory=budget, model=model, optimizer=opt, keys=args.keys,
                                warmup_iterations=args.warmup_iterations,
                                genpolicy_iterations=args.genpolicy_iterations,
                                h2d_bandwidth=args.bandwidth, d2h_bandwidth=args.bandwidth,
-                               planner_args=["--min-tensor-bytes", args.min_tensor_bytes],
+                               provider=provider,
+                               planner=args.planner, planner_args=planner_args,
                                on_oom="count", work_dir=work)
         t0 = time.perf_counter()
         losses, rt = train(args, lengths, runtime)
@@ -249,6 +281,7 @@ def main(argv=None):
         "loss_identical": losses == baseline,
         "steps": args.steps,
         "keys": args.keys,
+        "planner": args.planner,
         "budget_bytes": stats["device_budget_bytes"],
         "peak_device_bytes": stats["peak_device_bytes"],
         "planned_peak_bytes": planned_peak,
@@ -257,6 +290,11 @@ def main(argv=None):
         "passive_swaps": stats["passive_swaps"],
         "use_while_off_device": stats["use_while_off_device"],
         "ooms": stats["ooms"],
+        "policy_drops": stats["policy_drops"],
+        "policy_recomputes": stats["policy_recomputes"],
+        "recompute_fallbacks_to_swap": stats["recompute_fallbacks_to_swap"],
+        "recomputed_random_storages": stats["recomputed_random_storages"],
+        "recompute_ms": round(stats["recompute_ms"], 3),
         "stable": stable,
         "planned_policy_violations": len(violations),
         "policies_planned": len(rt.plans),
@@ -275,6 +313,9 @@ def main(argv=None):
                      for r in rows],
         "losses": losses,
     }
+    if args.server:
+        provider.close()
+        result["service"] = dict(provider.stats, address=args.server)
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -285,6 +326,13 @@ def main(argv=None):
                                        result["stable_peak_device_bytes"], planned_peak,
                                        result["policy_swaps"], result["passive_swaps"],
                                        result["use_while_off_device"], result["ooms"]))
+        if args.server:
+            st = result["service"]
+            print("planner service %s: asked %d times, %d policies (%d cached), %d fallbacks, "
+                  "%d errors, %.3f s%s" % (args.server, st["asked"], st["policies"],
+                                           st["cache_hits"], st["fallbacks"], st["errors"],
+                                           st["seconds"], ("; last error: " + st["last_error"])
+                                           if st["last_error"] else ""))
         for s in result["per_step"]:
             print("  step %2d  %-9s policy %2d  len %s  peak %d  swaps %d  passive %d  off %d  oom %d"
                   % (s["step"], s["stage"], s["policy"], s["sequence_length"], s["peak_bytes"],

@@ -284,45 +284,72 @@ def gzip_mutations(data, rng):
 
 # --- command-line flag values ---------------------------------------------------
 
-BAD_SIZES = ["", " ", "-1", "-5MB", "abc", "1e400", "nan", "inf", "1e30TB",
-             "9223372036854775808", "18446744073709551616B", "1..5MB", "GiB", "1GiBs",
-             "9223372036854775807TB", "1 2"]
-BAD_BANDWIDTHS = ["", "0", "0GB/s", "-1GB/s", "nan", "inf", "1e400GB/s", "abc", "1GB/m"]
-BAD_DURATIONS = ["", "-1us", "nan", "abc", "1e400s", "-0.5ms", "10 parsecs"]
-BAD_COUNTS = ["", "-1", "abc", "1e400", "99999999999999999999", "2147483648", "1.5"]
-BAD_RATIOS = ["", "0", "0.5", "-1", "nan", "inf", "1e400", "abc"]
-EXTREME_SIZES = ["0", "1", "9223372036854775807", "8388607TiB", "1TiB", "1000TiB"]
+# Flag values as the flags take them now (cli/flags.h, docs/cli.md): a size
+# needs its unit (64GiB, 600B), a duration ns/us/ms/s/min/h, a bandwidth a
+# rate unit (25GB/s); a bare number is refused for all three. Planner
+# options (--min-tensor-bytes, --iteration-time-ns) are parsed by the
+# planner's own option table, where a bare number of bytes or ns is fine.
+BAD_SIZES = ["", " ", "-1B", "-5MB", "abc", "1e400B", "nanB", "infB", "1e30TB",
+             "9223372036854775808B", "9223372036854775807B", "18446744073709551616B",
+             "1..5MB", "GiB", "1GiBs", "9223372036854775807TB", "1 2", "64", "0", "600",
+             "9223372036854775807", "25GB/s", "10us", "1GiB\n2GiB"]
+OK_SIZES = ["1B", "1KiB", "512MiB", "1TiB", "1000TiB", "8388607TiB", "1.5GiB"]
+BAD_BANDWIDTHS = ["", "0B/s", "0GB/s", "-1GB/s", "nan", "nanGB/s", "inf", "infGB/s",
+                  "1e400GB/s", "abc", "1GB/m", "25", "25GB", "1e9", "GB/s"]
+OK_BANDWIDTHS = ["1B/s", "1e300GB/s", "1e-300B/s", "25GB/s", "900MB/s", "1.5GiB/s"]
+BAD_DURATIONS = ["", "-1us", "nan", "nanus", "abc", "1e400s", "-0.5ms", "10 parsecs", "5",
+                 "0", "1e30s", "9223372036854775808ns", "9223372036854775807ns", "1GiB", "us"]
+OK_DURATIONS = ["0ns", "0s", "1ns", "10us", "2.5ms", "1000000h", "9223372036854775ns"]
+BAD_COUNTS = ["", "-1", "abc", "1e400", "99999999999999999999", "2147483648", "1.5", "0x10",
+              "9223372036854775808"]
+BAD_OVERSUBSCRIPTIONS = ["", "0", "0x", "0.5", "0.5x", "-1", "nan", "inf", "1e400", "abc", "2y"]
+OK_OVERSUBSCRIPTIONS = ["1", "1x", "2x", "1.5", "1e308", "1000x"]
+BAD_SCALES = ["", "0", "0x", "-1", "-0.5x", "nan", "inf", "1e400", "abc", "2y"]
+OK_SCALES = ["1x", "0.5x", "2", "1e-9", "1e300"]
+BAD_FRACTIONS = ["", "-1", "-5%", "nan", "inf", "1e400", "abc", "5%%"]
+BAD_PLANNER_SIZES = ["", "-1", "abc", "1e400", "nanB", "1..5MB", "-5MiB"]
+OK_PLANNER_SIZES = ["0", "1", "1MiB", "1TiB", "0B"]
+BAD_PLANNER_DURATIONS = ["", "-1", "abc", "1e400s", "nan", "-5us"]
+OK_PLANNER_DURATIONS = ["0", "1000", "10us", "1s"]
 
 # (command template, flag, kind): {t} is a valid trace, {p} its policy, {o}
 # an output path.
+PLAN = "plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}"
+COMPARE = "compare {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --planners noswap,lru"
+REPLAY = "replay {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --rows none"
 FLAG_SITES = [
     ("plan {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}", "--device-memory", "size"),
-    ("plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}",
-     "--reserve", "size"),
+    (PLAN, "--reserve", "size"),
     ("plan {t} --device-memory 1GiB --d2h-bandwidth 1GB/s -o {o}", "--h2d-bandwidth",
      "bandwidth"),
-    ("plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}",
-     "--min-tensor-bytes", "size"),
-    ("plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s -o {o}",
-     "--iteration", "count"),
-    ("compare {t} --bandwidth 1GB/s --planners noswap,lru", "--oversubscription", "ratio"),
-    ("compare {t} --bandwidth 1GB/s --planners noswap,lru", "--device-memory", "size"),
-    ("compare {t} --oversubscription 2 --planners noswap,lru", "--bandwidth", "bandwidth"),
-    ("compare {t} --oversubscription 2 --bandwidth 1GB/s --planners noswap,lru", "--latency",
-     "duration"),
-    ("compare {t} --device-memory 1GiB --bandwidth 1GB/s --planners noswap,lru", "--reserve",
-     "size"),
+    ("plan {t} --device-memory 1GiB --h2d-bandwidth 1GB/s -o {o}", "--d2h-bandwidth",
+     "bandwidth"),
+    (PLAN, "--copy-latency", "duration"),
+    (PLAN, "--compute-scale", "scale"),
+    (PLAN, "--min-tensor-bytes", "planner-size"),
+    (PLAN, "--iteration", "count"),
+    (COMPARE, "--oversubscription", "oversubscription"),
+    ("compare {t} --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --planners noswap,lru "
+     "--device-memory 1GiB", "--reserve", "size"),
+    (COMPARE, "--device-memory", "size"),
+    ("compare {t} --oversubscription 2x --d2h-bandwidth 1GB/s --planners noswap,lru",
+     "--h2d-bandwidth", "bandwidth"),
+    (COMPARE + " --oversubscription 2x", "--copy-latency", "duration"),
+    (COMPARE + " --oversubscription 2x", "--compute-scale", "scale"),
     ("simulate {t} {p}", "--device-memory", "size"),
-    ("simulate {t} {p}", "--latency", "duration"),
-    ("simulate {t} {p}", "--bandwidth", "bandwidth"),
+    ("simulate {t} {p}", "--reserve", "size"),
+    ("simulate {t} {p}", "--copy-latency", "duration"),
+    ("simulate {t} {p}", "--h2d-bandwidth", "bandwidth"),
     ("simulate {t} {p}", "--host-dispatch", "duration"),
+    ("simulate {t} {p}", "--event-query", "duration"),
+    ("simulate {t} {p}", "--launch-queue-depth", "count"),
     ("simulate {t} {p}", "--top-stalls", "count"),
-    ("check {t} {p}", "--iteration-time", "duration"),
+    ("check {t} {p}", "--iteration-time-ns", "planner-duration"),
     ("inspect {t}", "--top-ops", "count"),
     ("curve {t}", "--iteration", "count"),
-    ("replay {t} --bandwidth 1GB/s", "--device-memory", "size"),
-    ("replay {t} --bandwidth 1GB/s", "--iterations", "count"),
-    ("replay {t} --bandwidth 1GB/s", "--max-length-change", "ratio01"),
+    (REPLAY, "--device-memory", "size"),
+    (REPLAY, "--iterations", "count"),
+    (REPLAY, "--max-length-change", "fraction"),
 ]
 
 SYNTH_FLAGS = ["--hidden", "--layers", "--seq", "--micro-batch", "--micro-batches", "--heads",
@@ -332,37 +359,36 @@ SYNTH_EXTREMES = ["2147483640", "2147483647", "9223372036854775807", "1099511627
 
 def site_value(flag, kind, rng):
     """(value, must_fail) for `flag` of `kind` at its site: flag_value plus
-    the site's own rules (a reserve at least the device memory of 1 GiB,
-    an iteration index past the trace's)."""
+    the site's own rules (no reserve of the device memory or more, no
+    device memory of 0, an iteration index past the trace's, at least one
+    op dispatched ahead)."""
     value, must = flag_value(kind, rng)
-    if flag == "--reserve" and value in ("9223372036854775807", "8388607TiB", "1TiB", "1000TiB"):
-        must = True
+    if flag == "--reserve" and value in ("1TiB", "1000TiB", "8388607TiB", "1.5GiB"):
+        must = True  # the site's device memory is 1 GiB (simulate: the policy's)
     if flag == "--iteration" and value == "2147483647":
-        must = True
+        must = True  # past the trace's iterations
+    if flag == "--launch-queue-depth" and value == "0":
+        must = True  # the host must dispatch at least one op ahead
     return value, must
 
 
 def flag_value(kind, rng):
     """(value, must_fail) for a flag of `kind`."""
-    if kind == "size":
-        if rng.random() < 0.75:
-            return rng.choice(BAD_SIZES), True
-        return rng.choice(EXTREME_SIZES), False
-    if kind == "bandwidth":
-        if rng.random() < 0.8:
-            return rng.choice(BAD_BANDWIDTHS), True
-        return rng.choice(["1e-300B/s", "1e300GB/s", "1B/s"]), False
-    if kind == "duration":
-        if rng.random() < 0.8:
-            return rng.choice(BAD_DURATIONS), True
-        return rng.choice(["0", "9223372036854775807ns", "1000000h"]), False
-    if kind == "count":
-        if rng.random() < 0.8:
-            return rng.choice(BAD_COUNTS), True
-        return rng.choice(["0", "2147483647"]), False
-    if kind == "ratio01":
-        return rng.choice(["", "-1", "nan", "inf", "1e400", "abc"]), True
-    return rng.choice(BAD_RATIOS), True
+    table = {
+        "size": (BAD_SIZES, OK_SIZES, 0.75),
+        "bandwidth": (BAD_BANDWIDTHS, OK_BANDWIDTHS, 0.75),
+        "duration": (BAD_DURATIONS, OK_DURATIONS, 0.75),
+        "count": (BAD_COUNTS, ["0", "1", "2147483647"], 0.8),
+        "oversubscription": (BAD_OVERSUBSCRIPTIONS, OK_OVERSUBSCRIPTIONS, 0.75),
+        "scale": (BAD_SCALES, OK_SCALES, 0.75),
+        "fraction": (BAD_FRACTIONS, ["0", "0.5", "5%", "100%"], 0.8),
+        "planner-size": (BAD_PLANNER_SIZES, OK_PLANNER_SIZES, 0.7),
+        "planner-duration": (BAD_PLANNER_DURATIONS, OK_PLANNER_DURATIONS, 0.7),
+    }
+    bad, good, share = table[kind]
+    if rng.random() < share:
+        return rng.choice(bad), True
+    return rng.choice(good), False
 
 
 def synth_flag(rng):

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/checked.h"
 
 namespace swapplan {
@@ -109,7 +110,7 @@ absl::StatusOr<MemoryCurve> ComputeMemoryCurve(const Trace& trace, const CurveOp
   // broke that invariant; the allocator comparison can overflow on its own
   // (allocator_bytes_in_use values near INT64_MAX).
   auto tensor_overflow = [&](TensorId t, absl::string_view what) {
-    return OverflowError(absl::StrCat(trace.source(), ": tensor ", trace.tensor(t).trace_id),
+    return OverflowError(absl::StrCat(trace.source(), ": ", TensorLabel(trace, t, LabelForm::kShort)),
                          absl::StrCat("size_bytes ", trace.tensor(t).size_bytes,
                                       " overflows the ", what));
   };

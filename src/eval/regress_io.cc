@@ -12,7 +12,9 @@
 #include "swapplan/eval/regress.h"
 
 #include <algorithm>
+#include "swapplan/planners/planner.h"
 #include "swapplan/planners/registry.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/file.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
@@ -31,11 +33,16 @@ class Parser {
  public:
   explicit Parser(const std::string& source) : source_(source) {}
 
-  absl::Status Fail(const std::string& path, absl::string_view what) const {
+  // "FILE: JSON-PATH: what [rule]", malformed input (exit 2), the rule also
+  // as the status's payload (util/error.h), as the trace and policy readers'.
+  absl::Status Fail(const std::string& path, absl::string_view what,
+                    absl::string_view rule = "baseline-schema") const {
     // The path is built from the file's keys: escaped, so that a key with a
     // control character cannot break the message over lines (issue 19).
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_, ": ", EscapeForMessage(path, 200), ": ", what));
+    return WithRule(Error(ErrorKind::kMalformedInput,
+                          absl::StrCat(source_, ": ", EscapeForMessage(path, 200), ": ", what,
+                                       " [", rule, "]")),
+                    rule);
   }
 
   absl::StatusOr<std::string> String(const Json& j, const std::string& path) const {
@@ -45,6 +52,11 @@ class Parser {
   absl::StatusOr<int64_t> Int(const Json& j, const std::string& path) const {
     if (!j.is_number_integer()) return Fail(path, "expected an integer");
     return j.get<int64_t>();
+  }
+  absl::StatusOr<int64_t> NonNegative(const Json& j, const std::string& path) const {
+    SWAPPLAN_ASSIGN_OR_RETURN(int64_t v, Int(j, path));
+    if (v < 0) return Fail(path, absl::StrCat(v, " is negative; must be >= 0"), "out-of-range");
+    return v;
   }
   absl::StatusOr<double> Number(const Json& j, const std::string& path) const {
     if (!j.is_number()) return Fail(path, "expected a number");
@@ -79,7 +91,7 @@ class Parser {
         if (r.iteration_time_ns <= 0) return Fail(p, "must be > 0");
         has_time = true;
       } else {
-        return Fail(p, "unknown field");
+        return Fail(p, "unknown field", "unknown-field");
       }
     }
     if (!has_feasible) return Fail(path, "missing \"feasible\"");
@@ -102,14 +114,18 @@ class Parser {
           return Fail(p, "expected a hex string such as \"0x1f\"");
         }
       } else if (it.key() == "iteration_ops") {
+        // Never truncated to 32 bits (issue 19): 2^32 + 13 is not 13.
         SWAPPLAN_ASSIGN_OR_RETURN(int64_t v, Int(it.value(), p));
+        if (v < 0 || v > INT32_MAX) {
+          return Fail(p, absl::StrCat(v, " is out of range [0, 2147483647]"), "out-of-range");
+        }
         id.iteration_ops = static_cast<int32_t>(v);
       } else if (it.key() == "unswapped_peak_bytes") {
-        SWAPPLAN_ASSIGN_OR_RETURN(id.unswapped_peak_bytes, Int(it.value(), p));
+        SWAPPLAN_ASSIGN_OR_RETURN(id.unswapped_peak_bytes, NonNegative(it.value(), p));
       } else if (it.key() == "persistent_bytes") {
-        SWAPPLAN_ASSIGN_OR_RETURN(id.persistent_bytes, Int(it.value(), p));
+        SWAPPLAN_ASSIGN_OR_RETURN(id.persistent_bytes, NonNegative(it.value(), p));
       } else {
-        return Fail(p, "unknown field");
+        return Fail(p, "unknown field", "unknown-field");
       }
       ++found;
     }
@@ -154,8 +170,10 @@ class Parser {
           const std::string pi = absl::StrCat(p, "[", i, "]");
           SWAPPLAN_ASSIGN_OR_RETURN(std::string name, String(v[i], pi));
           if (FindPlanner(name) == nullptr) {
-            return Fail(pi, absl::StrCat("unknown planner '", EscapeForMessage(name), "' (known: ", PlannerNames(),
-                                         ")"));
+            return Fail(pi,
+                        absl::StrCat("unknown planner '", EscapeForMessage(name),
+                                     "' (known: ", PlannerNames(), ")"),
+                        "unknown-planner");
           }
           e.planners.push_back(name);
         }
@@ -164,9 +182,15 @@ class Parser {
         for (size_t i = 0; i < v.size(); ++i) {
           const std::string pi = absl::StrCat(p, "[", i, "]");
           SWAPPLAN_ASSIGN_OR_RETURN(std::string text, String(v[i], pi));
-          if (absl::StatusOr<CompareOptions::PlannerOption> po = ParsePlannerOption(text);
-              !po.ok()) {
-            return Fail(pi, po.status().message());
+          absl::StatusOr<CompareOptions::PlannerOption> po = ParsePlannerOption(text);
+          if (!po.ok()) return Fail(pi, po.status().message(), "bad-planner-option");
+          // The value is checked now, by the planner's own parser, whether
+          // or not the planner runs (issue 19: a bad option of a planner an
+          // entry leaves out was ignored).
+          absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner(po->planner);
+          if (!planner.ok()) return Fail(pi, planner.status().message(), "bad-planner-option");
+          if (absl::Status st = (*planner)->SetOption(po->name, po->value); !st.ok()) {
+            return Fail(pi, st.message(), "bad-planner-option");
           }
           e.planner_options.push_back(text);
         }
@@ -179,8 +203,10 @@ class Parser {
           if (le == std::string::npos) return Fail(pi, "expected \"A<=B\" (planner names)");
           for (const std::string& name : {text.substr(0, le), text.substr(le + 2)}) {
             if (FindPlanner(name) == nullptr) {
-              return Fail(pi, absl::StrCat("unknown planner '", name, "' (known: ",
-                                           PlannerNames(), ")"));
+              return Fail(pi,
+                          absl::StrCat("unknown planner '", EscapeForMessage(name),
+                                       "' (known: ", PlannerNames(), ")"),
+                          "unknown-planner");
             }
           }
           e.at_most.push_back(text);
@@ -188,18 +214,19 @@ class Parser {
       } else if (key == "trace_identity") {
         SWAPPLAN_ASSIGN_OR_RETURN(e.identity, Identity(v, p));
       } else if (key == "budget_bytes") {
-        SWAPPLAN_ASSIGN_OR_RETURN(e.budget_bytes, Int(v, p));
+        SWAPPLAN_ASSIGN_OR_RETURN(e.budget_bytes, NonNegative(v, p));
       } else if (key == "results") {
         if (!v.is_object()) return Fail(p, "expected an object of planner results");
         for (auto r = v.begin(); r != v.end(); ++r) {
           const std::string pr = p + "." + r.key();
           if (FindPlanner(r.key()) == nullptr) {
-            return Fail(pr, absl::StrCat("unknown planner (known: ", PlannerNames(), ")"));
+            return Fail(pr, absl::StrCat("unknown planner (known: ", PlannerNames(), ")"),
+                        "unknown-planner");
           }
           SWAPPLAN_ASSIGN_OR_RETURN(e.results[r.key()], Result(r.value(), pr));
         }
       } else {
-        return Fail(p, "unknown field");
+        return Fail(p, "unknown field", "unknown-field");
       }
     }
     if (e.trace.empty()) return Fail(path, "missing \"trace\"");
@@ -210,20 +237,39 @@ class Parser {
       return Fail(path + ".reserve", "a reserve applies to device_memory, not to an "
                                      "oversubscription");
     }
+    // The planners the entry runs (regress.cc EntryPlanners): its list,
+    // else the recorded ones, else compare's default set.
+    auto runs = [&](const std::string& name) {
+      if (!e.planners.empty()) {
+        return std::find(e.planners.begin(), e.planners.end(), name) != e.planners.end();
+      }
+      if (!e.results.empty()) return e.results.count(name) > 0;
+      const PlannerInfo* info = FindPlanner(name);
+      return info != nullptr && info->in_default_set && !info->unlimited_memory;
+    };
     // Both planners of a relation must run for the entry.
     for (size_t i = 0; i < e.at_most.size(); ++i) {
       const std::string& rel = e.at_most[i];
       const size_t le = rel.find("<=");
       for (const std::string& name : {rel.substr(0, le), rel.substr(le + 2)}) {
-        const bool runs = e.planners.empty()
-                              ? e.results.count(name) > 0
-                              : std::find(e.planners.begin(), e.planners.end(), name) !=
-                                    e.planners.end();
-        if (!runs) {
+        if (!runs(name)) {
           return Fail(absl::StrCat(path, ".at_most[", i, "]"),
                       absl::StrCat("planner '", name, "' does not run for this entry (add it to "
-                                   "\"planners\")"));
+                                   "\"planners\")"),
+                      "planner-not-run");
         }
+      }
+    }
+    // So must the planner of every option: an option nothing reads is a
+    // mistake, not a no-op.
+    for (size_t i = 0; i < e.planner_options.size(); ++i) {
+      const std::string& text = e.planner_options[i];
+      const std::string name = text.substr(0, text.find('.'));
+      if (!runs(name)) {
+        return Fail(absl::StrCat(path, ".planner_options[", i, "]"),
+                    absl::StrCat("planner '", EscapeForMessage(name),
+                                 "' does not run for this entry (add it to \"planners\")"),
+                    "planner-not-run");
       }
     }
     return e;
@@ -250,10 +296,12 @@ absl::StatusOr<QualityBaseline> ParseQualityBaseline(absl::string_view text,
   } catch (const Json::parse_error& e) {
     // e.byte: the 1-based position where parsing stopped.
     return parser.Fail("$", absl::StrCat("not valid JSON at byte ", e.byte, " (",
-                                         EscapeForMessage(e.what(), 200), ")"));
+                                         EscapeForMessage(e.what(), 200), ")"),
+                       "json-syntax");
   } catch (const Json::exception& e) {  // a number past a double (1e400): out_of_range
     return parser.Fail("$", absl::StrCat("not valid JSON (", EscapeForMessage(e.what(), 200),
-                                         ")"));
+                                         ")"),
+                       "json-number");
   }
   if (!j.is_object()) return parser.Fail("$", "expected an object");
   QualityBaseline b;
@@ -279,7 +327,7 @@ absl::StatusOr<QualityBaseline> ParseQualityBaseline(absl::string_view text,
         b.entries.push_back(std::move(e));
       }
     } else {
-      return parser.Fail(p, "unknown field");
+      return parser.Fail(p, "unknown field", "unknown-field");
     }
   }
   if (!has_format) return parser.Fail("$", absl::StrCat("missing \"format\": \"", kFormat, "\""));

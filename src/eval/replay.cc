@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -99,6 +100,21 @@ absl::Status ReplayOptions::Validate() const {
   if (remembered_sequences < 0) {
     return bad("remembered_sequences", remembered_sequences, "must be >= 0 (0: none)");
   }
+  if (model_runtime) {
+    // What the runtime shim cannot do.
+    if (keying != PolicyKeying::kSingle) {
+      return bad("keying", PolicyKeyingName(keying),
+                 "model_runtime needs single (the runtime keeps one policy at a time)");
+    }
+    if (plan_on != PlanningInput::kIteration) {
+      return bad("plan_on", PlanningInputName(plan_on),
+                 "model_runtime needs iteration (the runtime's provider plans one record)");
+    }
+    if (remembered_sequences != 0) {
+      return bad("remembered_sequences", remembered_sequences,
+                 "model_runtime needs 0 (the runtime forgets its policies on WarmUp)");
+    }
+  }
   SWAPPLAN_RETURN_IF_ERROR(envelope.Validate());
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
@@ -119,7 +135,36 @@ struct PolicyRecord {
   bool clean = true;  // no use while off device, no unresolved OOM
   int64_t ooms = 0;
   int64_t time_ns = 0;
+  // ReplayOptions::model_runtime: unresolved OOMs and uses while off device
+  // in its GenPolicy runs, and their op time (the runtime's op clock).
+  int64_t trouble = 0;
+  int64_t op_time_ns = 0;
 };
+
+// The runtime's choice of the Stable policy (Runtime::State::BestCandidate)
+// among `candidates`: see ReplayOptions::model_runtime.
+PolicyRecord* RuntimeBestCandidate(absl::Span<const std::unique_ptr<PolicyRecord>> candidates) {
+  bool all_simulated = true;
+  for (const auto& p : candidates) {
+    if (p->runs > 0 && p->matchable.policy.simulated_iteration_time_ns <= 0) {
+      all_simulated = false;
+    }
+  }
+  PolicyRecord* best = nullptr;
+  std::tuple<bool, int64_t, int32_t> best_key;
+  for (const auto& p : candidates) {
+    if (p->runs == 0) continue;
+    const int64_t time = all_simulated ? p->matchable.policy.simulated_iteration_time_ns
+                                       : p->op_time_ns / p->runs;
+    const std::tuple<bool, int64_t, int32_t> key{p->trouble > 0, time, p->id};
+    if (best == nullptr || key < best_key) {
+      best = p.get();
+      best_key = key;
+    }
+  }
+  if (best == nullptr && !candidates.empty()) best = candidates.back().get();
+  return best;
+}
 
 // Whether a is a better long-term policy than b (policies that ran first).
 bool Better(const PolicyRecord& a, const PolicyRecord& b) {
@@ -143,6 +188,9 @@ struct KeyState {
   std::vector<std::unique_ptr<PolicyRecord>> policies;
   PolicyRecord* latest = nullptr;  // runs in GenPolicy
   PolicyRecord* stable = nullptr;  // runs in Stable
+  // ReplayOptions::model_runtime: the Stable candidates are policies[k] for
+  // k >= candidates_begin (made since GenPolicy was entered).
+  size_t candidates_begin = 0;
 };
 
 // The policies of a sequence the run left (remembered across WarmUp), and
@@ -371,7 +419,8 @@ absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& r
     SWAPPLAN_ASSIGN_OR_RETURN(rec, MakePolicy(*plan_on, device_, t, &infeasible));
   }
   if (rec == nullptr) {
-    // The key keeps the policy it had (if any).
+    // The key keeps the policy it had (if any); the runtime runs none.
+    if (options_.model_runtime) key.latest = nullptr;
     row.plan_error = infeasible;
     ++sum.plan_failures;
     return absl::OkStatus();
@@ -394,6 +443,12 @@ bool ReplayLoop::SameSequence(absl::Span<const int32_t> a, absl::Span<const int3
 }
 
 void ReplayLoop::Accumulate(const ReplayRow& row, ReplaySummary& sum) {
+  AccumulateReplayRow(row, sum);
+}
+
+}  // namespace
+
+void AccumulateReplayRow(const ReplayRow& row, ReplaySummary& sum) {
   const int s = static_cast<int>(row.stage);
   ++sum.iterations;
   ++sum.iterations_by_stage[s];
@@ -431,6 +486,8 @@ void ReplayLoop::Accumulate(const ReplayRow& row, ReplaySummary& sum) {
   }
 }
 
+namespace {
+
 absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const ReplayRow&)> on_row) {
   ReplaySummary sum;
   sum.runtime_iterations = segments_.num_segments();
@@ -464,7 +521,11 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       row.missed = applied.missed;
       row.resized_larger = applied.resized_larger;
       row.resized_smaller = applied.resized_smaller;
-      row.policy_swaps = static_cast<int32_t>(applied.policy.items.size());
+      // The runtime also starts the copy out of a found tensor with no use
+      // after its swap-out (it cannot know; the copy is cancelled when the
+      // tensor dies); the simulator leaves those out.
+      row.policy_swaps = static_cast<int32_t>(applied.policy.items.size()) +
+                         (options_.model_runtime ? applied.unused_after_swap_out : 0);
       row.uses_while_off_device = applied.uses_while_off_device;
       row.first_off_device_op = applied.first_off_device_op;
       row.first_off_device_tensor = applied.first_off_device_tensor;
@@ -497,6 +558,10 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       run->clean = run->clean && row.uses_while_off_device == 0 && row.unresolved_ooms == 0;
       run->ooms += row.ooms;
       run->time_ns += row.time_ns;
+      run->trouble += row.unresolved_ooms + row.uses_while_off_device;
+      for (OpIndex op = seg.iteration(0).op_begin; op < seg.iteration(0).op_end; ++op) {
+        run->op_time_ns += std::max<int64_t>(seg.op(op).duration_ns, 0);
+      }
     }
 
     // The oracle: this iteration planned on itself.
@@ -575,6 +640,12 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
         // Each key keeps its policy: the widest envelope's, or the best run.
         for (KeyState& k : keys_) {
           k.stable = nullptr;
+          if (options_.model_runtime) {
+            const size_t first = std::min(k.candidates_begin, k.policies.size());
+            k.stable = RuntimeBestCandidate(absl::MakeConstSpan(k.policies).subspan(first));
+            k.candidates_begin = k.policies.size();
+            continue;
+          }
           if (options_.plan_on != PlanningInput::kIteration) {
             k.stable = k.latest;  // planned on the most observations
             continue;
@@ -595,18 +666,15 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
 
 }  // namespace
 
-absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions& options,
-                                        absl::FunctionRef<void(const ReplayRow&)> on_row) {
-  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  std::unique_ptr<Planner> planner;
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options) {
   if (options.planner == "chameleon") {
     SWAPPLAN_RETURN_IF_ERROR(options.chameleon.Validate());
-    planner = std::make_unique<ChameleonPlanner>(options.chameleon);
-  } else {
-    SWAPPLAN_ASSIGN_OR_RETURN(planner, CreatePlanner(options.planner));
+    return std::unique_ptr<Planner>(std::make_unique<ChameleonPlanner>(options.chameleon));
   }
-  // Planning: the whole device model (budget = capacity - reserve).
-  // Simulation: the same device with all of its capacity.
+  return CreatePlanner(options.planner);
+}
+
+absl::StatusOr<DeviceModel> ReplayDevice(const Trace& trace, const ReplayOptions& options) {
   DeviceModel device = options.simulator.device;
   const double h2d = device.h2d_bandwidth_bytes_per_s > 0
                          ? device.h2d_bandwidth_bytes_per_s
@@ -621,6 +689,16 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
   }
   device.h2d_bandwidth_bytes_per_s = h2d;
   device.d2h_bandwidth_bytes_per_s = d2h;
+  return device;
+}
+
+absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions& options,
+                                        absl::FunctionRef<void(const ReplayRow&)> on_row) {
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, CreateReplayPlanner(options));
+  // Planning: the whole device model (budget = capacity - reserve).
+  // Simulation: the same device with all of its capacity.
+  SWAPPLAN_ASSIGN_OR_RETURN(DeviceModel device, ReplayDevice(trace, options));
   SimulatorOptions sim_options = options.simulator;
   sim_options.device = device;
   sim_options.device.reserve_bytes = 0;

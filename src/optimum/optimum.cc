@@ -28,11 +28,15 @@ absl::Status OptimumOptions::Validate() const {
 }
 
 std::vector<std::pair<std::string, std::string>> OptimumOptions::Parameters() const {
-  return {{"time_limit_ns", absl::StrCat(time_limit_ns)},
-          {"recompute", recompute ? "true" : "false"},
-          {"advisor_kinds", advisor_kinds ? "true" : "false"},
-          {"threads", absl::StrCat(threads)},
-          {"max_order_pairs", absl::StrCat(max_order_pairs)}};
+  std::vector<std::pair<std::string, std::string>> p = {
+      {"time_limit_ns", absl::StrCat(time_limit_ns)},
+      {"recompute", recompute ? "true" : "false"},
+      {"advisor_kinds", advisor_kinds ? "true" : "false"},
+      {"threads", absl::StrCat(threads)},
+      {"max_order_pairs", absl::StrCat(max_order_pairs)}};
+  // Written when set (the default since the simulator counts transients).
+  if (recompute_transient) p.push_back({"recompute_transient", "true"});
+  return p;
 }
 
 namespace {
@@ -80,6 +84,7 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   so.device = problem.device;
   SwapModelOptions mo;
   mo.recompute = options.recompute;
+  mo.recompute_transient = options.recompute_transient;
   mo.advisor_kinds = options.advisor_kinds;
   mo.max_order_pairs = options.max_order_pairs;
   SWAPPLAN_ASSIGN_OR_RETURN(SwapModel model, SwapModel::Build(trace, problem.iteration, so, mo));
@@ -107,6 +112,11 @@ absl::StatusOr<OptimumResult> ComputeOptimum(const PlanningProblem& problem,
   int64_t best_start_ns = -1;
   std::optional<Policy> best_start;
   for (const Policy& w : warm_starts) {
+    if (options.recompute_transient &&
+        std::any_of(w.items.begin(), w.items.end(),
+                    [](const PolicyItem& it) { return it.action == ItemAction::kRecompute; })) {
+      continue;
+    }
     int32_t skipped = 0;
     std::vector<std::pair<int32_t, double>> start = model.StartFrom(w, &skipped);
     res.warm_start_skipped += skipped;

@@ -237,6 +237,11 @@ absl::Status SwapModel::FindWindows(const SwapModelOptions& options) {
         rw.releases = releases;
         rw.recompute_ns = duration_ns_[producer];
         rw.producer_op = producer;
+        if (options.recompute_transient) {
+          for (TensorId o : trace.outputs(iter.op_begin + producer)) {
+            if (o != t) rw.transient_bytes += trace.tensor(o).size_bytes;
+          }
+        }
         for (int32_t s : triggers) {
           bool ok = true;
           for (TensorId in : trace.inputs(iter.op_begin + producer)) {
@@ -397,12 +402,24 @@ void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
     }
   }
   // --- memory: every op over the budget --------------------------------------------
+  // (and, with transients, every trigger op of a RECOMPUTE window that has
+  // one: the re-made other outputs of its producer count there).
+  std::vector<std::vector<MilpTerm>> transient_at(n);
+  for (const SwapWindowVar& w : windows_) {
+    if (w.kind != WindowKind::kRecompute || w.transient_bytes == 0) continue;
+    for (size_t i = 0; i < w.triggers.size(); ++i) {
+      ChoiceTerms(w.sigma, static_cast<int32_t>(i), -static_cast<double>(w.transient_bytes),
+                  &transient_at[w.triggers[i]]);
+    }
+  }
+  std::vector<bool> needs_row(n);
+  for (int32_t k = 0; k < n; ++k) needs_row[k] = over_[k] || !transient_at[k].empty();
   std::vector<std::vector<int32_t>> covering(n);
   for (size_t gi = 0; gi < windows_.size(); ++gi) {
     const SwapWindowVar& w = windows_[gi];
     auto cover = [&](int32_t lo, int32_t hi) {  // ops [lo, hi)
       for (int32_t k = lo; k < hi; ++k) {
-        if (over_[k]) covering[k].push_back(static_cast<int32_t>(gi));
+        if (needs_row[k]) covering[k].push_back(static_cast<int32_t>(gi));
       }
     };
     if (IsWrap(w.kind)) {
@@ -413,11 +430,12 @@ void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
     }
   }
   for (int32_t k = 0; k < n; ++k) {
-    if (!over_[k]) continue;
+    if (!needs_row[k]) continue;
     terms.clear();
     for (int32_t gi : covering[k]) {
       OffTerms(windows_[gi], k, static_cast<double>(windows_[gi].size_bytes), &terms);
     }
+    terms.insert(terms.end(), transient_at[k].begin(), transient_at[k].end());
     p.AddRow(terms, static_cast<double>(unswapped_[k] - budget_), kMilpInfinity);
   }
   // RECOMPUTE: every other input of the producer on the device at s.

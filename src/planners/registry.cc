@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
+#include "swapplan/planners/baselines/practice.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/planners/hybrid/hybrid_planner.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
@@ -47,6 +48,13 @@ const PlannerInfo kPlanners[] = {
      false, false, &Make<HybridPlanner>},
     {"advisor", "SwapAdvisor: genetic search over schedule and size-class pool, Belady swaps (seed 002)",
      false, false, &Make<AdvisorPlanner>},
+    // The baselines users pick in practice (issue 23, docs/baselines.md).
+    {"selective", "Megatron selective recomputation: drop the attention core's activations, re-run it",
+     false, true, &Make<SelectivePlanner>},
+    {"te-offload", "TransformerEngine CPU offload: layers 0..k-1 out, smallest k that fits", false,
+     true, &Make<TeOffloadPlanner>},
+    {"save-on-cpu", "torch save_on_cpu: every saved activation out at save, back on use (no prefetch)",
+     false, true, &Make<SaveOnCpuPlanner>},
 };
 
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/policy/policy_runtime.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan {
 
@@ -87,12 +89,31 @@ absl::Status MemoryPool::Validate() const {
   return absl::OkStatus();
 }
 
-absl::Status Policy::Validate() const {
+absl::Status Policy::ValidateHeader() const {
   // The device model as recorded: zero capacity or bandwidths mean "not
-  // recorded" (a v1 policy without them); everything else must be valid.
+  // recorded" (a v1 policy without them); everything else must be valid —
+  // a negative bandwidth or budget is refused here, for every reader
+  // (ReadPolicy and ReadPolicyForCheck alike).
   if (absl::Status st = device.ValidatePartial(); !st.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("policy: ", st.message()));
+    return WithRule(absl::InvalidArgumentError(
+                        absl::StrCat("policy: ", st.message(), " [bad-device]")),
+                    "bad-device");
   }
+  if (fingerprint.iteration_ops < 0 || fingerprint.iteration < 0) {
+    return WithRule(absl::InvalidArgumentError(absl::StrCat(
+                        "policy: fingerprint iteration ", fingerprint.iteration, ", ",
+                        fingerprint.iteration_ops, " ops: must not be negative [bad-fingerprint]")),
+                    "bad-fingerprint");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Policy::Validate() const {
+  SWAPPLAN_RETURN_IF_ERROR(ValidateHeader());
+  // Nothing here is sized by fingerprint.iteration_ops, which the input
+  // alone states (issue 19: 2^31 - 1 ops must not fill an 8 GiB vector
+  // before the trace disagrees): the schedule's checks allocate only once
+  // its length — real entries — equals it.
   const int32_t n = fingerprint.iteration_ops;
   if (!schedule.empty()) {
     if (static_cast<int64_t>(schedule.size()) != n) {
@@ -111,7 +132,10 @@ absl::Status Policy::Validate() const {
     }
   }
   if (absl::Status st = pool.Validate(); !st.ok()) return st;
-  const std::vector<int32_t> pos = SchedulePositions();
+  // Schedule positions: the identity (no allocation) without a schedule.
+  const std::vector<int32_t> positions =
+      schedule.empty() ? std::vector<int32_t>() : SchedulePositions();
+  auto pos = [&](int32_t op) { return schedule.empty() ? op : positions[op]; };
   for (size_t i = 0; i < items.size(); ++i) {
     const PolicyItem& it = items[i];
     auto fail = [&](absl::string_view what) {
@@ -127,8 +151,8 @@ absl::Status Policy::Validate() const {
         return fail(absl::StrCat(name, " ", op, " is outside the iteration (", n, " ops)"));
       }
     }
-    const int32_t out = pos[it.swap_out_op], rel = pos[it.release_op], in = pos[it.swap_in_op],
-                  use = pos[it.first_use_op];
+    const int32_t out = pos(it.swap_out_op), rel = pos(it.release_op), in = pos(it.swap_in_op),
+                  use = pos(it.first_use_op);
     const absl::string_view where = schedule.empty() ? "" : " in schedule positions";
     if (!it.wraps && !(out <= rel && rel < in && in <= use)) {
       return fail(absl::StrCat("ops must satisfy swap_out_op <= release_op < swap_in_op <= "

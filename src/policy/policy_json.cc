@@ -146,8 +146,13 @@ class Reader {
  public:
   explicit Reader(const std::string& source) : source_(source) {}
 
-  absl::Status Fail(const std::string& path, absl::string_view what) const {
-    return Error(ErrorKind::kMalformedInput, absl::StrCat(source_, ": JSON ", path, ": ", what));
+  // "FILE: JSON PATH: what [rule]" (the rule also as the status's payload,
+  // util/error.h), as the trace readers' schema errors.
+  absl::Status Fail(const std::string& path, absl::string_view what,
+                    absl::string_view rule = "policy-schema") const {
+    return WithRule(Error(ErrorKind::kMalformedInput,
+                          absl::StrCat(source_, ": JSON ", path, ": ", what, " [", rule, "]")),
+                    rule);
   }
   absl::StatusOr<uint64_t> U64(const Json& j, const std::string& path) const {
     if (j.is_number_unsigned()) return j.get<uint64_t>();
@@ -210,7 +215,7 @@ class Reader {
       // the message over lines (issue 19).
       const std::string p = path + "." + EscapeForMessage(it.key());
       absl::Status st = field(it.key(), it.value(), p);
-      if (st.code() == absl::StatusCode::kNotFound) return Fail(p, "unknown field");
+      if (st.code() == absl::StatusCode::kNotFound) return Fail(p, "unknown field", "unknown-field");
       SWAPPLAN_RETURN_IF_ERROR(st);
     }
     return absl::OkStatus();

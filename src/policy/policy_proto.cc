@@ -98,8 +98,11 @@ void RuntimeToProto(const PolicyRuntime& rt, pb::PolicyRuntime* o) {
   }
 }
 
-absl::Status Malformed(const std::string& source, absl::string_view what) {
-  return Error(ErrorKind::kMalformedInput, absl::StrCat(source, ": ", what));
+// "SOURCE: what [rule]", malformed input with the rule attached (WithRule).
+absl::Status Malformed(const std::string& source, absl::string_view what,
+                       absl::string_view rule = "policy-schema") {
+  return WithRule(
+      Error(ErrorKind::kMalformedInput, absl::StrCat(source, ": ", what, " [", rule, "]")), rule);
 }
 
 absl::StatusOr<OpAnchor> AnchorFromProto(const pb::OpAnchor& in, const std::string& source,
@@ -218,8 +221,17 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
   Policy p;
   p.format_version = static_cast<int32_t>(version);
   p.fingerprint.op_sequence_hash = in.fingerprint().op_sequence_hash();
-  p.fingerprint.iteration_ops = Clamp32(in.fingerprint().iteration_ops());
-  p.fingerprint.iteration = Clamp32(in.fingerprint().iteration());
+  // A value past int32 is refused, never clamped (issue 19).
+  for (auto [name, v, out] : {std::tuple<const char*, uint32_t, int32_t*>{
+                                  "iteration_ops", in.fingerprint().iteration_ops(),
+                                  &p.fingerprint.iteration_ops},
+                              {"iteration", in.fingerprint().iteration(), &p.fingerprint.iteration}}) {
+    if (v > static_cast<uint32_t>(INT32_MAX)) {
+      return Malformed(source, absl::StrCat("fingerprint.", name, " ", v, " is past 2^31 - 1"),
+                       "bad-fingerprint");
+    }
+    *out = static_cast<int32_t>(v);
+  }
   if (version == 1) {
     // v1: the budget and bandwidths are the whole device model; there is no
     // runtime section (swapplan policy upgrade rebuilds it from the trace).
@@ -301,8 +313,17 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
       p.pool.classes.push_back({c.object_bytes(), Clamp32(c.count())});
     }
   }
-  if (validate) {
-    if (absl::Status st = p.Validate(); !st.ok()) return Malformed(source, st.message());
+  // The header checks run for every reader (check's too: one validation
+  // path); the item checks only when asked (the checker lists every item's
+  // problems itself).
+  if (absl::Status st = validate ? p.Validate() : p.ValidateHeader(); !st.ok()) {
+    // Validate's own rule tag is already in its message; the rest are
+    // "bad-policy".
+    if (std::optional<std::string> rule = RuleOf(st)) {
+      return WithRule(Error(ErrorKind::kMalformedInput, absl::StrCat(source, ": ", st.message())),
+                      *rule);
+    }
+    return Malformed(source, st.message(), "bad-policy");
   }
   return p;
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "policy/resolver_recompute.h"
 #include "swapplan/trace/dataflow.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
@@ -171,8 +172,24 @@ class ResolveRun {
     if (out_.scheduled()) absl::StrAppend(&s, " at position ", out_.pos[local]);
     return s;
   }
+  // "item 1 (tensor 11 'layers.3.mlp.silu')" (trace/tensor_label.h, short
+  // form; "item 1 (tensor 11)" when unnamed or not in the trace).
   std::string ItemText(size_t i) const {
-    return absl::StrCat("item ", i, " (tensor ", policy_.items[i].tensor_id, ")");
+    const uint64_t id = policy_.items[i].tensor_id;
+    const TensorId t = DenseOf(id);
+    return absl::StrCat("item ", i, " (",
+                        t == kNoTensor ? absl::StrCat("tensor ", id)
+                                       : TensorLabel(trace_, t, LabelForm::kShort),
+                        ")");
+  }
+  // The dense index of file id `id`, or kNoTensor.
+  TensorId DenseOf(uint64_t id) const {
+    if (r_.dense_of_id_.empty()) {
+      return id < static_cast<uint64_t>(trace_.num_tensors()) ? static_cast<TensorId>(id)
+                                                               : kNoTensor;
+    }
+    auto f = r_.dense_of_id_.find(id);
+    return f == r_.dense_of_id_.end() ? kNoTensor : f->second;
   }
   void Add(ResolveRule rule, int32_t item, int32_t op, std::string text) {
     out_.issues.push_back(
@@ -239,14 +256,7 @@ class ResolveRun {
     for (size_t i = 0; i < policy_.items.size(); ++i) {
       const PolicyItem& item = policy_.items[i];
       const int32_t idx = static_cast<int32_t>(i);
-      TensorId t = kNoTensor;
-      if (r_.dense_of_id_.empty()) {
-        if (item.tensor_id < static_cast<uint64_t>(trace_.num_tensors())) {
-          t = static_cast<TensorId>(item.tensor_id);
-        }
-      } else if (auto f = r_.dense_of_id_.find(item.tensor_id); f != r_.dense_of_id_.end()) {
-        t = f->second;
-      }
+      const TensorId t = DenseOf(item.tensor_id);
       if (t == kNoTensor) {
         Add(ResolveRule::kUnknownTensor, idx, -1,
             absl::StrCat(ItemText(i), ": no such tensor in ", trace_.source()));

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/trace/recompute.h"
+#include "swapplan/trace/tensor_label.h"
 
 namespace swapplan {
 
@@ -27,7 +28,7 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
   }
   auto text = [&](int32_t k) {
     const ResolvedItem& it = rp->items[k];
-    return absl::StrCat("item ", it.item, " (tensor ", trace.tensor(it.tensor).trace_id, ")");
+    return absl::StrCat("item ", it.item, " (", TensorLabel(trace, it.tensor, LabelForm::kShort), ")");
   };
   for (const auto& [position, items] : groups) {
     ResolvedRecompute g;
@@ -71,8 +72,8 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
       const TensorId b = r.blocked_tensor;
       rp->issues.push_back(
           {ResolveRule::kNotRecomputable, rp->items[blamed].item, local,
-           absl::StrCat(text(blamed), ": cannot be recomputed before ", where, ": tensor ",
-                        trace.tensor(b).trace_id, " in its recipe is ",
+           absl::StrCat(text(blamed), ": cannot be recomputed before ", where, ": ",
+                        TensorLabel(trace, b, LabelForm::kShort), " in its recipe is ",
                         RecomputeBlockerName(r.blocker), " [",
                         ResolveRuleTag(ResolveRule::kNotRecomputable), "]")});
     } else {

@@ -9,6 +9,8 @@
 //   #swapped   the selected policy's items, sortable by column
 //   #compare   one row per planner; #limits what limits each
 // and finally sets <body data-report-status="ok"> ("error: ..." on failure).
+// kPageHelpers holds what the replay report's script (replay_script.cc)
+// shares with it (page_script.h).
 #include "report/page_script.h"
 
 namespace swapplan::internal_report {
@@ -37,12 +39,11 @@ td { white-space: nowrap; }
 td.l, th.l { text-align: left; }
 td.l:first-child { white-space: normal; }
 tr.best td { background: #eaf6ec; } tr.second td { background: #f3f8fd; }
+tr.bad td { background: #fdecea; }
 footer { margin-top: 24px; color: #888; font-size: 12px; }
 )CSS";
 
-const char kPageScript[] = R"JS(
-'use strict';
-(function () {
+const char kPageHelpers[] = R"JS(
   const body = document.body;
   function fail(msg) {
     body.setAttribute('data-report-status', 'error: ' + msg);
@@ -89,6 +90,36 @@ const char kPageScript[] = R"JS(
   }
 
   const data = JSON.parse(document.getElementById('swapplan-data').textContent);
+
+  function table(parent, columns, rows, rowClass) {
+    const t = el('table', {}, parent), head = el('tr', {}, el('thead', {}, t));
+    const tb = el('tbody', {}, t);
+    let sortKey = null, asc = true;
+    function fill() {
+      while (tb.firstChild) tb.removeChild(tb.firstChild);
+      const shown = rows.slice();
+      if (sortKey !== null) {
+        shown.sort(function (a, b) {
+          const x = columns[sortKey].key(a), y = columns[sortKey].key(b);
+          return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+        });
+      }
+      for (const r of shown.slice(0, 2000)) {
+        const tr = el('tr', {class: rowClass ? rowClass(r) : ''}, tb);
+        for (const c of columns) el('td', {class: c.left ? 'l' : ''}, tr, c.text(r));
+      }
+      if (shown.length > 2000) el('td', {colspan: columns.length, class: 'l'}, el('tr', {}, tb), (shown.length - 2000) + ' more rows');
+    }
+    columns.forEach(function (c, i) {
+      const th = el('th', {class: c.left ? 'l' : ''}, head, c.title);
+      th.addEventListener('click', function () { asc = sortKey === i ? !asc : !c.left ? false : true; sortKey = i; fill(); });
+    });
+    fill();
+    return t;
+  }
+)JS";
+
+const char kPageScript[] = R"JS(
   const n = data.num_ops;
   const opName = function (i) {
     return i >= 0 && i < n ? data.op_names[data.ops.name[i]] : '?';
@@ -315,32 +346,6 @@ const char kPageScript[] = R"JS(
   }
 
   // ---- tables ----
-  function table(parent, columns, rows, rowClass) {
-    const t = el('table', {}, parent), head = el('tr', {}, el('thead', {}, t));
-    const tb = el('tbody', {}, t);
-    let sortKey = null, asc = true;
-    function fill() {
-      while (tb.firstChild) tb.removeChild(tb.firstChild);
-      const shown = rows.slice();
-      if (sortKey !== null) {
-        shown.sort(function (a, b) {
-          const x = columns[sortKey].key(a), y = columns[sortKey].key(b);
-          return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
-        });
-      }
-      for (const r of shown.slice(0, 2000)) {
-        const tr = el('tr', {class: rowClass ? rowClass(r) : ''}, tb);
-        for (const c of columns) el('td', {class: c.left ? 'l' : ''}, tr, c.text(r));
-      }
-      if (shown.length > 2000) el('td', {colspan: columns.length, class: 'l'}, el('tr', {}, tb), (shown.length - 2000) + ' more rows');
-    }
-    columns.forEach(function (c, i) {
-      const th = el('th', {class: c.left ? 'l' : ''}, head, c.title);
-      th.addEventListener('click', function () { asc = sortKey === i ? !asc : !c.left ? false : true; sortKey = i; fill(); });
-    });
-    fill();
-    return t;
-  }
   function swapped() {
     const d = document.getElementById('swapped');
     while (d.firstChild) d.removeChild(d.firstChild);
@@ -392,7 +397,6 @@ const char kPageScript[] = R"JS(
   } catch (e) {
     fail(e && e.stack ? e.stack : String(e));
   }
-})();
 )JS";
 
 }  // namespace swapplan::internal_report

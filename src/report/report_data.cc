@@ -5,30 +5,17 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/report/html_report.h"
 #include "swapplan/sim/simulator.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
 namespace {
 
 using nlohmann::json;
-
-// "layers.3.attn.softmax [8,32,1024,1024] bf16 ACTIVATION" when the trace
-// names the tensor, else "tensor 17 ..." with its file id.
-std::string TensorLabel(const Trace& t, TensorId id) {
-  const TensorInfo& info = t.tensor(id);
-  std::string out(t.tensor_name(id));
-  if (out.empty()) out = absl::StrCat("tensor ", info.trace_id);
-  const absl::Span<const int64_t> shape = t.shape(id);
-  if (!shape.empty()) absl::StrAppend(&out, " [", absl::StrJoin(shape, ","), "]");
-  if (info.dtype != DType::kUnknown) absl::StrAppend(&out, " ", DTypeName(info.dtype));
-  absl::StrAppend(&out, " ", TensorKindName(info.kind));
-  return out;
-}
 
 json FlatSpans(const std::vector<TimelineSpan>& spans, SpanKind kind) {
   json out = json::array();
@@ -73,17 +60,14 @@ json CompareRow(const Trace& trace, const Comparison& c, const PlannerOutcome& r
 // Swapped tensors of a policy with the stall each caused: the stall of
 // every op whose last-finishing copy was the tensor's (all ops listed:
 // top_stall_ops = ops).
-json SwappedTable(const Trace& trace, const Policy& p, const SimulationResult& r,
-                  const absl::flat_hash_map<uint64_t, TensorId>& by_id) {
+json SwappedTable(const Policy& p, const SimulationResult& r, const TensorLabeler& names) {
   absl::flat_hash_map<uint64_t, int64_t> stall;
   for (const StallSite& s : r.top_stalls) stall[s.tensor_id] += s.stall_ns;
   json out = json::array();
   for (const PolicyItem& it : p.items) {
     json row;
     row["tensor_id"] = it.tensor_id;
-    auto found = by_id.find(it.tensor_id);
-    row["name"] = found == by_id.end() ? absl::StrCat("tensor ", it.tensor_id)
-                                       : TensorLabel(trace, found->second);
+    row["name"] = names.Label(it.tensor_id);  // trace/tensor_label.h, full form
     row["size_bytes"] = it.size_bytes;
     row["action"] = std::string(ItemActionName(it.action));
     row["swap_out_op"] = it.swap_out_op;
@@ -174,8 +158,7 @@ absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
   so.record_timeline = true;
   so.top_stall_ops = std::max<int32_t>(1, c.num_ops);
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, c.iteration, so));
-  absl::flat_hash_map<uint64_t, TensorId> by_id;
-  for (TensorId t = 0; t < trace.num_tensors(); ++t) by_id.emplace(trace.tensor(t).trace_id, t);
+  const TensorLabeler labels(trace);
   json policies = json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const PlannerOutcome& r = c.rows[i];
@@ -196,7 +179,7 @@ absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
                        {"stall", FlatSpans(s.timeline, SpanKind::kStall)},
                        {"d2h", FlatSpans(s.timeline, SpanKind::kD2H)},
                        {"h2d", FlatSpans(s.timeline, SpanKind::kH2D)}};
-      p["swapped"] = SwappedTable(trace, *r.policy, s, by_id);
+      p["swapped"] = SwappedTable(*r.policy, s, labels);
     }
     policies.push_back(p);
   }

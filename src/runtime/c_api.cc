@@ -3,6 +3,7 @@
 // thread-local message; catch anything thrown.
 #include "swapplan/runtime/swapplan_runtime.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -123,6 +124,9 @@ void FillCounts(const SwapCounts& c, swapplan_rt_counts* o) {
   o->copy_errors = c.copy_errors;
   o->items_matched = c.items_matched;
   o->items_missed = c.items_missed;
+  o->policy_drops = c.policy_drops;
+  o->policy_recomputes = c.policy_recomputes;
+  o->recompute_fallbacks_to_swap = c.recompute_fallbacks_to_swap;
 }
 
 absl::StatusOr<TensorDesc> Desc(int64_t size_bytes, int32_t dtype, const int64_t* shape,
@@ -356,14 +360,23 @@ swapplan_rt_status swapplan_rt_prefetch_all(swapplan_rt_env* env) {
 }
 
 swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swapplan_rt_framework* fw) {
-  if (fw == nullptr || fw->struct_size != sizeof(swapplan_rt_framework) || fw->hold == nullptr ||
-      fw->release == nullptr || fw->restore == nullptr) {
+  constexpr uint32_t kWithoutRecompute = offsetof(swapplan_rt_framework, can_recompute);
+  if (fw == nullptr ||
+      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutRecompute) ||
+      fw->hold == nullptr || fw->release == nullptr || fw->restore == nullptr) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
-                "set_framework: need a swapplan_rt_framework with struct_size set and all three "
-                "callbacks");
+                "set_framework: need a swapplan_rt_framework with struct_size set and the hold, "
+                "release and restore callbacks");
+  }
+  const bool recompute = fw->struct_size == sizeof(swapplan_rt_framework) &&
+                         (fw->can_recompute != nullptr || fw->recompute != nullptr);
+  if (recompute && (fw->can_recompute == nullptr || fw->recompute == nullptr)) {
+    return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
+                "set_framework: can_recompute and recompute go together (set both or neither)");
   }
   return Guarded(env, "set_framework", [&](Runtime& rt) {
-    env->framework = *fw;
+    env->framework = swapplan_rt_framework{};
+    std::memcpy(&env->framework, fw, fw->struct_size);
     const swapplan_rt_framework* f = &env->framework;
     FrameworkCallbacks cb;
     cb.hold = [f](uint64_t id) {
@@ -384,6 +397,12 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       }
       return p;
     };
+    if (recompute) {
+      cb.can_recompute = [f](uint64_t id) { return f->can_recompute(f->user, id) == 1; };
+      cb.recompute = [f](uint64_t id, void* device) {
+        return FromCallback(f->recompute(f->user, id, device), "recompute", id);
+      };
+    }
     rt.SetFrameworkCallbacks(std::move(cb));
     return absl::OkStatus();
   });

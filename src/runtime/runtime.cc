@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -251,32 +252,36 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   if (st.ok() || !IsOom(st)) return st;
   // (ii) PassiveSwap: the resident tensor closest in size to what is
   // missing, until the request fits.
-  std::vector<std::pair<int64_t, int32_t>> cand;
+  // Candidates by (size, record id, slot): among tensors of one size the
+  // earliest registered goes first — the same order whatever slots were
+  // reused before (the simulator's Algorithm 3 orders them by trace order).
+  std::vector<std::tuple<int64_t, int64_t, int32_t>> cand;
   for (int32_t k = 0; k < static_cast<int32_t>(slots.size()); ++k) {
     const Slot& t = slots[k];
     if (!t.live || t.state != Residency::kResident || t.persistent || k == requester ||
         t.size <= 0 || t.last_use_op >= pos || t.resident_since_op >= pos) {
       continue;
     }
-    cand.emplace_back(t.size, k);
+    cand.emplace_back(t.size, t.record_id, k);
   }
   std::sort(cand.begin(), cand.end());
   int32_t passive = 0;
   int64_t passive_bytes = 0;
   while (!cand.empty()) {
     const int64_t target = std::max<int64_t>(resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
-    auto right = std::lower_bound(cand.begin(), cand.end(), std::make_pair(target, int32_t{-1}));
+    auto right = std::lower_bound(cand.begin(), cand.end(),
+                                  std::make_tuple(target, int64_t{-1}, int32_t{-1}));
     auto pick = right;
     if (right == cand.end()) {
       pick = right - 1;
     } else if (right != cand.begin()) {
       auto left = right - 1;
-      if (target - left->first < right->first - target) pick = left;
+      if (target - std::get<0>(*left) < std::get<0>(*right) - target) pick = left;
     }
-    if (pick != right) {  // lowest slot among the equal sizes left of target
-      while (pick != cand.begin() && (pick - 1)->first == pick->first) --pick;
+    if (pick != right) {  // the earliest registered among the equal sizes left of target
+      while (pick != cand.begin() && std::get<0>(*(pick - 1)) == std::get<0>(*pick)) --pick;
     }
-    const int32_t victim = pick->second;
+    const int32_t victim = std::get<2>(*pick);
     cand.erase(pick);
     absl::Status out = StartSwapOut(victim, SwapReason::kPassive);
     // A framework storage that died under the runtime (its free not yet
@@ -590,6 +595,13 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
     case Residency::kSwappingIn:
       return WaitIn(slot);
     case Residency::kOffDevice:
+      if (t.reason == SwapReason::kRecompute) {
+        // Dropped by a RECOMPUTE item and used before its swap-in anchor:
+        // rematerialised on demand, counted as a passive swap-in.
+        Count(&SwapCounts::uses_while_off_device);
+        Count(&SwapCounts::passive_swap_ins);
+        return Rematerialise(slot, /*demand=*/true);
+      }
       // Off the device by a policy's decision and touched before its
       // swap-in: the policy failed here (a crash without a runtime to bring
       // it back). Algorithm 3's victims and seed 004's manual swap-outs come

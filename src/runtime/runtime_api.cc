@@ -68,6 +68,7 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
       s.Account(-t.size);
       break;
     case Residency::kOffDevice: {
+      if (t.out == kNoTicket) break;  // dropped for recomputation: no host copy
       const EventId done = s.queue->done_event(t.out);
       s.events->Ref(done);
       s.DropHost(t, done);
@@ -246,6 +247,10 @@ absl::Status Runtime::Close() {
         st = s.WaitIn(k);
         break;
       case Residency::kOffDevice:
+        if (t.reason == SwapReason::kRecompute) {
+          st = s.Rematerialise(k, /*demand=*/true);
+          break;
+        }
         st = s.StartSwapIn(k, /*demand=*/true);
         if (st.ok()) st = s.WaitIn(k);
         break;

@@ -11,6 +11,15 @@
 
 namespace swapplan::runtime {
 
+namespace {
+
+// RuntimeOptions::op_clock_ns, else the steady clock.
+int64_t OpClockNs(const RuntimeOptions& o) {
+  return o.op_clock_ns ? o.op_clock_ns() : HostBackend::NowNs();
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // Iterations.
 
@@ -58,7 +67,7 @@ absl::Status Runtime::IterationBegin() {
     p.matcher->BeginIteration();
   }
   s.record->BeginIteration();
-  s.iteration_start_ns = HostBackend::NowNs();
+  s.iteration_start_ns = OpClockNs(s.options);
   s.op_start_ns = 0;
   return absl::OkStatus();
 }
@@ -67,7 +76,7 @@ absl::Status Runtime::IterationEnd() {
   State& s = *s_;
   if (!s.in_iteration) return CallOrder("iteration_end: no iteration has begun");
   if (s.in_op) return CallOrder("iteration_end: the last op has not ended (op_end)");
-  const int64_t now = HostBackend::NowNs();
+  const int64_t now = OpClockNs(s.options);
   if (s.ordinal < 0) {
     // No op ran: no iteration (the tracker and the rows see none).
     s.record->EndIteration(0);
@@ -83,6 +92,8 @@ absl::Status Runtime::IterationEnd() {
     if (t.live && t.state == Residency::kSwappingOut && t.reason == SwapReason::kPolicy) {
       absl::Status st = s.CancelSwapOut(k);
       if (!st.ok() && first.ok()) first = st;
+    } else if (t.live && t.state == Residency::kResident && t.reason == SwapReason::kRecompute) {
+      t.reason = SwapReason::kNone;  // its drop never came: it stays
     }
   }
   for (const ItemRun& run : s.items) {
@@ -224,7 +235,7 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
     s.op_rec.push_back(s.slots[slot].record_id);
   }
   s.op_inputs = static_cast<int32_t>(s.op_slots.size());
-  const int64_t now = HostBackend::NowNs();
+  const int64_t now = OpClockNs(s.options);
   if (s.op_start_ns > 0) s.record->SetLastOpDuration(now - s.op_start_ns);
   s.op_start_ns = now;
   s.NormalizePhase(&phase);
@@ -284,6 +295,11 @@ absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
     absl::Status st;
     if (t.state == Residency::kSwappingOut) {
       st = s.CancelSwapOut(*slot);  // written: the host copy is stale
+    } else if (t.state == Residency::kResident && t.reason == SwapReason::kRecompute) {
+      // Written after its decision: re-running its producer would not give
+      // this value any more. It keeps its block.
+      t.reason = SwapReason::kNone;
+      s.Count(&SwapCounts::cancelled_swap_outs);
     } else if (t.state != Residency::kResident) {
       st = s.EnsureResident(*slot);
     }
@@ -308,10 +324,10 @@ absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool abo
       for (int32_t k : due_late) {
         ItemRun& run = items[k];
         if (run.released || run.slot < 0 || slots[run.slot].generation != run.generation ||
-            slots[run.slot].state != Residency::kSwappingOut || slots[run.slot].item != k) {
+            !ReleasePending(slots[run.slot]) || slots[run.slot].item != k) {
           continue;
         }
-        first = Release(run.slot);
+        first = ReleaseItem(run.slot);
         run.released = true;
         if (!first.ok()) break;
       }
@@ -352,8 +368,18 @@ absl::Status Runtime::State::ApplyDecisions() {
     // never leave, whatever a policy matched.
     if (t.state != Residency::kResident || t.size <= 0 || t.item >= 0 || t.persistent) continue;
     t.item = d.item;
-    SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(d.slot, SwapReason::kPolicy));
     const MatchableItem& it = policies[active]->mp.items[d.item];
+    if (policies[active]->mp.policy.items[it.item].action == ItemAction::kRecompute) {
+      // Decided now, while the bytes are still there: a tensor the
+      // framework cannot recompute is swapped instead.
+      if (CanRecompute(t)) {
+        t.reason = SwapReason::kRecompute;
+        if (AnchorPassed(it.release)) late_releases.push_back(d.item);
+        continue;
+      }
+      Count(&SwapCounts::recompute_fallbacks_to_swap);
+    }
+    SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(d.slot, SwapReason::kPolicy));
     if (AnchorPassed(it.release)) late_releases.push_back(d.item);
   }
   return absl::OkStatus();
@@ -369,11 +395,9 @@ absl::Status Runtime::State::FireReleases(Phase phase, int32_t phase_ordinal) {
     ItemRun& run = items[k];
     if (run.released || run.slot < 0) continue;
     Slot& t = slots[run.slot];
-    if (t.generation != run.generation || t.item != k || t.state != Residency::kSwappingOut) {
-      continue;
-    }
+    if (t.generation != run.generation || t.item != k || !ReleasePending(t)) continue;
     run.released = true;
-    SWAPPLAN_RETURN_IF_ERROR(Release(run.slot));
+    SWAPPLAN_RETURN_IF_ERROR(ReleaseItem(run.slot));
   }
   return absl::OkStatus();
 }
@@ -391,7 +415,16 @@ absl::Status Runtime::State::FireSwapIns(Phase phase, int32_t phase_ordinal) {
     Slot& t = slots[run.slot];
     if (t.generation != run.generation || t.item != k) continue;
     run.swapped_in = true;
-    if (t.state == Residency::kSwappingOut) {
+    if (t.state == Residency::kResident && t.reason == SwapReason::kRecompute) {
+      // Its drop has not come: it never left; keep it.
+      std::erase(late_releases, k);
+      std::erase(due_late, k);
+      run.released = true;
+      t.reason = SwapReason::kNone;
+    } else if (t.state == Residency::kOffDevice && t.reason == SwapReason::kRecompute) {
+      SWAPPLAN_RETURN_IF_ERROR(Rematerialise(run.slot, /*demand=*/false));
+      Count(&SwapCounts::policy_recomputes);
+    } else if (t.state == Residency::kSwappingOut) {
       // Its release has not come: it never left; keep it.
       std::erase(late_releases, k);
       std::erase(due_late, k);

@@ -17,7 +17,8 @@ namespace swapplan::runtime {
 
 namespace {
 
-// What an eager runtime cannot execute.
+// What an eager runtime cannot execute. SWAP and RECOMPUTE items both run
+// (a RECOMPUTE item the framework cannot recompute runs as a SWAP).
 absl::Status CheckExecutable(const Policy& p) {
   if (!p.schedule.empty()) {
     return absl::InvalidArgumentError(
@@ -31,12 +32,6 @@ absl::Status CheckExecutable(const Policy& p) {
   }
   for (size_t k = 0; k < p.items.size(); ++k) {
     const PolicyItem& it = p.items[k];
-    if (it.action != ItemAction::kSwap) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "runtime: policy item ", k, " (tensor ", it.tensor_id, ") is ",
-          ItemActionName(it.action), "; the runtime executes SWAP items (recomputation needs "
-          "the framework to re-run ops)"));
-    }
     if (it.wraps) {
       return absl::InvalidArgumentError(absl::StrCat(
           "runtime: policy item ", k, " (tensor ", it.tensor_id,

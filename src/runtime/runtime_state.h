@@ -12,6 +12,11 @@
 //       +<----WaitIn (compute waits E_in)---- kSwappingIn <-+ StartSwapIn
 //                                             (block allocated on compute,
 //                                              h2d waits E_alloc and E_out)
+//
+// A RECOMPUTE item (reason kRecompute) skips the copies:
+//
+//   kResident --Drop (release anchor)--> kOffDevice --Rematerialise--> kResident
+//             (block freed, no copy)       (block allocated, framework recomputes)
 #ifndef SWAPPLAN_SRC_RUNTIME_RUNTIME_STATE_H_
 #define SWAPPLAN_SRC_RUNTIME_RUNTIME_STATE_H_
 
@@ -36,7 +41,9 @@ namespace swapplan::runtime {
 enum class Residency : uint8_t { kResident, kSwappingOut, kOffDevice, kSwappingIn };
 
 // Why a tensor is being swapped out.
-enum class SwapReason : uint8_t { kNone, kPolicy, kManual, kPassive };
+// kRecompute: a RECOMPUTE item's tensor, resident until its release drops
+// the block, then off the device without a host copy.
+enum class SwapReason : uint8_t { kNone, kPolicy, kManual, kPassive, kRecompute };
 
 struct Slot {
   uint32_t generation = 0;
@@ -206,6 +213,29 @@ struct Runtime::State {
   absl::Status WaitIn(int32_t slot);
   // Makes the slot resident before a use (rule 3; passive swap-in).
   absl::Status EnsureResident(int32_t slot);
+
+  // --- runtime_recompute.cc ---
+  // Whether the framework can recompute the slot's tensor now.
+  bool CanRecompute(const Slot& t) const;
+  // A RECOMPUTE item's release: frees the block, no copy (a framework that
+  // refuses to free it keeps it resident, persistent).
+  absl::Status Drop(int32_t slot);
+  // Allocates the block (Algorithm 3 on failure), restores a framework
+  // storage and has the framework recompute into it. On failure the tensor
+  // stays off the device: rule "recompute-failed".
+  absl::Status Rematerialise(int32_t slot, bool demand);
+  // A policy item's release due now: Drop for kRecompute, else Release.
+  bool ReleasePending(const Slot& t) const {
+    return t.state == Residency::kSwappingOut ||
+           (t.state == Residency::kResident && t.reason == SwapReason::kRecompute);
+  }
+  absl::Status ReleaseItem(int32_t slot) {
+    return slots[slot].reason == SwapReason::kRecompute ? Drop(slot) : Release(slot);
+  }
+  void Count(int64_t SwapCounts::*field) {
+    ++(counts.*field);
+    ++(row.counts.*field);
+  }
   absl::Status FreeDeviceBlock(Slot& s, bool after_copy);
   absl::Status Hold(Slot& s);
   absl::Status Unhold(Slot& s, bool free_memory);

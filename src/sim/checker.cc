@@ -130,7 +130,7 @@ class Checker {
     return s;
   }
   std::string ItemText(int32_t i) const {
-    return absl::StrCat("item ", i, " (", names_.Label(policy_.items[i].tensor_id), ")");
+    return absl::StrCat("item ", i, " (", names_.Label(policy_.items[i].tensor_id, LabelForm::kShort), ")");
   }
   void Add(ViolationKind kind, int32_t item, int32_t op, std::string text, int64_t bytes = 0) {
     report_.violations.push_back(
@@ -386,7 +386,7 @@ void Checker::CheckPool() {
     if (c < 0) {
       if (reported_size.emplace(size, true).second) {
         Add(ViolationKind::kPoolNoClass, -1, -1,
-            absl::StrCat(TensorLabel(trace_, t.id), " of ", size,
+            absl::StrCat(TensorLabel(trace_, t.id, LabelForm::kShort), " of ", size,
                          " bytes fits no class of the pool (the largest object is ",
                          pool.classes.back().object_bytes, " bytes)"));
       }

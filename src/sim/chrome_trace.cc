@@ -83,9 +83,12 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
         const PolicyItem& it = policy.items[s.index];
         const bool out = s.kind == SpanKind::kD2H;
         events.push_back(
-            Span(absl::StrCat(out ? "out " : "in ", names.Label(it.tensor_id)), out ? "d2h" : "h2d",
-                 out ? kD2HTid : h2d_tid, s,
-                 {{"tensor", it.tensor_id}, {"bytes", it.size_bytes}, {"item", s.index}}));
+            Span(absl::StrCat(out ? "out " : "in ", names.Label(it.tensor_id, LabelForm::kShort)),
+                 out ? "d2h" : "h2d", out ? kD2HTid : h2d_tid, s,
+                 {{"tensor", it.tensor_id},
+                  {"label", names.Label(it.tensor_id)},
+                  {"bytes", it.size_bytes},
+                  {"item", s.index}}));
         break;
       }
     }

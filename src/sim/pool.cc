@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "sim/simulator_internal.h"
 #include "swapplan/sim/simulator.h"
+#include "swapplan/trace/tensor_label.h"
 
 namespace swapplan {
 
@@ -46,7 +47,7 @@ absl::Status Simulator::PreparePool(const Policy& policy, internal_sim::Prepared
     const int32_t c = pool.ClassOf(size);
     if (c < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the policy's memory pool has no class for tensor ", trace_->tensor(id).trace_id, " (",
+          "the policy's memory pool has no class for ", TensorLabel(*trace_, id, LabelForm::kShort), " (",
           size, " bytes; the largest object is ",
           pool.classes.empty() ? 0 : pool.classes.back().object_bytes, " bytes)"));
     }

@@ -9,7 +9,11 @@
 #include "absl/strings/str_format.h"
 #include "sim/simulator_internal.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/trace/dataflow.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/checked.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/util/utf8.h"
 
 namespace swapplan {
 
@@ -58,6 +62,37 @@ absl::string_view StallCauseName(StallCause c) {
   return "swap-in";
 }
 
+namespace {
+
+// Every simulated clock value is at most the sum of everything the run can
+// spend time on: each op's dispatch and duration (this bound) and each copy
+// and recomputation (added in Prepare) — every start is the max of earlier
+// ends. Bounding that sum first makes the replay's unchecked clock
+// arithmetic safe; an input whose sum does not fit is an error naming the
+// op that crosses 2^63 - 1 ns (issue 19: a wall time near INT64_MAX).
+// Returns the sum. O(ops).
+absl::StatusOr<int64_t> OpClockBound(const Trace& trace, int32_t iteration,
+                                     const std::vector<int64_t>& durations,
+                                     int64_t host_dispatch_ns) {
+  const IterationInfo& iter = trace.iteration(iteration);
+  int64_t bound = 0;
+  for (size_t i = 0; i < durations.size(); ++i) {
+    int64_t step = 0;
+    if (!CheckedAdd(host_dispatch_ns, durations[i], &step) || !CheckedAdd(bound, step, &bound)) {
+      return OverflowError(
+          absl::StrCat(trace.source(), ": iteration ", iteration, ", op ", i, " (",
+                       EscapeForMessage(trace.op_name_at(iter.op_begin + static_cast<int32_t>(i))),
+                       ")"),
+          absl::StrCat("the simulated clock passes 2^63 - 1 ns (292 years) with its duration ",
+                       durations[i], " ns and a host dispatch of ", host_dispatch_ns,
+                       " ns per op"));
+    }
+  }
+  return bound;
+}
+
+}  // namespace
+
 absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteration,
                                             const SimulatorOptions& options) {
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
@@ -72,6 +107,8 @@ absl::StatusOr<Simulator> Simulator::Create(const Trace& trace, int32_t iteratio
   s.durations_ = std::move(durations);
   s.n_ = trace.iteration(iteration).num_ops();
   s.resolver_.emplace(std::move(resolver));
+  SWAPPLAN_RETURN_IF_ERROR(
+      OpClockBound(trace, iteration, s.durations_.duration_ns, options.host_dispatch_ns).status());
   s.ideal_time_ns_ = internal_sim::IdealTime(s.durations_.duration_ns, {}, options);
   return s;
 }
@@ -163,6 +200,33 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     bucket(pr.by_in, [](const internal_sim::Item& r) { return r.in; });
     bucket(pr.by_use, [](const internal_sim::Item& r) { return r.use; });
   }
+  // The clock bound of Create plus every copy and recomputation, and the
+  // naive mode's event queries (at most every item pending at each of the
+  // n dispatches).
+  SWAPPLAN_ASSIGN_OR_RETURN(int64_t bound, OpClockBound(*trace_, iteration_,
+                                                         durations_.duration_ns,
+                                                         options_.host_dispatch_ns));
+  for (size_t k = 0; k < ni; ++k) {
+    const internal_sim::Item& r = pr.items[k];
+    if (!CheckedAdd(bound, r.out_ns, &bound) || !CheckedAdd(bound, r.in_ns, &bound) ||
+        !CheckedAdd(bound, r.recompute_ns, &bound)) {
+      return OverflowError(
+          absl::StrCat("policy item ", rp.items[k].item, " (tensor ", rp.items[k].tensor, ")"),
+          absl::StrCat("with its copies (", r.out_ns, " + ", r.in_ns, " ns) and recomputation (",
+                       r.recompute_ns, " ns) the simulated clock passes 2^63 - 1 ns"));
+    }
+  }
+  if (options_.record_stream == RecordStreamMode::kNaive && options_.host_event_query_ns > 0) {
+    int64_t queries = 0;
+    if (!CheckedMul<int64_t>(static_cast<int64_t>(ni), n, &queries) ||
+        !CheckedMul(queries, options_.host_event_query_ns, &queries) ||
+        !CheckedAdd(bound, queries, &bound)) {
+      return OverflowError("simulator options",
+                           absl::StrCat("host_event_query_ns ", options_.host_event_query_ns,
+                                        " for up to ", ni, " pending blocks at each of ", n,
+                                        " dispatches passes 2^63 - 1 ns"));
+    }
+  }
   if (options_.model_pool && !policy.pool.empty()) {
     SWAPPLAN_RETURN_IF_ERROR(PreparePool(policy, &pr));
   }
@@ -182,6 +246,19 @@ absl::StatusOr<SimulationResult> Simulator::Run(const Policy& policy,
 absl::StatusOr<SimulationResult> Simulate(const Trace& trace, const Policy& policy,
                                           const SimulatorOptions& options) {
   SWAPPLAN_RETURN_IF_ERROR(CheckFingerprint(policy, trace));
+  // A schedule from outside (the policy's) must respect the iteration's
+  // dataflow (trace/dataflow.h): Simulator::Run trusts its caller's order,
+  // so a policy file that runs an op before one it depends on is refused
+  // here rather than simulated (issue 19).
+  if (!policy.schedule.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(DataflowGraph graph,
+                              DataflowGraph::Build(trace, policy.fingerprint.iteration));
+    if (absl::Status st = graph.ValidateSchedule(policy.schedule); !st.ok()) {
+      return WithRule(Error(ErrorKind::kMalformedInput,
+                            absl::StrCat(st.message(), " [schedule-breaks-dependency]")),
+                      "schedule-breaks-dependency");
+    }
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim,
                             Simulator::Create(trace, policy.fingerprint.iteration, options));
   return sim.Run(policy);

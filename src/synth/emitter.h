@@ -52,7 +52,7 @@ class Emitter {
   void SetMicroBatch(int32_t micro_batch, bool validation);
   // Stage-local layer hint.
   void SetLayer(int32_t layer) { layer_ = layer; }
-  // Name scope inserted after the micro-batch prefix ("L12.", "head.").
+  // Name scope inserted after the micro-batch prefix ("layers.12.", "head.").
   void SetScope(absl::string_view scope) { scope_.assign(scope.data(), scope.size()); }
   // stack_id offset (recomputation, validation).
   void SetStackOffset(int64_t offset) { stack_offset_ = offset; }

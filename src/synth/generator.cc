@@ -79,7 +79,7 @@ void Generator::CreateParams() {
   layer_params_.resize(layers_);
   for (int32_t l = 0; l < layers_; ++l) {
     LayerParams& P = layer_params_[l];
-    const std::string scope = absl::StrCat("L", layer_offset_ + l, ".");
+    const std::string scope = absl::StrCat("layers.", layer_offset_ + l, ".");
     layer_scopes_.push_back(scope);
     auto add = [&](absl::string_view name, std::vector<int64_t> shape) {
       int p = AddParam(scope, name, std::move(shape), l);

@@ -40,8 +40,8 @@ enum class Mode : uint8_t { kTrain, kCheckpointed, kRecompute, kNoGrad };
 
 // A parameter tensor of this stage and its persistent companions.
 struct Param {
-  std::string name;               // "L3.mlp.fc1.weight"
-  std::string short_name;         // "mlp.fc1.weight" (the name scope adds "L3.")
+  std::string name;               // "layers.3.mlp.fc1.weight"
+  std::string short_name;         // "mlp.fc1.weight" (the name scope adds "layers.3.")
   std::vector<int64_t> shape;     // full (per TP rank) shape
   int64_t numel = 0;              // full elements
   int64_t shard_numel = 0;        // elements this rank owns for optimizer/ZeRO
@@ -106,14 +106,14 @@ class Generator {
   void SetMetadata();
   void CreateParams();
   // Adds a parameter with its gradient buffer, master copy and moments,
-  // sharded as the ZeRO stage says. `scope` is "L3." / "embed." / "head.".
+  // sharded as the ZeRO stage says. `scope` is "layers.3." / "embed." / "head.".
   int AddParam(absl::string_view scope, absl::string_view name, std::vector<int64_t> shape,
                int32_t layer);
   void Iteration(int32_t it);
   void ForwardMicroBatch(int32_t mb, Mode mode);
   void BackwardMicroBatch(int32_t mb, bool last_micro_batch);
   void ValidationPass(int32_t pass);
-  // Layer hint and name scope "L<global layer>." for layer `l` of the stage.
+  // Layer hint and name scope "layers.<global layer>." for layer `l` of the stage.
   void EnterLayer(int32_t l);
 
   // layer.cc
@@ -189,7 +189,7 @@ class Generator {
 
   std::vector<Param> params_;
   std::vector<LayerParams> layer_params_;
-  std::vector<std::string> layer_scopes_;  // "L<global layer>." per stage layer
+  std::vector<std::string> layer_scopes_;  // "layers.<global layer>." per stage layer
   int emb_ = -1, pos_emb_ = -1, final_norm_w_ = -1, final_norm_b_ = -1, head_ = -1;
   std::vector<int> embedding_params_, head_params_;
   // head_params_ without the word embeddings a tied head shares with the

@@ -61,9 +61,18 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
                                                    " is not positive and finite"));
   }
   // Recorded times (op durations, the wall time) on the device planned for.
-  auto scaled = [compute_time_scale](int64_t ns) {
-    return compute_time_scale == 1.0 ? ns
-                                     : std::llround(static_cast<double>(ns) * compute_time_scale);
+  // A scaled time past int64 ns is an input error naming the record (issue
+  // 19: llround of an out-of-range double is unspecified, and came back as a
+  // negative "no duration").
+  auto scaled = [compute_time_scale](int64_t ns, const auto& where) -> absl::StatusOr<int64_t> {
+    if (compute_time_scale == 1.0) return ns;
+    const double x = std::round(static_cast<double>(ns) * compute_time_scale);
+    if (!(x < 9223372036854775808.0)) {
+      return OverflowError(where(), absl::StrCat(ns, " ns x compute time scale ",
+                                                 compute_time_scale,
+                                                 " overflows 64-bit nanoseconds"));
+    }
+    return static_cast<int64_t>(x);
   };
   const IterationInfo& iter = trace.iteration(iteration);
   const int32_t n = iter.num_ops();
@@ -79,7 +88,10 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
   int32_t missing = 0;
   for (int32_t i = 0; i < n; ++i) {
     const int64_t recorded = trace.op(iter.op_begin + i).duration_ns;
-    const int64_t v = model == OpTimeModel::kEq1 || recorded < 0 ? -1 : scaled(recorded);
+    int64_t v = -1;
+    if (model != OpTimeModel::kEq1 && recorded >= 0) {
+      SWAPPLAN_ASSIGN_OR_RETURN(v, scaled(recorded, [&] { return op_where(i); }));
+    }
     d.duration_ns[i] = v;
     if (v < 0) {
       ++missing;
@@ -104,7 +116,19 @@ absl::StatusOr<OpDurations> ComputeOpDurations(const Trace& trace, int32_t itera
     missing = n;
     recorded_sum = 0;
   }
-  const int64_t t = iteration_time_ns > 0 ? iteration_time_ns : scaled(iter.wall_time_ns);
+  int64_t t = iteration_time_ns;
+  if (t == 0) {
+    SWAPPLAN_ASSIGN_OR_RETURN(t, scaled(iter.wall_time_ns, [&] {
+      return absl::StrCat(trace.source(), ": iteration ", iteration, " (wall_time_ns)");
+    }));
+  }
+  if (t == 0 && iteration_time_ns == 0 && iter.wall_time_ns > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        trace.source(), ": iteration ", iteration, ": its wall time ", iter.wall_time_ns,
+        " ns x compute time scale ", compute_time_scale,
+        " rounds to 0 ns, and Eq. (1) needs a positive time for the ", missing, " of ", n,
+        " ops without a duration (use a larger compute time scale)"));
+  }
   if (t <= 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         trace.source(), ": iteration ", iteration, ": ", missing, " of ", n,

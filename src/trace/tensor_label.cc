@@ -5,6 +5,35 @@
 #include "swapplan/util/units.h"
 
 namespace swapplan {
+namespace {
+
+constexpr absl::string_view kDTypeShortNames[kNumDTypes] = {
+    "?",  "f32", "f16", "bf16", "f64",    "i64",    "i32",
+    "i16", "i8", "u8",  "bool", "f8e4m3", "f8e5m2", "c64"};
+
+// The unnamed fallback of file id `id`.
+std::string Fallback(uint64_t id, LabelForm form) {
+  return form == LabelForm::kCell ? absl::StrCat(id) : absl::StrCat("tensor ", id);
+}
+
+}  // namespace
+
+absl::string_view DTypeShortName(DType d) { return kDTypeShortNames[static_cast<int>(d)]; }
+
+std::string FormatBytesShort(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes >= 1024) {
+    int u = -1;
+    int64_t v = bytes;
+    while (v >= 1024 && v % 1024 == 0 && u < 3) {
+      v /= 1024;
+      ++u;
+    }
+    // Whole in this unit and no larger unit fits: "256 MiB".
+    if (u >= 0 && (v < 1024 || u == 3)) return absl::StrCat(v, " ", kUnits[u]);
+  }
+  return FormatBytes(bytes);
+}
 
 TensorLabeler::TensorLabeler(const Trace& trace) : trace_(trace) {
   for (TensorId t = 0; t < trace.num_tensors(); ++t) {
@@ -20,23 +49,36 @@ TensorLabeler::TensorLabeler(const Trace& trace) : trace_(trace) {
   }
 }
 
-std::string TensorLabeler::Label(uint64_t trace_id, LabelForm form) const {
+TensorId TensorLabeler::DenseOf(uint64_t trace_id) const {
   if (dense_) {
-    if (trace_id < static_cast<uint64_t>(trace_.num_tensors())) {
-      return LabelOf(static_cast<TensorId>(trace_id), form);
-    }
-  } else if (auto it = dense_of_id_.find(trace_id); it != dense_of_id_.end()) {
-    return LabelOf(it->second, form);
+    return trace_id < static_cast<uint64_t>(trace_.num_tensors()) ? static_cast<TensorId>(trace_id)
+                                                                   : kNoTensor;
   }
-  return form == LabelForm::kCell ? absl::StrCat(trace_id) : absl::StrCat("tensor ", trace_id);
+  auto it = dense_of_id_.find(trace_id);
+  return it == dense_of_id_.end() ? kNoTensor : it->second;
+}
+
+std::string TensorLabeler::Label(uint64_t trace_id, LabelForm form) const {
+  const TensorId t = DenseOf(trace_id);
+  return t == kNoTensor ? Fallback(trace_id, form) : LabelOf(t, form);
+}
+
+absl::string_view TensorLabeler::Name(uint64_t trace_id) const {
+  const TensorId t = DenseOf(trace_id);
+  return t == kNoTensor ? absl::string_view() : trace_.tensor_name(t);
 }
 
 std::string TensorLabel(const Trace& trace, TensorId t, LabelForm form) {
   const TensorInfo& info = trace.tensor(t);
   absl::string_view name = trace.tensor_name(t);
-  if (name.empty()) {
-    return form == LabelForm::kCell ? absl::StrCat(info.trace_id)
-                                    : absl::StrCat("tensor ", info.trace_id);
+  if (name.empty()) return Fallback(info.trace_id, form);
+  switch (form) {
+    case LabelForm::kShort:
+      return absl::StrCat("tensor ", info.trace_id, " '", name, "'");
+    case LabelForm::kCell:
+      return absl::StrCat(name, " (", info.trace_id, ")");
+    case LabelForm::kFull:
+      break;
   }
   std::string out = absl::StrCat(name, " \xE2\x86\x92 ");  // U+2192 RIGHTWARDS ARROW
   absl::Span<const int64_t> shape = trace.shape(t);
@@ -45,8 +87,8 @@ std::string TensorLabel(const Trace& trace, TensorId t, LabelForm form) {
     for (size_t i = 0; i < shape.size(); ++i) absl::StrAppend(&out, i ? "," : "", shape[i]);
     out += "] ";
   }
-  if (info.dtype != DType::kUnknown) absl::StrAppend(&out, DTypeName(info.dtype), " ");
-  absl::StrAppend(&out, TensorKindName(info.kind), " ", FormatBytes(info.size_bytes));
+  if (info.dtype != DType::kUnknown) absl::StrAppend(&out, DTypeShortName(info.dtype), " ");
+  absl::StrAppend(&out, TensorKindName(info.kind), " ", FormatBytesShort(info.size_bytes));
   return out;
 }
 

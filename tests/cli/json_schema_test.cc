@@ -151,9 +151,10 @@ const Validator& Schemas() {
 }
 
 // The report a golden file holds: its name up to the first '_', except the
-// inspect report of the synthesized trace.
+// inspect report of the synthesized trace and the replay page's data.
 std::string SchemaOfGolden(const std::string& name) {
   if (name.find("_inspect") != std::string::npos) return "inspect.schema.json";
+  if (name.rfind("replay_report_", 0) == 0) return "replay_report.schema.json";
   const std::string stem = name.substr(0, name.size() - 5);  // without ".json"
   return stem.substr(0, stem.find('_')) + ".schema.json";
 }
@@ -240,6 +241,10 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
       {"replay ../../traces/loss_scale_validation.json.gz --device-memory 1.6MB "
        "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
        "--genpolicy-iterations 0 -q --json --oracle --compare-matchers --rows none",
+       "replay.schema.json", 0},
+      {"replay ../../traces/loss_scale_validation.json.gz --device-memory 1.6MB "
+       "--h2d-bandwidth 10GB/s --d2h-bandwidth 10GB/s --min-tensor-bytes 0 --warmup-iterations 0 "
+       "--genpolicy-iterations 0 -q --json --execute host",
        "replay.schema.json", 0},
   };
   for (const Case& c : cases) {

@@ -63,7 +63,7 @@ TEST_CASE("synth: sizes past int64 are an input error, not a generator bug",
   // bytes per MLP weight and its optimizer states; layer 5's master copy
   // crosses 1 EiB.
   CheckOneLine(Swapplan("synth --ffn 1099511627776 -q -o " + out),
-               "synth: parameters: tensor 'L5.mlp.fc1.weight.master' (36028797018963968 bytes) "
+               "synth: parameters: tensor 'layers.5.mlp.fc1.weight.master' (36028797018963968 bytes) "
                "brings the tensors past 1152921504606846976 bytes (1 EiB) in all; reduce "
                "--hidden, --ffn, --vocab, --layers, --experts, --seq or --micro-batch "
                "[overflow]");

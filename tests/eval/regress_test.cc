@@ -6,6 +6,7 @@
 
 #include "support/test_traces.h"
 #include "swapplan/eval/regress.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 namespace {
@@ -128,12 +129,71 @@ TEST_CASE("regress: planner options reach the planner and survive --update", "[e
   CHECK(back.entries[0].planner_options ==
         std::vector<std::string>{"chameleon.min-tensor-bytes=0"});
   CHECK(Verdicts(back, 0) == std::vector<Verdict>{Verdict::kOk});
-  // An option the planner does not know fails the run, naming it.
-  absl::StatusOr<RegressReport> bad = RunRegression(
-      Parse(entry + R"(, "planner_options": ["chameleon.min-tensor=0"]}]})"), {});
+  // An option the planner does not know is refused when the baseline is
+  // read (issue 19: before, only when the planner ran), naming it.
+  absl::StatusOr<QualityBaseline> bad = ParseQualityBaseline(
+      entry + R"(, "planner_options": ["chameleon.min-tensor=0"]}]})", "q.json");
   CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(bad.status().message()),
-             Catch::Contains("chameleon has no option 'min-tensor'"));
+             Catch::StartsWith("q.json: $.entries[0].planner_options[0]: ") &&
+                 Catch::Contains("chameleon has no option 'min-tensor'") &&
+                 Catch::EndsWith("[bad-planner-option]"));
+  CHECK(RuleOf(bad.status()) == "bad-planner-option");
+}
+
+// Issue 19: an option of a planner the entry does not run was ignored, and
+// a bad value of one was never parsed; both are refused at read now.
+TEST_CASE("regress: options of planners an entry does not run are refused", "[eval][robustness]") {
+  auto err = [](const std::string& extra) {
+    absl::StatusOr<QualityBaseline> b = ParseQualityBaseline(ToyEntry(kRecorded, extra), "q.json");
+    CHECK(KindOf(b.status()) == ErrorKind::kMalformedInput);
+    return std::string(b.status().message());
+  };
+  // The entry runs noswap, recompute and lru; vdnn's option reaches nothing.
+  CHECK(err(R"(, "planner_options": ["vdnn.min-bytes=1MiB"])") ==
+        "q.json: $.entries[0].planner_options[0]: planner 'vdnn' does not run for this entry "
+        "(add it to \"planners\") [planner-not-run]");
+  // An invalid value of a planner that does not run is still invalid.
+  CHECK_THAT(err(R"(, "planner_options": ["chameleon.min-tensor-bytes=lots"])"),
+             Catch::StartsWith("q.json: $.entries[0].planner_options[0]: ") &&
+                 Catch::EndsWith(" [bad-planner-option]"));
+  // An option of a planner that runs is fine.
+  absl::StatusOr<QualityBaseline> fine = ParseQualityBaseline(
+      ToyEntry(kRecorded, R"(, "planner_options": ["recompute.logical-layers=2"])"), "q.json");
+  INFO(fine.status().ToString());
+  CHECK(fine.ok());
+}
+
+// Issue 19: iteration_ops was cast to 32 bits (2^32 + 13 read as 13, so a
+// changed trace matched); the recorded sizes could be negative.
+TEST_CASE("regress: trace identity and budget values are range-checked", "[eval][robustness]") {
+  auto err = [](const std::string& extra) {
+    absl::StatusOr<QualityBaseline> b = ParseQualityBaseline(ToyEntry(kRecorded, extra), "q.json");
+    CHECK(KindOf(b.status()) == ErrorKind::kMalformedInput);
+    CHECK(RuleOf(b.status()) == "out-of-range");
+    return std::string(b.status().message());
+  };
+  auto identity = [](const std::string& ops, const std::string& peak) {
+    return absl::StrCat(R"(, "trace_identity": {"op_sequence_hash": "0x96504f34b6887a4f", )",
+                        R"("iteration_ops": )", ops, R"(, "unswapped_peak_bytes": )", peak,
+                        R"(, "persistent_bytes": 200})");
+  };
+  // 4294967309 = 2^32 + 13.
+  CHECK(err(identity("4294967309", "1200")) ==
+        "q.json: $.entries[0].trace_identity.iteration_ops: 4294967309 is out of range "
+        "[0, 2147483647] [out-of-range]");
+  CHECK(err(identity("-1", "1200")) ==
+        "q.json: $.entries[0].trace_identity.iteration_ops: -1 is out of range "
+        "[0, 2147483647] [out-of-range]");
+  CHECK(err(identity("13", "-9223372036854775808")) ==
+        "q.json: $.entries[0].trace_identity.unswapped_peak_bytes: -9223372036854775808 is "
+        "negative; must be >= 0 [out-of-range]");
+  CHECK(err(R"(, "budget_bytes": -1)") ==
+        "q.json: $.entries[0].budget_bytes: -1 is negative; must be >= 0 [out-of-range]");
+  // The recorded value itself reads back.
+  const QualityBaseline ok = Parse(ToyEntry(kRecorded, identity("13", "1200")));
+  REQUIRE(ok.entries[0].identity.has_value());
+  CHECK(ok.entries[0].identity->iteration_ops == 13);
 }
 
 TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
@@ -145,43 +205,50 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
   const std::string head = R"({"format": "swapplan-quality", "format_version": 1, "entries": [)";
   // Syntax errors give the byte where parsing stopped: "[" ends after byte 1.
   CHECK_THAT(err("["), Catch::StartsWith("q.json: $: not valid JSON at byte 2 (") &&
-                           Catch::Contains("unexpected end of input"));
+                           Catch::Contains("unexpected end of input") &&
+                           Catch::EndsWith(") [json-syntax]"));
   // Issue 19: a number past a double is an input error, not an exception.
   CHECK_THAT(err(R"({"format": "swapplan-quality", "format_version": 1e400})"),
              Catch::StartsWith("q.json: $: not valid JSON (") &&
-                 Catch::Contains("number overflow parsing '1e400'"));
+                 Catch::Contains("number overflow parsing '1e400'") &&
+                 Catch::EndsWith(") [json-number]"));
   // Issue 19 (fuzz finding regress_io_newline_in_hash.json): a key with a
   // newline (JSON "\n") is quoted escaped, so the message is one line.
-  CHECK(err(R"({"format": "swapplan-quality", "a\nb": 1})") == "q.json: $.a\\nb: unknown field");
-  CHECK(err(R"({"entries": []})") == "q.json: $: missing \"format\": \"swapplan-quality\"");
+  CHECK(err(R"({"format": "swapplan-quality", "a\nb": 1})") == "q.json: $.a\\nb: unknown field [unknown-field]");
+  CHECK(err(R"({"entries": []})") == "q.json: $: missing \"format\": \"swapplan-quality\" [baseline-schema]");
   CHECK(err(R"({"format": "swapplan-quality", "format_version": 2})") ==
-        "q.json: $.format_version: unsupported version 2 (expected 1)");
+        "q.json: $.format_version: unsupported version 2 (expected 1) [baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "device_memory": "1GiB"}]})") ==
-        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\"");
+        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\" "
+        "[baseline-schema]");
   CHECK(err(head + R"({"trace": "t"}]})") ==
-        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\"");
-  CHECK(err(head + R"({"oversubscription": 2}]})") == "q.json: $.entries[0]: missing \"trace\"");
+        "q.json: $.entries[0]: give exactly one of \"oversubscription\" and \"device_memory\" "
+        "[baseline-schema]");
+  CHECK(err(head + R"({"oversubscription": 2}]})") == "q.json: $.entries[0]: missing \"trace\" [baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 0.5}]})") ==
-        "q.json: $.entries[0].oversubscription: must be >= 1");
+        "q.json: $.entries[0].oversubscription: must be >= 1 [baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "device_memory": "lots"}]})") ==
-        "q.json: $.entries[0].device_memory: invalid size 'lots'");
+        "q.json: $.entries[0].device_memory: invalid size 'lots' [baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "reserve": "1GiB"}]})") ==
         "q.json: $.entries[0].reserve: a reserve applies to device_memory, not to an "
-        "oversubscription");
+        "oversubscription [baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planners": ["magic"]}]})") ==
         "q.json: $.entries[0].planners[0]: unknown planner 'magic' (known: ideal, noswap, "
-        "chameleon, recompute, vdnn, lru, bucket, hybrid, advisor)");
+        "chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
+        ", selective, te-offload, save-on-cpu) [unknown-planner]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planner_options": ["lru"]}]})") ==
         "q.json: $.entries[0].planner_options[0]: 'lru': expected PLANNER.NAME=VALUE, e.g. "
-        "advisor.time-limit-ns=30s");
+        "advisor.time-limit-ns=30s [bad-planner-option]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "colour": 1}]})") ==
-        "q.json: $.entries[0].colour: unknown field");
+        "q.json: $.entries[0].colour: unknown field [unknown-field]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2,
                        "results": {"lru": {"feasible": true}}}]})") ==
-        "q.json: $.entries[0].results.lru: a feasible result needs iteration_time_ns");
+        "q.json: $.entries[0].results.lru: a feasible result needs iteration_time_ns "
+        "[baseline-schema]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2,
                        "results": {"lru": {"feasible": false, "iteration_time_ns": 5}}}]})") ==
-        "q.json: $.entries[0].results.lru: an infeasible result has no iteration time");
+        "q.json: $.entries[0].results.lru: an infeasible result has no iteration time "
+        "[baseline-schema]");
   CHECK(ReadQualityBaseline("/nonexistent/q.json").status().code() ==
         absl::StatusCode::kNotFound);
   CHECK(RunRegression(Parse(ToyEntry("")), {.tolerance = 1.5}).status().message() ==

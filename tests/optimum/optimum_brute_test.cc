@@ -327,6 +327,7 @@ TEST_CASE("the MILP agrees with brute force on random small traces", "[optimum][
     OptimumOptions relaxed;
     relaxed.max_order_pairs = 0;
     absl::StatusOr<OptimumResult> rr = ComputeOptimum(problem, relaxed);
+    INFO("relaxed: " << rr.status().ToString());
     REQUIRE(rr.ok());
     CHECK(rr->model.order_pairs == 0);
     CHECK(rr->lower_bound_ns <= brute.best_ns);

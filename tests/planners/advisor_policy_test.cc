@@ -177,7 +177,7 @@ TEST_CASE("simulator: the policy's schedule, a wrapping item, the iteration end"
   CHECK(via_arg->iteration_time_ns == 500);  // sgd ends at 500; W stays on the device
   absl::StatusOr<SimulationResult> recorded = sim->Run(unscheduled);
   CHECK(std::string(recorded.status().message()) ==
-        "item 0 (tensor 1): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
+        "item 0 (tensor 1 'A'): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
         "first_use_op, got 0, 2, 1, 3 [bad-op-order]");
 }
 
@@ -197,14 +197,14 @@ TEST_CASE("simulator: clean items copy nothing out; a written tensor cannot be c
   w.clean = true;
   absl::StatusOr<SimulationResult> bad = Simulate(T(), Base({w}));
   CHECK(std::string(bad.status().message()) ==
-        "item 0 (tensor 10): marked clean, but op 4 (sgd, OPTIMIZER) at position 4 writes it "
+        "item 0 (tensor 10 'W'): marked clean, but op 4 (sgd, OPTIMIZER) at position 4 writes it "
         "after it came back from the host at op 3 (c, FORWARD) at position 3 "
         "[clean-but-written]");
   // A normal clean window needs an earlier return from the host.
   PolicyItem a = kA;
   a.clean = true;
   CHECK(std::string(Simulate(T(), Base({a})).status().message()) ==
-        "item 0 (tensor 1): marked clean, but the host holds no copy: the tensor was not "
+        "item 0 (tensor 1 'A'): marked clean, but the host holds no copy: the tensor was not "
         "brought back from the host before its swap-out after op 0 (a, FORWARD) at position 0 "
         "[clean-not-on-host]");
 }
@@ -254,14 +254,14 @@ TEST_CASE("checker: schedule positions, wraps and planned release waits", "[advi
   CHECK(ok.peak_op == 2);
   // Without the schedule A's ops are out of order.
   CHECK(Messages(Check(Base({kA}, {}))) ==
-        std::vector<std::string>{"item 0 (tensor 1): ops must satisfy swap_out_op <= release_op "
+        std::vector<std::string>{"item 0 (tensor 1 'A'): ops must satisfy swap_out_op <= release_op "
                                  "< swap_in_op <= first_use_op, got 0, 2, 1, 3 [bad-op-order]"});
   // Release at a (position 0): its copy ends at 200 ns, during y.
   PolicyItem early = kA;
   early.release_op = 0;
   CHECK(Messages(Check(Base({early}))) ==
         std::vector<std::string>{
-            "item 0 (A \xE2\x86\x92 ACTIVATION 100 B): released after op 0 (a, FORWARD) at "
+            "item 0 (tensor 1 'A'): released after op 0 (a, FORWARD) at "
             "position 0 (100.0 ns) but "
             "its copy out (100 bytes at 1.0 GB/s, started at 100.0 ns) completes at 200.0 ns, "
             "during op 2 (y, FORWARD) at position 1 [release-before-copy-done]"});
@@ -287,21 +287,21 @@ TEST_CASE("checker: schedule, wrap, clean and pool violations", "[advisor][check
   PolicyItem wa = Item(1, 100, 3, 3, 0, 0);
   wa.wraps = true;
   CHECK(Messages(Check(Base({wa}))) ==
-        std::vector<std::string>{"item 0 (tensor 1): wraps around the iteration but the tensor "
+        std::vector<std::string>{"item 0 (tensor 1 'A'): wraps around the iteration but the tensor "
                                  "is not resident before and after iteration 0 "
                                  "[wrap-not-persistent]"});
   PolicyItem ca = kA;
   ca.clean = true;
   CHECK(Messages(Check(Base({ca}))) ==
         std::vector<std::string>{
-            "item 0 (tensor 1): marked clean, but the host holds no copy: the tensor was not "
+            "item 0 (tensor 1 'A'): marked clean, but the host holds no copy: the tensor was not "
             "brought back from the host before its swap-out after op 0 (a, FORWARD) at position "
             "0 [clean-not-on-host]"});
   PolicyItem cw = WrapW();
   cw.clean = true;
   CHECK(Messages(Check(Base({cw}))) ==
         std::vector<std::string>{
-            "item 0 (tensor 10): marked clean, but op 4 (sgd, OPTIMIZER) at position 4 writes it "
+            "item 0 (tensor 10 'W'): marked clean, but op 4 (sgd, OPTIMIZER) at position 4 writes it "
             "after it came back from the host at op 3 (c, FORWARD) at position 3 "
             "[clean-but-written]"});
   Policy pool = Base({});
@@ -316,7 +316,7 @@ TEST_CASE("checker: schedule, wrap, clean and pool violations", "[advisor][check
             "the pool's 2 classes hold 1100 bytes, over the budget of 1000 [pool-over-budget]"});
   pool.pool = {{100}, {0}, {{100, 5}}};
   CHECK(Messages(Check(pool)) ==
-        std::vector<std::string>{"V \xE2\x86\x92 PARAMETER 200 B of 200 bytes fits no class of "
+        std::vector<std::string>{"tensor 11 'V' of 200 bytes fits no class of "
                                  "the pool (the largest "
                                  "object is 100 bytes) [pool-no-class]"});
 }

@@ -354,6 +354,30 @@ TEST_CASE("search: stops on convergence; progress once per generation", "[adviso
   }
 }
 
+TEST_CASE("search: a stop callback ends it with the best so far", "[advisor][search]") {
+  const Trace t = testing::RandomDag(3, {.ops = 8, .params = 1});
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
+  REQUIRE(curve.ok());
+  std::unique_ptr<AdvisorProblem> p = MakeProblem(t, curve->iterations()[0].peak_unswapped.bytes);
+  AdvisorOptions o;
+  o.search.population = 8;
+  o.search.time_limit_ns = 0;
+  o.search.max_generations = 1000;
+  o.search.convergence_generations = 0;
+  o.search.threads = 1;
+  GeneticSearch search(*p, o);
+  // Generation 0 is always evaluated whole; the stop is asked from
+  // generation 1 on. Stopping once 2 generations are done ends the search
+  // at the top of the next: 2 generations, not 1000.
+  int32_t done = 0;
+  search.SetStop([&] { return done >= 2; });
+  absl::StatusOr<SearchResult> r = search.Run([&](const GenerationStats& g) { done = g.generation; });
+  REQUIRE(r.ok());
+  CHECK(r->stop_reason == "stopped");
+  CHECK(r->generations == 2);
+  CHECK(r->best_ns != kInfeasibleNs);
+}
+
 TEST_CASE("advisor planner: infeasible budget and options", "[advisor][search]") {
   const Trace& t = Training();
   AdvisorPlanner planner;

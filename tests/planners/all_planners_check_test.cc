@@ -113,8 +113,12 @@ TEST_CASE("every planner's policies pass check; check and simulate agree on the 
   INFO("planned " << planned << " (with items " << with_items << "), infeasible " << infeasible);
   for (const auto& [name, count] : by_planner) INFO(name << ": " << count << " policies");
   // Every planner but noswap emits policies on several of these budgets.
+  // selective frees only attention cores' s² tensors, which none of these
+  // traces needs gone at r >= 1.25 (the llama traces use a fused kernel);
+  // its bundled-trace policies are checked in practice_baselines_test.cc.
   for (const PlannerInfo& info : RegisteredPlanners()) {
-    if (std::string(info.name) != "noswap") CHECK(by_planner[info.name] >= 3);
+    const std::string name = info.name;
+    if (name != "noswap" && name != "selective") CHECK(by_planner[info.name] >= 3);
   }
   CHECK(planned >= 70);
   CHECK(with_items >= 45);

@@ -174,7 +174,7 @@ TEST_CASE("chameleon: worked two-layer example", "[chameleon]") {
   CHECK(Runs(x.decisions[0].mrl_after) == "5..5:100 ");
   CHECK(x.decisions[1].kind == ChameleonDecisionKind::kNoLayerFits);
   CHECK(x.decisions[1].reason ==
-        "B \xE2\x86\x92 [50] float32 ACTIVATION 200 B (200 bytes, ops 2->10): no layer among 2..2 "
+        "tensor 11 'B' (200 bytes, ops 2->10): no layer among 2..2 "
         "has 200.0 ns of h2d time left");
   CHECK(x.decisions[2].kind == ChameleonDecisionKind::kScheduled);
   CHECK(x.decisions[2].mrl_entries_after == 0);
@@ -267,11 +267,11 @@ TEST_CASE("chameleon: stall fallback", "[chameleon]") {
   ChameleonExplanation x;
   REQUIRE(ChameleonPlanner(o).PlanExplained(ToyProblem(900, 2.5e8), &x).ok());
   CHECK(x.decisions[0].reason ==
-        "A \xE2\x86\x92 [50] float32 ACTIVATION 200 B (200 bytes, ops 1->11): no whole layer lies "
+        "tensor 10 'A' (200 bytes, ops 1->11): no whole layer lies "
         "between op 5 (its last MRE) and "
         "its first use at op 11 (embed_bwd, BACKWARD)");
   CHECK(x.decisions[3].reason ==
-        "A \xE2\x86\x92 [50] float32 ACTIVATION 200 B (200 bytes, ops 1->11): no candidate fits "
+        "tensor 10 'A' (200 bytes, ops 1->11): no candidate fits "
         "any layer; the best one: swap-in "
         "triggered at op 6 (loss_bwd, BACKWARD), first op of layer 1 (BWD 0); 300.0 ns of its "
         "800.0 ns copy cannot be hidden (expected stall); off the device during ops 3..5 "
@@ -347,7 +347,7 @@ TEST_CASE("chameleon: release waits reach what the link cannot copy in time", "[
     if (d.kind != ChameleonDecisionKind::kReleaseWait || d.window < 0) continue;
     ++waits;
     CHECK(d.reason ==
-          "B \xE2\x86\x92 [50] float32 ACTIVATION 200 B (200 bytes, ops 2->10): released after "
+          "tensor 11 'B' (200 bytes, ops 2->10): released after "
           "op 2 (linear2, FORWARD) before its "
           "copy out completes (400.0 ns on the stall-free timeline) so that op 3 (attn, FORWARD) "
           "fits the budget; that op waits for the copy (expected 100.0 ns after the earlier "

@@ -1,10 +1,14 @@
 // Policy model, JSON/binary round trips and trace fingerprints.
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "support/cli_runner.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 
 namespace swapplan {
 namespace {
@@ -97,7 +101,9 @@ TEST_CASE("policy validation names the item", "[policy]") {
   absl::StatusOr<Policy> r = ParsePolicyJson(PolicyToJson(p), "bad.json");
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()) ==
-        "bad.json: policy item 0 (tensor 42): first_use_op 40 is outside the iteration (40 ops)");
+        "bad.json: policy item 0 (tensor 42): first_use_op 40 is outside the iteration (40 ops) "
+        "[bad-policy]");
+  CHECK(RuleOf(r.status()) == "bad-policy");
 }
 
 TEST_CASE("policy JSON errors name the path", "[policy]") {
@@ -105,11 +111,12 @@ TEST_CASE("policy JSON errors name the path", "[policy]") {
       R"({"format": "swapplan-policy", "format_version": 1, "items": [{"tensor_id": -1}]})", "x");
   REQUIRE_FALSE(r.ok());
   CHECK(std::string(r.status().message()) ==
-        "x: JSON $.items[0].tensor_id: expected an unsigned integer, got number");
+        "x: JSON $.items[0].tensor_id: expected an unsigned integer, got number [policy-schema]");
   r = ParsePolicyJson(R"({"format": "swapplan-trace"})", "y");
-  CHECK(std::string(r.status().message()) == "y: not a swapplan policy (format is 'swapplan-trace')");
+  CHECK(std::string(r.status().message()) ==
+        "y: not a swapplan policy (format is 'swapplan-trace') [policy-schema]");
   r = ParsePolicyJson(R"({"bogus": 1})", "z");
-  CHECK(std::string(r.status().message()) == "z: JSON $.bogus: unknown field");
+  CHECK(std::string(r.status().message()) == "z: JSON $.bogus: unknown field [unknown-field]");
 }
 
 // Issue 19: malformed policy text names the byte and a rule, on one line.
@@ -133,7 +140,7 @@ TEST_CASE("policy JSON: a key with a control character is quoted on one line",
           "[policy][issue19]") {
   absl::StatusOr<Policy> r = ParsePolicyJson(R"({"a\nb": 1})", "k.json");
   REQUIRE_FALSE(r.ok());
-  CHECK(std::string(r.status().message()) == "k.json: JSON $.a\\nb: unknown field");
+  CHECK(std::string(r.status().message()) == "k.json: JSON $.a\\nb: unknown field [unknown-field]");
 }
 
 // Issue 19 (fuzz finding policy_binary_newline_in_format.policy): the format
@@ -216,7 +223,7 @@ TEST_CASE("action and recompute_ns are validated", "[policy]") {
   absl::StatusOr<Policy> bad = ParsePolicyJson(
       R"({"format": "swapplan-policy", "format_version": 1, "items": [{"action": "DROP"}]})", "x");
   CHECK(bad.status().message() ==
-        "x: JSON $.items[0].action: unknown action 'DROP' (expected SWAP or RECOMPUTE)");
+        "x: JSON $.items[0].action: unknown action 'DROP' (expected SWAP or RECOMPUTE) [policy-schema]");
 }
 
 TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[policy]") {
@@ -245,7 +252,72 @@ TEST_CASE("release_waits_for_copy round trips; false stays implicit in JSON", "[
       R"({"format": "swapplan-policy", "format_version": 1,
           "items": [{"release_waits_for_copy": 1}]})", "x");
   CHECK(bad.status().message() ==
-        "x: JSON $.items[0].release_waits_for_copy: expected true or false, got number");
+        "x: JSON $.items[0].release_waits_for_copy: expected true or false, got number [policy-schema]");
+}
+
+}  // namespace
+}  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+// Peak resident memory of this process so far, in bytes (Linux: ru_maxrss
+// is in KiB).
+int64_t PeakRssBytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+// Issue 19 (allocation before validation): a policy whose fingerprint says
+// 2^31 - 1 ops made Policy::Validate fill a 2^31-entry vector (8 GiB, 13 s
+// of the mutation campaign) before the trace could disagree. Nothing is
+// sized from iteration_ops now: reading and validating it allocates a few
+// KiB and takes microseconds, and the mismatch with a real trace is then
+// the fingerprint error.
+TEST_CASE("a policy claiming 2^31 - 1 ops is read without sizing anything by it",
+          "[policy][robustness]") {
+  const std::string json =
+      testing::ReadFile(testing::DataPath("robustness/huge_iteration_ops_policy.json"));
+  REQUIRE(json.find("\"iteration_ops\": 2147483647") != std::string::npos);
+  const int64_t rss_before = PeakRssBytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<Policy> p = ParsePolicyJson(json, "huge.json");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Valid in itself: 13 real ops are not needed to read a v1 policy.
+  INFO(p.status().ToString());
+  REQUIRE(p.ok());
+  CHECK(p->fingerprint.iteration_ops == INT32_MAX);
+  // 8 GiB before; a 64 MiB margin for the allocator and sanitizer builds.
+  CHECK(PeakRssBytes() - rss_before < (int64_t{64} << 20));
+  CHECK(seconds < 5);
+  // Against the toy trace (13 ops): a fingerprint mismatch, exit 2.
+  absl::StatusOr<Trace> trace = ReadTrace(testing::DataPath("traces/chameleon_toy.json"));
+  REQUIRE(trace.ok());
+  absl::Status fp = CheckFingerprint(*p, *trace);
+  CHECK(KindOf(fp) == ErrorKind::kFingerprintMismatch);
+  CHECK_THAT(std::string(fp.message()), Catch::Contains("2147483647 ops"));
+  // Past 2^31 - 1 (2^32 - 1, the most a uint32 holds) is refused at read,
+  // never clamped to 2^31 - 1.
+  std::string big = json;
+  big.replace(big.find("2147483647"), 10, "4294967295");
+  absl::StatusOr<Policy> clamped = ParsePolicyJson(big, "big.json");
+  CHECK(KindOf(clamped.status()) == ErrorKind::kMalformedInput);
+  CHECK_THAT(std::string(clamped.status().message()),
+             Catch::StartsWith("big.json: ") && Catch::Contains("4294967295"));
+}
+
+// Issue 19 (silent acceptance): the JSON reader truncated uint64 to uint32,
+// so format_version 2^32 + 1 read as 1.
+TEST_CASE("format_version past 32 bits is refused, not truncated", "[policy][robustness]") {
+  absl::StatusOr<Policy> r = ParsePolicyJson(
+      R"({"format": "swapplan-policy", "format_version": 4294967297})", "v.json");
+  CHECK(KindOf(r.status()) == ErrorKind::kMalformedInput);
+  CHECK(RuleOf(r.status()) == "policy-schema");
+  CHECK(std::string(r.status().message()) ==
+        "v.json: JSON $.format_version: 4294967297 is out of range (at most 4294967295) "
+        "[policy-schema]");
 }
 
 }  // namespace

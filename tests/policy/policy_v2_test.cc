@@ -153,15 +153,17 @@ TEST_CASE("v1 policies are converted on read", "[policy][v2]") {
       R"({"format": "swapplan-policy", "format_version": 1, "device": {"capacity_bytes": 1}})",
       "m.json");
   CHECK(mixed.status().message() ==
-        "m.json: a format_version 1 policy has a v2 section (device or runtime)");
+        "m.json: a format_version 1 policy has a v2 section (device or runtime) [policy-schema]");
   CHECK(KindOf(mixed.status()) == ErrorKind::kMalformedInput);
   absl::StatusOr<Policy> nodev =
       ParsePolicyJson(R"({"format": "swapplan-policy", "format_version": 2})", "n.json");
-  CHECK(nodev.status().message() == "n.json: a format_version 2 policy needs a device");
+  CHECK(nodev.status().message() ==
+        "n.json: a format_version 2 policy needs a device [policy-schema]");
   absl::StatusOr<Policy> v3 =
       ParsePolicyJson(R"({"format": "swapplan-policy", "format_version": 3})", "v3.json");
   CHECK(v3.status().message() ==
-        "v3.json: policy format version 3 is not supported (this swapplan reads 1 and 2)");
+        "v3.json: policy format version 3 is not supported (this swapplan reads 1 and 2) "
+        "[policy-schema]");
 }
 
 TEST_CASE("strict JSON: unknown keys, wrong types and ranges name the path", "[policy][v2]") {
@@ -173,27 +175,28 @@ TEST_CASE("strict JSON: unknown keys, wrong types and ranges name the path", "[p
             .message());
   };
   CHECK(message(R"("device": {"capacity_bytes": 1, "colour": "red"})") ==
-        "s.json: JSON $.device.colour: unknown field");
+        "s.json: JSON $.device.colour: unknown field [unknown-field]");
   CHECK(message(R"("device": {"copy_engines": 3})") ==
-        "s.json: JSON $.device.copy_engines: 3 is out of range (at most 2)");
+        "s.json: JSON $.device.copy_engines: 3 is out of range (at most 2) [policy-schema]");
   CHECK(message(R"("device": {"h2d_bandwidth_bytes_per_s": "fast"})") ==
-        "s.json: JSON $.device.h2d_bandwidth_bytes_per_s: expected a finite number, got string");
+        "s.json: JSON $.device.h2d_bandwidth_bytes_per_s: expected a finite number, got string [policy-schema]");
   CHECK(message(R"("items": [{"swap_in_op": 4294967296}])") ==
-        "s.json: JSON $.items[0].swap_in_op: 4294967296 is out of range (at most 2147483647)");
+        "s.json: JSON $.items[0].swap_in_op: 4294967296 is out of range (at most 2147483647) [policy-schema]");
   CHECK(message(R"("fingerprint": {"iteration": 1, "ops": 3})") ==
-        "s.json: JSON $.fingerprint.ops: unknown field");
+        "s.json: JSON $.fingerprint.ops: unknown field [unknown-field]");
   CHECK(message(R"("parameters": [{"name": "a", "value": "b", "extra": 1}])") ==
-        "s.json: JSON $.parameters[0]: expected {\"name\": ..., \"value\": ...}");
+        "s.json: JSON $.parameters[0]: expected {\"name\": ..., \"value\": ...} [policy-schema]");
   CHECK(message(R"("runtime": {"items": [{"decision": {"phase": "SIDEWAYS"}}]})") ==
-        "s.json: JSON $.runtime.items[0].decision.phase: unknown phase 'SIDEWAYS'");
+        "s.json: JSON $.runtime.items[0].decision.phase: unknown phase 'SIDEWAYS' [policy-schema]");
   CHECK(message(R"("runtime": {"op_ranks": [0, -2]})") ==
-        "s.json: JSON $.runtime.op_ranks[1]: -2 is out of range (a rank, or -1)");
+        "s.json: JSON $.runtime.op_ranks[1]: -2 is out of range (a rank, or -1) [policy-schema]");
   CHECK(message(R"("expected_peak_bytes": 9223372036854775808)") ==
-        "s.json: JSON $.expected_peak_bytes: out of the range of a 64-bit integer");
+        "s.json: JSON $.expected_peak_bytes: out of the range of a 64-bit integer [policy-schema]");
   // Semantic checks of the device model name the field.
   CHECK(message(R"("device": {"capacity_bytes": 100, "reserve_bytes": 100,
                               "h2d_bandwidth_bytes_per_s": 1, "d2h_bandwidth_bytes_per_s": 1})") ==
-        "s.json: policy: device model \"\": reserve_bytes must be below capacity_bytes");
+        "s.json: policy: device model \"\": reserve_bytes must be below capacity_bytes "
+        "[bad-device]");
 }
 
 TEST_CASE("a runtime section must belong to its policy", "[policy][v2]") {
@@ -223,7 +226,7 @@ TEST_CASE("a runtime section must belong to its policy", "[policy][v2]") {
   CHECK(bad.Validate().message() == "policy runtime.items: has 0 entries; the policy has 1 items");
   // Reading applies the same checks.
   CHECK(ParsePolicyBinary(PolicyToBinary(bad), "b.pb").status().message() ==
-        "b.pb: policy runtime.items: has 0 entries; the policy has 1 items");
+        "b.pb: policy runtime.items: has 0 entries; the policy has 1 items [bad-policy]");
 }
 
 TEST_CASE("matching from the policy alone equals matching with the trace", "[policy][v2]") {

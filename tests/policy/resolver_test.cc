@@ -163,10 +163,10 @@ TEST_CASE("resolver: actions", "[resolver]") {
   REQUIRE(all.ok());
   REQUIRE(all->issues.size() == 2);
   CHECK(all->issues[0].message ==
-        "item 0 (tensor 10): recompute_ns is 5; must be >= 0, and 0 for a SWAP item "
+        "item 0 (tensor 10 'A'): recompute_ns is 5; must be >= 0, and 0 for a SWAP item "
         "[bad-action]");
   CHECK(all->issues[1].message ==
-        "item 1 (tensor 10): clean is only allowed on SWAP items [bad-op-order]");
+        "item 1 (tensor 10 'A'): clean is only allowed on SWAP items [bad-op-order]");
   CHECK(all->items.empty());
 }
 

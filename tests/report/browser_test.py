@@ -14,8 +14,14 @@ Writes the report of a trace with `swapplan report`, then with Debian's
      pixels of exactly the unswapped curve's grey, the first policy's blue
      and the budget's red.
 
+With --replay the page is `swapplan replay TRACE --html` (report/
+replay_report.h): the same checks, with the peak-per-iteration curve (the
+first palette blue) and the capacity line (red) instead of the unswapped
+curve and the policy curves, and no stream timeline.
+
 Every browser run is bounded (timeout 60 s). Usage:
   browser_test.py SWAPPLAN TRACE [swapplan report flags...]
+  browser_test.py --replay SWAPPLAN TRACE [swapplan replay flags...]
 Exit 0 on success, 1 with the failed checks, 77 (skip) without chromium
 (1 when SWAPPLAN_REQUIRE_CHROMIUM is set: CI installs it).
 """
@@ -108,10 +114,14 @@ def colour_counts(path, colours):
 
 
 def main():
-    if len(sys.argv) < 3:
+    argv = sys.argv[1:]
+    replay = bool(argv) and argv[0] == '--replay'
+    if replay:
+        argv = argv[1:]
+    if len(argv) < 2:
         print(__doc__)
         return 2
-    swapplan, trace, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+    swapplan, trace, flags = argv[0], argv[1], argv[2:]
     binary = chromium()
     if binary is None:
         if os.environ.get('SWAPPLAN_REQUIRE_CHROMIUM'):
@@ -122,21 +132,27 @@ def main():
     problems = []
     with tempfile.TemporaryDirectory() as work:
         page = os.path.join(work, 'report.html')
-        r = subprocess.run([swapplan, 'report', trace, '-o', page] + flags,
-                           capture_output=True, text=True, timeout=TIMEOUT_S)
+        command = ([swapplan, 'replay', trace, '--html', page, '--rows', 'none', '-q'] if replay
+                   else [swapplan, 'report', trace, '-o', page])
+        r = subprocess.run(command + flags, capture_output=True, text=True, timeout=TIMEOUT_S)
         if r.returncode != 0:
-            print('swapplan report failed (%d): %s' % (r.returncode, r.stderr))
+            print('%s failed (%d): %s' % (' '.join(command[:2]), r.returncode, r.stderr))
             return 1
         dom, log = browser(binary, page, ['--dump-dom'], work)
         status = re.search(r'<body[^>]*data-report-status="([^"]*)"', dom)
         if not status or status.group(1) != 'ok':
             problems.append('page status: %s' % (status.group(1) if status else 'no <body> marker'))
         curves = re.findall(r'<path class="curve" d="M[^"]+" stroke="(#[0-9a-f]{6})"', dom)
-        if len(curves) < 2 or curves[0] != '#7f7f7f' or curves[1] != '#1f77b4':
+        if replay:
+            if curves != ['#1f77b4']:
+                problems.append('peak curve drawn: %s (want one, #1f77b4)' % curves)
+            if len(re.findall(r'<rect [^>]*class="stage-band"', dom)) == 0:
+                problems.append('no stage bands')
+        elif len(curves) < 2 or curves[0] != '#7f7f7f' or curves[1] != '#1f77b4':
             problems.append('memory curves drawn: %s (want unswapped #7f7f7f, then #1f77b4)' % curves)
         if 'id="budget-line"' not in dom:
             problems.append('no budget line')
-        if len(re.findall(r'<rect [^>]*class="span-op"', dom)) == 0:
+        if not replay and len(re.findall(r'<rect [^>]*class="span-op"', dom)) == 0:
             problems.append('no compute spans in the timeline')
         if '<td' not in dom:
             problems.append('no table rows')
@@ -151,9 +167,11 @@ def main():
         if not os.path.exists(shot):
             problems.append('no screenshot written')
         else:
-            counts = colour_counts(shot, [UNSWAPPED, FIRST_POLICY, BUDGET])
-            names = {UNSWAPPED: 'unswapped curve', FIRST_POLICY: 'first policy curve',
-                     BUDGET: 'budget line'}
+            colours = [FIRST_POLICY, BUDGET] if replay else [UNSWAPPED, FIRST_POLICY, BUDGET]
+            counts = colour_counts(shot, colours)
+            names = {UNSWAPPED: 'unswapped curve',
+                     FIRST_POLICY: 'peak curve' if replay else 'first policy curve',
+                     BUDGET: 'capacity line' if replay else 'budget line'}
             for colour, n in counts.items():
                 # More than a legend swatch (14 x 4 px): the curve itself.
                 if n < 300:

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstddef>
 #include <string>
 #include <thread>
 #include <vector>
@@ -259,6 +260,34 @@ TEST_CASE("C API: framework-owned storage is held, freed and restored through th
   REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
   CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
   std::free(fw.mem[1]);
+}
+
+int32_t CanRecompute(void*, uint64_t) { return 1; }
+int32_t Recompute(void*, uint64_t, void*) { return 0; }
+
+TEST_CASE("C API: the recompute callbacks are optional, both or neither") {
+  swapplan_rt_env* env = Create(1000);
+  Framework fw;
+  // A caller built before the recompute callbacks existed: the struct ends
+  // before them.
+  swapplan_rt_framework old{};
+  old.struct_size = offsetof(swapplan_rt_framework, can_recompute);
+  old.user = &fw;
+  old.hold = &Hold;
+  old.release = &Release;
+  old.restore = &Restore;
+  CHECK(swapplan_rt_set_framework(env, &old) == SWAPPLAN_RT_OK);
+  swapplan_rt_framework both{sizeof(swapplan_rt_framework), &fw, &Hold, &Release, &Restore,
+                             &CanRecompute, &Recompute};
+  CHECK(swapplan_rt_set_framework(env, &both) == SWAPPLAN_RT_OK);
+  swapplan_rt_framework one = both;
+  one.recompute = nullptr;
+  CHECK(swapplan_rt_set_framework(env, &one) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(std::string(swapplan_rt_last_error()).find("both or neither") != std::string::npos);
+  swapplan_rt_framework odd = both;
+  odd.struct_size = sizeof(swapplan_rt_framework) - 4;
+  CHECK(swapplan_rt_set_framework(env, &odd) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
 }
 
 struct ProviderLog {

@@ -135,6 +135,33 @@ TEST_CASE("fault: an allocation failure goes through Algorithm 3") {
   REQUIRE(rt.IterationEnd().ok());
 }
 
+TEST_CASE("fault: Algorithm 3 takes the earliest registered of equal sizes, whatever its slot") {
+  // Budget 400. Op 0 makes A, B, C (100 bytes each; slots 0, 1, 2); A dies,
+  // and D, made at op 1, takes A's slot 0. Op 2 asks for 200 with B, C, D
+  // resident (300): 100 missing, three candidates of exactly 100 bytes. The
+  // earliest registered, B, leaves — not D, the lowest slot (the order of
+  // the simulator's Algorithm 3 is the trace's, i.e. registration order).
+  Env env = MakeEnv({.capacity_bytes = 400});
+  Runtime& rt = *env.rt;
+  REQUIRE(rt.IterationBegin().ok());
+  REQUIRE(rt.OpBegin(rt.InternOp("make"), Phase::kForward, {}).ok());
+  const TensorHandle a = Alloc(rt, 100, 1), b = Alloc(rt, 100, 2), c = Alloc(rt, 100, 3);
+  REQUIRE(rt.OpEnd({a, b, c}).ok());
+  REQUIRE(rt.FreeTensor(a).ok());
+  REQUIRE(rt.OpBegin(rt.InternOp("make"), Phase::kForward, {}).ok());
+  const TensorHandle d = Alloc(rt, 100, 4);
+  CHECK((d & 0xffffffffu) == (a & 0xffffffffu));  // A's slot, a new generation
+  REQUIRE(rt.OpEnd({d}).ok());
+  REQUIRE(rt.OpBegin(rt.InternOp("big"), Phase::kForward, {}).ok());
+  const TensorHandle e = Alloc(rt, 200, 5);
+  CHECK(rt.Stats().counts.passive_swap_outs == 1);
+  CHECK_FALSE(*rt.IsResident(b));
+  CHECK(*rt.IsResident(c));
+  CHECK(*rt.IsResident(d));
+  REQUIRE(rt.OpEnd({e}).ok());
+  REQUIRE(rt.IterationEnd().ok());
+}
+
 TEST_CASE("fault: over the budget, Algorithm 3 swaps the closest tensor, then a clear OOM") {
   Env env = MakeEnv({.capacity_bytes = 1000});
   Runtime& rt = *env.rt;

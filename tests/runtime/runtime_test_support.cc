@@ -280,6 +280,7 @@ absl::Status Runner::Iteration(const Program& p) {
       if (handles_[t] == kNoTensorHandle) {
         const int64_t shape[] = {p.sizes[t] / 4};
         TensorDesc d{.size_bytes = p.sizes[t], .dtype = DType::kFloat32, .shape = shape};
+        d.framework_id = static_cast<uint64_t>(t) + 1;  // recompute callbacks name it
         absl::StatusOr<TensorHandle> h = env_.rt->AllocTensor(d, nullptr);
         if (!h.ok()) {
           st = h.status();

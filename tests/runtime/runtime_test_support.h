@@ -151,6 +151,7 @@ class Runner {
   uint64_t seed(int tensor) const { return seeds_.at(tensor); }
   // Mismatches seen at uses so far.
   const std::vector<std::string>& mismatches() const { return mismatches_; }
+  // Tensors the runner allocates get framework_id = index + 1.
   // Fills / checks a resident tensor's device bytes.
   void Fill(int tensor);
   bool Check(int tensor, std::string* why);

@@ -140,7 +140,7 @@ TEST_CASE("checker: op outside the iteration", "[checker]") {
   CheckReport r = Check(ToyPolicy({kC, Item(10, 200, 1, 2, 6, 13)}));
   CHECK(Messages(r) ==
         std::vector<std::string>{
-            "item 1 (tensor 10): first_use_op 13 is outside iteration 0 (13 ops) [op-out-of-range]",
+            "item 1 (tensor 10 'A'): first_use_op 13 is outside iteration 0 (13 ops) [op-out-of-range]",
             // A is not accounted: with only C off (op 5) ops 3..5 hold 1000,
             // 1100, 1100; the first worst is op 4.
             "op 4 (mlp, FORWARD): 1100 bytes in use, 200 over the budget of 900 (ops 3..5 are "
@@ -151,16 +151,16 @@ TEST_CASE("checker: swap-in before swap-out and bad op order", "[checker]") {
   Policy p = ToyPolicy({kA, kC, Item(11, 200, 5, 5, 4, 10), Item(11, 200, 2, 7, 6, 10)});
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{
-            "item 2 (tensor 11): swap-in at op 4 (mlp, FORWARD) is not after the swap-out at op 5 "
+            "item 2 (tensor 11 'B'): swap-in at op 4 (mlp, FORWARD) is not after the swap-out at op 5 "
             "(loss, FORWARD) [swap-in-before-swap-out]",
-            "item 3 (tensor 11): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
+            "item 3 (tensor 11 'B'): ops must satisfy swap_out_op <= release_op < swap_in_op <= "
             "first_use_op, got 2, 7, 6, 10 [bad-op-order]"});
 }
 
 TEST_CASE("checker: size mismatch is reported, accounting uses the trace size", "[checker]") {
   CheckReport r = Check(ToyPolicy({Item(10, 300, 1, 2, 6, 11), kC}));
   CHECK(Messages(r) == std::vector<std::string>{
-                           "item 0 (tensor 10): size_bytes 300 but the trace says 200 "
+                           "item 0 (tensor 10 'A'): size_bytes 300 but the trace says 200 "
                            "[size-mismatch]"});
   CHECK(r.peak_bytes == 900);  // as with the right size: 200 came off, not 300
 }
@@ -169,7 +169,7 @@ TEST_CASE("checker: tensor not allocated over the window", "[checker]") {
   // D (id 14) lives during ops 4..8 only.
   CheckReport r = Check(ToyPolicy({kA, kC, Item(14, 100, 2, 2, 8, 8)}));
   CHECK(Messages(r) == std::vector<std::string>{
-                           "item 2 (tensor 14): the tensor is not allocated throughout ops 2..8 "
+                           "item 2 (tensor 14 'D'): the tensor is not allocated throughout ops 2..8 "
                            "(it is allocated during ops 4..8) [not-resident]"});
 }
 
@@ -179,7 +179,7 @@ TEST_CASE("checker: use while off the device, one violation per use", "[checker]
   // and C off op 5, ops 2..5 hold 500, 800, 900, 900: within budget.
   CheckReport r = Check(ToyPolicy({Item(10, 200, 0, 1, 6, 11), kC}));
   CHECK(Messages(r) == std::vector<std::string>{
-                           "item 0 (tensor 10): used by op 1 (linear1, FORWARD) between its "
+                           "item 0 (tensor 10 'A'): used by op 1 (linear1, FORWARD) between its "
                            "swap-out after op 0 and its first use at op 11 [use-while-off-device]"});
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].op == 1);
@@ -187,7 +187,7 @@ TEST_CASE("checker: use while off the device, one violation per use", "[checker]
   // (Its copy is queued behind A's: 300..400 ns, so released after op 3.)
   CheckReport r2 = Check(ToyPolicy({kA, kC, Item(11, 200, 1, 3, 6, 10)}));
   CHECK(Messages(r2) == std::vector<std::string>{
-                            "item 2 (tensor 11): used by op 2 (linear2, FORWARD) between its "
+                            "item 2 (tensor 11 'B'): used by op 2 (linear2, FORWARD) between its "
                             "swap-out after op 1 and its first use at op 10 "
                             "[use-while-off-device]"});
 }
@@ -196,8 +196,8 @@ TEST_CASE("checker: duplicated and overlapping items", "[checker]") {
   CheckReport r = Check(ToyPolicy({kA, kC, kA, Item(10, 200, 2, 3, 8, 11)}));
   CHECK(Messages(r) ==
         std::vector<std::string>{
-            "item 2 (tensor 10): duplicates item 0 [duplicate-item]",
-            "item 3 (tensor 10): window ops 2..11 overlaps item 0's window ops 1..11 "
+            "item 2 (tensor 10 'A'): duplicates item 0 [duplicate-item]",
+            "item 3 (tensor 10 'A'): window ops 2..11 overlaps item 0's window ops 1..11 "
             "[overlapping-items]"});
   // Two windows of one tensor that meet at an op do not overlap: C's
   // (2..3) and (3..9). (The first cannot release in time — not tested here.)
@@ -214,7 +214,7 @@ TEST_CASE("checker: release before the copy could finish", "[checker]") {
   CheckReport r = Check(ToyPolicy({Item(10, 200, 1, 1, 6, 11), kC}));
   CHECK(Messages(r) == std::vector<std::string>{
                            // Tensors are named by their labels (trace/tensor_label.h).
-                           "item 0 (A \xE2\x86\x92 [50] float32 ACTIVATION 200 B): released "
+                           "item 0 (tensor 10 'A'): released "
                            "after op 1 "
                            "(linear1, FORWARD) (200.0 "
                            "ns) but its copy out (200 bytes at 2.0 GB/s, started at 200.0 ns) "
@@ -232,7 +232,7 @@ TEST_CASE("checker: the d2h stream is one FIFO", "[checker]") {
   p.device.capacity_bytes = 2000;
   CHECK(Messages(Check(p)) ==
         std::vector<std::string>{
-            "item 1 (B \xE2\x86\x92 [50] float32 ACTIVATION 200 B): released after op 4 (mlp, "
+            "item 1 (tensor 11 'B'): released after op 4 (mlp, "
             "FORWARD) (500.0 ns) but its copy out "
             "(200 bytes at 1.0 GB/s, started at 400.0 ns) completes at 600.0 ns, during op 5 "
             "(loss, FORWARD) [release-before-copy-done]"});
@@ -322,7 +322,7 @@ TEST_CASE("RECOMPUTE items: no copy, no release check, their time on the timelin
   r = Check(roomy);
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].message ==
-        "item 0 (tensor 11): release_waits_for_copy is set on a RECOMPUTE item (no copy to wait "
+        "item 0 (tensor 11 'B'): release_waits_for_copy is set on a RECOMPUTE item (no copy to wait "
         "for) [bad-action]");
 }
 

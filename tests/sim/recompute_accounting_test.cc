@@ -137,7 +137,7 @@ TEST_CASE("recompute accounting: understated cost and unrecomputable tensors are
   REQUIRE(c->violations.size() == 1);
   CHECK(c->violations[0].kind == ViolationKind::kNotRecomputable);
   CHECK(c->violations[0].item == 2);
-  CHECK_THAT(c->violations[0].message, Catch::Contains("tensor 4 in its recipe is random-state"));
+  CHECK_THAT(c->violations[0].message, Catch::Contains("tensor 4 'L' in its recipe is random-state"));
 }
 
 TEST_CASE("recompute accounting: the simulator runs recipes on the compute stream",

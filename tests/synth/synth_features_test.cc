@@ -70,7 +70,7 @@ TEST_CASE("synth: ZeRO collectives", "[synth][zero]") {
   // Per micro-batch: 2 layers × 2 + embedding 1 + head 2 = 7.
   CHECK(CountOps(z3, 0, "c10d::_allgather_base") == 7 * 3);
   // Gathered copies are transient PARAMETER tensors, released after use.
-  const TensorId full = TensorsNamed(z3, "mb0.L0.attn.qkv.weight.full").front();
+  const TensorId full = TensorsNamed(z3, "mb0.layers.0.attn.qkv.weight.full").front();
   CHECK(z3.tensor(full).kind == TensorKind::kParameter);
   CHECK_FALSE(z3.tensor(full).persistent);
   CHECK(z3.tensor(full).size_bytes == 384);
@@ -81,12 +81,12 @@ TEST_CASE("synth: tensor parallelism shards heads, FFN and vocabulary", "[synth]
   o.parallel.tensor_parallel = 2;
   Trace t = Synth(o);
   // Per rank: 1 head + 2·1 KV heads of d = 4 → 12 per token, 4·12·2 = 96 B.
-  CHECK(SizeOf(t, "mb0.L0.attn.qkv") == 96);
-  CHECK(SizeOf(t, "mb0.L0.mlp.fc1") == 128);      // 2f/t = 16 → 4·16·2
+  CHECK(SizeOf(t, "mb0.layers.0.attn.qkv") == 96);
+  CHECK(SizeOf(t, "mb0.layers.0.mlp.fc1") == 128);      // 2f/t = 16 → 4·16·2
   // Vocabulary padded to a multiple of 128·2 = 256, 128 per rank.
   CHECK(SizeOf(t, "mb0.head.logits") == 4 * 128 * 2);
   // Norm inputs and residuals are replicated.
-  CHECK(SizeOf(t, "mb0.L0.resid1") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.resid1") == 64);
   // Forward: embedding, attention, MLP all-reduces; loss: max, target logit,
   // sum of exps; backward: MLP and attention input grads and the head's
   // input grad; optimizer: the gradient norm across TP ranks.
@@ -196,8 +196,8 @@ TEST_CASE("synth: full recomputation", "[synth][recompute]") {
     }
   }
   const std::set<std::string> expect = {
-      "mb0.input.labels", "mb0.input.tokens", "mb0.embed.word_embeddings.out", "mb0.L0.out",
-      "mb0.L1.out",       "mb0.L2.out",       "mb0.head.norm.out",             "mb0.head.norm.rstd",
+      "mb0.input.labels", "mb0.input.tokens", "mb0.embed.word_embeddings.out", "mb0.layers.0.out",
+      "mb0.layers.1.out",       "mb0.layers.2.out",       "mb0.head.norm.out",             "mb0.head.norm.rstd",
       "mb0.head.loss.softmax", "mb0.head.loss"};
   CHECK(kept == expect);
   // The recomputed forward is phase BACKWARD, same micro-batch, stack ids
@@ -219,7 +219,7 @@ TEST_CASE("synth: full recomputation", "[synth][recompute]") {
     if (rc.tensor(x).kind != TensorKind::kGradient || rc.tensor(x).persistent) continue;
     const std::string name(rc.tensor_name(x));
     for (int l = 0; l < 3; ++l) {
-      if (name.rfind("mb0.L" + std::to_string(l) + ".", 0) == 0) {
+      if (name.rfind("mb0.layers." + std::to_string(l) + ".", 0) == 0) {
         first_grad[l] = std::min(first_grad[l], rc.lifetime(x).alloc_op);
         last_grad[l] = std::max(last_grad[l], rc.lifetime(x).alloc_op);
       }
@@ -294,7 +294,7 @@ TEST_CASE("synth: validation passes run under no_grad after the step", "[synth][
     CHECK(t.op(l.free_op).phase == Phase::kOther);
     CHECK(t.op(l.free_op).micro_batch == t.op(l.alloc_op).micro_batch);
   }
-  CHECK(TensorsNamed(t, "val1.L1.attn.qkv").size() == 1);
+  CHECK(TensorsNamed(t, "val1.layers.1.attn.qkv").size() == 1);
 }
 
 std::vector<int64_t> ExpertSizes(const Trace& t, int32_t it, const std::string& prefix) {
@@ -327,9 +327,9 @@ TEST_CASE("synth: MoE expert sizes follow a seeded routing", "[synth][moe]") {
   Trace b = Synth(o);
   // Same seed, same trace, byte for byte.
   CHECK(TraceToBinary(a) == TraceToBinary(a2));
-  const std::vector<int64_t> a0 = ExpertSizes(a, 0, "mb0.L0.moe.e");
-  const std::vector<int64_t> a1 = ExpertSizes(a, 1, "mb0.L0.moe.e");
-  const std::vector<int64_t> b0 = ExpertSizes(b, 0, "mb0.L0.moe.e");
+  const std::vector<int64_t> a0 = ExpertSizes(a, 0, "mb0.layers.0.moe.e");
+  const std::vector<int64_t> a1 = ExpertSizes(a, 1, "mb0.layers.0.moe.e");
+  const std::vector<int64_t> b0 = ExpertSizes(b, 0, "mb0.layers.0.moe.e");
   INFO("seed 7 it 0: " << ::Catch::Detail::stringify(a0));
   INFO("seed 7 it 1: " << ::Catch::Detail::stringify(a1));
   INFO("seed 8 it 0: " << ::Catch::Detail::stringify(b0));
@@ -354,9 +354,9 @@ TEST_CASE("synth: MoE recomputation re-routes identically", "[synth][moe]") {
   o.recompute = true;
   Trace t = Synth(o);
   for (int e = 0; e < 8; ++e) {
-    std::vector<TensorId> fwd = TensorsNamed(t, "mb0.L0.moe.e" + std::to_string(e) + ".fc1");
+    std::vector<TensorId> fwd = TensorsNamed(t, "mb0.layers.0.moe.e" + std::to_string(e) + ".fc1");
     std::vector<TensorId> rc =
-        TensorsNamed(t, "mb0.L0.moe.e" + std::to_string(e) + ".fc1.recompute");
+        TensorsNamed(t, "mb0.layers.0.moe.e" + std::to_string(e) + ".fc1.recompute");
     INFO("expert " << e);
     // With recomputation the forward's expert tensors are temporaries and the
     // re-run creates the saved ones, of the same size.
@@ -381,22 +381,22 @@ TEST_CASE("synth: classic attention keeps S×S tensors, flash does not", "[synth
   Trace t = Synth(o);
   // [b, a, s, s] = 1·2·4·4 = 32 elements: bf16 probabilities 64 B, their
   // dropout output 64 B, the dropout mask 32 B; scores [b·a, s, s] 64 B.
-  CHECK(SizeOf(t, "mb0.L0.attn.probs") == 64);
-  CHECK(SizeOf(t, "mb0.L0.attn.probs_drop") == 64);
-  CHECK(SizeOf(t, "mb0.L0.attn.probs_mask") == 32);
-  CHECK(SizeOf(t, "mb0.L0.attn.scores") == 64);
-  CHECK(t.tensor(TensorNamed(t, "mb0.L0.attn.scores")).kind == TensorKind::kTemporary);
-  CHECK(t.tensor(TensorNamed(t, "mb0.L0.attn.probs")).kind == TensorKind::kActivation);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.probs") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.probs_drop") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.probs_mask") == 32);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.scores") == 64);
+  CHECK(t.tensor(TensorNamed(t, "mb0.layers.0.attn.scores")).kind == TensorKind::kTemporary);
+  CHECK(t.tensor(TensorNamed(t, "mb0.layers.0.attn.probs")).kind == TensorKind::kActivation);
   // Hidden dropout masks are bool [s, b, h] = 32 B; layernorm saves mean and
   // rstd.
-  CHECK(SizeOf(t, "mb0.L0.attn.drop.mask") == 32);
-  CHECK(SizeOf(t, "mb0.L0.attn.norm.mean") == 16);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.drop.mask") == 32);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.norm.mean") == 16);
   // Tied embeddings: no separate head weight.
   CHECK(TensorsNamed(t, "head.output_layer.weight").empty());
   o.attention = AttentionKind::kFlash;
   Trace f = Synth(o);
-  CHECK(TensorsNamed(f, "mb0.L0.attn.probs").empty());
-  CHECK(SizeOf(f, "mb0.L0.attn.lse") == 32);
+  CHECK(TensorsNamed(f, "mb0.layers.0.attn.probs").empty());
+  CHECK(SizeOf(f, "mb0.layers.0.attn.lse") == 32);
 }
 
 TEST_CASE("synth: configuration errors", "[synth]") {

@@ -20,31 +20,31 @@ TEST_CASE("synth: tensor sizes of a tiny llama layer", "[synth]") {
   Trace t = Synth(TinyOptions());
   // [s, b, h] activations: 4·1·8·2 = 64 B.
   CHECK(SizeOf(t, "mb0.embed.word_embeddings.out") == 64);
-  CHECK(SizeOf(t, "mb0.L0.attn.norm.out") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.norm.out") == 64);
   // RMSNorm's rstd: [s, b] fp32 = 16 B.
-  CHECK(SizeOf(t, "mb0.L0.attn.norm.rstd") == 16);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.norm.rstd") == 16);
   // Fused QKV: (a + 2k)·d = 24 per token → 4·24·2 = 192 B.
-  CHECK(SizeOf(t, "mb0.L0.attn.qkv") == 192);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.qkv") == 192);
   // Rotary outputs: q [4,1,2,4], k [4,1,2,4] → 64 B each.
-  CHECK(SizeOf(t, "mb0.L0.attn.q_rot") == 64);
-  CHECK(SizeOf(t, "mb0.L0.attn.k_rot") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.q_rot") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.k_rot") == 64);
   // Flash output 64 B; log-sum-exp [b, a, s] fp32 = 1·2·4·4 = 32 B.
-  CHECK(SizeOf(t, "mb0.L0.attn.core") == 64);
-  CHECK(SizeOf(t, "mb0.L0.attn.lse") == 32);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.core") == 64);
+  CHECK(SizeOf(t, "mb0.layers.0.attn.lse") == 32);
   // Gated MLP: fc1 [4, 1, 2f = 32] = 256 B; silu and mul [4, 1, 16] = 128 B.
-  CHECK(SizeOf(t, "mb0.L0.mlp.fc1") == 256);
-  CHECK(SizeOf(t, "mb0.L0.mlp.silu") == 128);
-  CHECK(SizeOf(t, "mb0.L0.mlp.mul") == 128);
+  CHECK(SizeOf(t, "mb0.layers.0.mlp.fc1") == 256);
+  CHECK(SizeOf(t, "mb0.layers.0.mlp.silu") == 128);
+  CHECK(SizeOf(t, "mb0.layers.0.mlp.mul") == 128);
   // Logits [4, 1, 128] bf16 = 1024 B, their fp32 copy 2048 B.
   CHECK(SizeOf(t, "mb0.head.logits") == 1024);
   CHECK(SizeOf(t, "mb0.head.loss.softmax") == 2048);
   // Token ids [1, 4] int64 = 32 B.
   CHECK(SizeOf(t, "mb0.input.tokens") == 32);
   // Weights: qkv [24, 8] bf16 = 384 B; its Adam moments fp32 768 B each.
-  CHECK(SizeOf(t, "L0.attn.qkv.weight") == 384);
-  CHECK(SizeOf(t, "L0.attn.qkv.weight.grad") == 384);
-  CHECK(SizeOf(t, "L0.attn.qkv.weight.master") == 768);
-  CHECK(SizeOf(t, "L0.attn.qkv.weight.exp_avg_sq") == 768);
+  CHECK(SizeOf(t, "layers.0.attn.qkv.weight") == 384);
+  CHECK(SizeOf(t, "layers.0.attn.qkv.weight.grad") == 384);
+  CHECK(SizeOf(t, "layers.0.attn.qkv.weight.master") == 768);
+  CHECK(SizeOf(t, "layers.0.attn.qkv.weight.exp_avg_sq") == 768);
   CHECK(SizeOf(t, "head.output_layer.weight") == 2048);
 }
 
@@ -52,20 +52,20 @@ TEST_CASE("synth: kinds and persistence", "[synth]") {
   Trace t = Synth(TinyOptions());
   auto kind = [&](const std::string& n) { return t.tensor(TensorNamed(t, n)).kind; };
   auto persistent = [&](const std::string& n) { return t.tensor(TensorNamed(t, n)).persistent; };
-  CHECK(kind("mb0.L0.attn.qkv") == TensorKind::kActivation);     // saved for backward
-  CHECK(kind("mb0.L0.attn.proj") == TensorKind::kTemporary);     // consumed by the residual add
+  CHECK(kind("mb0.layers.0.attn.qkv") == TensorKind::kActivation);     // saved for backward
+  CHECK(kind("mb0.layers.0.attn.proj") == TensorKind::kTemporary);     // consumed by the residual add
   CHECK(kind("mb0.head.logits") == TensorKind::kTemporary);      // cast to fp32 at once
   CHECK(kind("mb0.head.loss.softmax") == TensorKind::kActivation);
   CHECK(kind("mb0.input.tokens") == TensorKind::kInput);
-  CHECK(kind("mb0.L0.attn.qkv.grad") == TensorKind::kGradient);
-  CHECK(kind("L0.mlp.fc1.weight") == TensorKind::kParameter);
-  CHECK(kind("L0.mlp.fc1.weight.grad") == TensorKind::kGradient);
-  CHECK(kind("L0.mlp.fc1.weight.exp_avg") == TensorKind::kOptimizerState);
-  CHECK(persistent("L0.mlp.fc1.weight"));
-  CHECK(persistent("L0.mlp.fc1.weight.grad"));  // gradient buffers live across iterations
-  CHECK(persistent("L0.mlp.fc1.weight.master"));
-  CHECK_FALSE(persistent("mb0.L0.attn.qkv"));
-  CHECK_FALSE(persistent("mb0.L0.attn.qkv.grad"));
+  CHECK(kind("mb0.layers.0.attn.qkv.grad") == TensorKind::kGradient);
+  CHECK(kind("layers.0.mlp.fc1.weight") == TensorKind::kParameter);
+  CHECK(kind("layers.0.mlp.fc1.weight.grad") == TensorKind::kGradient);
+  CHECK(kind("layers.0.mlp.fc1.weight.exp_avg") == TensorKind::kOptimizerState);
+  CHECK(persistent("layers.0.mlp.fc1.weight"));
+  CHECK(persistent("layers.0.mlp.fc1.weight.grad"));  // gradient buffers live across iterations
+  CHECK(persistent("layers.0.mlp.fc1.weight.master"));
+  CHECK_FALSE(persistent("mb0.layers.0.attn.qkv"));
+  CHECK_FALSE(persistent("mb0.layers.0.attn.qkv.grad"));
 }
 
 TEST_CASE("synth: saved activations live until their last backward use", "[synth]") {
@@ -75,7 +75,7 @@ TEST_CASE("synth: saved activations live until their last backward use", "[synth
     return t.op(life.free_op).phase;
   };
   // Saved: freed in backward, right after their last use.
-  for (const char* n : {"mb0.L0.attn.qkv", "mb0.L0.attn.lse", "mb0.L0.mlp.fc1",
+  for (const char* n : {"mb0.layers.0.attn.qkv", "mb0.layers.0.attn.lse", "mb0.layers.0.mlp.fc1",
                         "mb0.head.loss.softmax", "mb0.input.tokens"}) {
     INFO(n);
     const TensorLifetime& life = t.lifetime(TensorNamed(t, n));
@@ -84,7 +84,7 @@ TEST_CASE("synth: saved activations live until their last backward use", "[synth
     CHECK(t.op(life.alloc_op).phase == Phase::kForward);
   }
   // Temporaries: die at their only consumer, one op after they were made.
-  for (const char* n : {"mb0.L0.attn.proj", "mb0.L0.mlp.fc2", "mb0.head.logits"}) {
+  for (const char* n : {"mb0.layers.0.attn.proj", "mb0.layers.0.mlp.fc2", "mb0.head.logits"}) {
     INFO(n);
     const TensorLifetime& life = t.lifetime(TensorNamed(t, n));
     CHECK(life.free_op == life.alloc_op + 1);
@@ -151,13 +151,13 @@ TEST_CASE("synth: roofline durations and wall time", "[synth]") {
   auto producer = [&](const std::string& n) { return t.lifetime(TensorNamed(t, n)).alloc_op; };
   // QKV GEMM: 2·T·h·24 = 1536 FLOP → 1.5 ns at 1000 FLOP/ns; bytes n1 64 +
   // weight 384 + out 192 = 640 → 640 ns at 1 B/ns: memory-bound, 640 ns.
-  CHECK(t.op(producer("mb0.L0.attn.qkv")).duration_ns == 640);
+  CHECK(t.op(producer("mb0.layers.0.attn.qkv")).duration_ns == 640);
   // Token copy: 32 B over a 1 B/ns host link = 32 ns.
   CHECK(t.op(producer("mb0.input.tokens")).duration_ns == 32);
   // A slower matrix unit (1 FLOP/ns) makes the GEMM compute-bound: 1536 ns.
   o.device.peak_flops_per_s = 1e9;
   Trace slow = Synth(o);
-  CHECK(slow.op(slow.lifetime(TensorNamed(slow, "mb0.L0.attn.qkv")).alloc_op).duration_ns == 1536);
+  CHECK(slow.op(slow.lifetime(TensorNamed(slow, "mb0.layers.0.attn.qkv")).alloc_op).duration_ns == 1536);
   // Iteration wall time = sum of op durations.
   int64_t sum = 0;
   for (OpIndex i = 0; i < t.num_ops(); ++i) sum += t.op(i).duration_ns;

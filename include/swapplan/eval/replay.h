@@ -65,6 +65,7 @@
 #define SWAPPLAN_EVAL_REPLAY_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "swapplan/planners/chameleon/options.h"
+#include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
@@ -224,6 +226,23 @@ struct ReplayOptions {
   // Keep the per-item reports of this runtime iteration in its row (-1:
   // none).
   int32_t explain_iteration = -1;
+  // Model what the runtime shim (runtime/runtime.h) does where the replay
+  // otherwise differs (docs/varying.md, "Executed on the runtime"):
+  //   * the Stable policy is the runtime's choice among the policies made
+  //     since GenPolicy was entered: no unresolved OOM or use while off
+  //     device in its GenPolicy runs first, then the shortest iteration —
+  //     the policies' own simulated_iteration_time_ns when every candidate
+  //     has one, else the mean op time of its runs (the runtime's op clock:
+  //     the trace's op durations, no stalls) — then the earliest; none ran:
+  //     the latest;
+  //   * after a failed plan the next GenPolicy iteration runs no policy;
+  //   * policy swaps also count found tensors with no use after their
+  //     swap-out (the runtime starts their copies out; the simulator leaves
+  //     them out);
+  //   * the runtime keeps one policy planned on one iteration and forgets
+  //     on WarmUp: requires keying kSingle, plan_on kIteration,
+  //     remembered_sequences 0 (InvalidArgument otherwise).
+  bool model_runtime = false;
 
   // InvalidArgument naming the field.
   absl::Status Validate() const;
@@ -341,6 +360,20 @@ struct ReplaySummary {
 // simulator errors are returned with the iteration named.
 absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions& options,
                                         absl::FunctionRef<void(const ReplayRow&)> on_row);
+
+// Adds `row` to the totals of `sum` (what RunReplay does per row; for
+// drivers producing rows of their own, eval/replay_execute.h). O(1).
+void AccumulateReplayRow(const ReplayRow& row, ReplaySummary& sum);
+
+// The planner the replay plans with (options.planner; Chameleon with
+// options.chameleon). InvalidArgument for an unknown planner or bad
+// Chameleon options.
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options);
+
+// The device the replay plans for: options.simulator.device with the trace
+// metadata's bandwidths where the options give none. InvalidArgument naming
+// the trace when neither has one.
+absl::StatusOr<DeviceModel> ReplayDevice(const Trace& trace, const ReplayOptions& options);
 
 }  // namespace swapplan
 

@@ -59,6 +59,19 @@
 // let each start as if it were first in line (a relaxation): the extracted
 // policy's simulated time may then exceed the objective.
 //
+// Transient memory (SwapModelOptions::recompute_transient). A POET-style
+// recomputation re-runs the producer p at the trigger s and keeps only the
+// dropped tensor; p's other outputs (transient_bytes) exist while it runs.
+// For every op s that is the trigger of some RECOMPUTE window the memory row
+// becomes
+//   sum_g size_g * off_{g,s} - sum_{w triggered exactly at s} transient_w
+//     >= unswapped_s - budget
+// (a row also for ops under the budget, which only transients can push
+// over). It counts the transient together with op s's own allocations, an
+// upper estimate that is exact when op s allocates nothing. The bound is then
+// one on the policies whose transients fit, the class a simulator with
+// exact RECOMPUTE accounting judges.
+//
 // Stream energy. The rows above hold the copies' times only through big-M
 // terms, which the LP relaxation all but ignores; valid rows without M say
 // that the copies of one stream between two ops take their summed time:
@@ -137,6 +150,9 @@ struct SwapWindowVar {
   int64_t h2d_ns = 0;
   int64_t recompute_ns = 0;
   int32_t producer_op = -1;  // RECOMPUTE
+  // RECOMPUTE with SwapModelOptions::recompute_transient: the bytes of the
+  // producer's other outputs, re-made with the tensor and thrown away.
+  int64_t transient_bytes = 0;
   // Domains (local ops, ascending) and their first columns: rho for
   // releases[i] is column rho + i, sigma for triggers[i] is sigma + i.
   std::vector<int32_t> releases;
@@ -148,6 +164,13 @@ struct SwapWindowVar {
 struct SwapModelOptions {
   // Offer RECOMPUTE windows (`optimum --no-recompute` turns them off).
   bool recompute = true;
+  // Count a recomputation's transient memory (`optimum --recompute-transient`):
+  // re-running producer p re-makes all of p's outputs, so at the trigger op s
+  // the bytes of p's other outputs are on the device besides op s's own
+  // (below: "Transient memory"). On by default: the evaluation simulator
+  // counts them (exact RECOMPUTE accounting), and the bound is stated
+  // against the simulator.
+  bool recompute_transient = true;
   // Offer CLEAN and WRAP windows (the Advisor's item kinds); false limits
   // the class to the SWAP items of Chameleon and the baselines.
   bool advisor_kinds = true;

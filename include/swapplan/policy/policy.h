@@ -297,7 +297,16 @@ struct Policy {
   // belongs to the policy (ValidatePolicyRuntime, policy/policy_runtime.h).
   // InvalidArgument naming the item (index and tensor id) or field
   // otherwise. O(items + schedule + pool + ops of the runtime section).
+  // Starts with ValidateHeader.
   absl::Status Validate() const;
+
+  // What every policy reader checks, the checker's (ReadPolicyForCheck)
+  // included, so that `check` and `simulate` refuse the same policies: the
+  // device model (DeviceModel::ValidatePartial: no negative or non-finite
+  // bandwidth, no negative budget; rule `bad-device`) and a fingerprint
+  // without negative values (`bad-fingerprint`). InvalidArgument with the
+  // rule tag. O(tiers).
+  absl::Status ValidateHeader() const;
 
   // The budget the policy must stay under: device capacity minus reserve
   // (unlimited for an unlimited capacity; 0 when no capacity is recorded).

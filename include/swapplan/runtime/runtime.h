@@ -36,6 +36,21 @@
 //   h2d                                                |== copy in ==|
 //   device   resident -------->| off device ......... |<- block allocated, resident
 //
+// Recomputation. A RECOMPUTE item moves no bytes: when its tensor is
+// matched the runtime asks the framework whether it can re-run the
+// producing op (FrameworkCallbacks::can_recompute); if not, the item runs
+// as a SWAP from that point (the bytes are still there: never a wrong
+// value). Otherwise, at the release anchor, the block is dropped (owned:
+// freed in compute-stream order; framework: release with free_memory), and
+// at the swap-in anchor the runtime allocates the block (Algorithm 3 on
+// failure, as for a swap-in), restores a framework storage and asks the
+// framework to recompute into it (FrameworkCallbacks::recompute). A use
+// while dropped rematerialises on demand. A tensor written between its
+// decision and its release keeps its block (the recipe no longer holds).
+//
+//   compute  [decision] .... [release] ........... [swap_in] .... [first use]
+//   device   resident -------->| dropped ............ |<- block, recompute op
+//
 // Anchors. The fuzzy matcher (default) finds an item's tensor by its runtime
 // key within `matcher_options.window_ops` ops of the planned position in its
 // phase, and its release and swap-in points by (phase, position in the
@@ -167,6 +182,13 @@ struct RuntimeOptions {
   // Device model written into the record's metadata (name, bandwidths):
   // what a planner plans the record with.
   DeviceModel device;
+  // The op clock, in ns: per-op durations and iteration wall times in the
+  // rows and the record are differences of its readings (at each OpBegin,
+  // IterationBegin and IterationEnd). Unset: the steady clock. A driver that
+  // replays a trace (eval/replay_execute.h) passes a virtual clock advanced
+  // by each op's recorded duration, so the record carries the trace's op
+  // times. Stall times are always measured on the steady clock.
+  std::function<int64_t()> op_clock_ns;
 
   // InvalidArgument naming the field.
   absl::Status Validate() const;
@@ -194,6 +216,18 @@ struct FrameworkCallbacks {
   std::function<absl::Status(uint64_t framework_id, bool free_memory)> release;
   // Allocate the storage again (same size) and hold it; its new address.
   std::function<absl::StatusOr<void*>(uint64_t framework_id, int64_t bytes)> restore;
+  // Recomputation (policy RECOMPUTE items; "Recomputation" above). Whether
+  // the framework can re-run the op that produced the tensor now, from
+  // inputs it still holds: asked when the item's tensor is matched, before
+  // anything is dropped. Unset, or false: the item runs as a SWAP (counted
+  // in recompute_fallbacks_to_swap).
+  std::function<bool(uint64_t framework_id)> can_recompute;
+  // Re-run the producing op and write its result into the tensor's storage
+  // at `device` (allocated already: by restore for a framework tensor, by
+  // the runtime otherwise), in compute-stream order. An error: the tensor
+  // stays off the device (its next use asks again), the entry point fails
+  // with rule "recompute-failed".
+  std::function<absl::Status(uint64_t framework_id, void* device)> recompute;
 };
 
 // What a policy provider is asked to plan.
@@ -234,6 +268,13 @@ struct SwapCounts {
   int64_t copy_errors = 0;
   int64_t items_matched = 0;
   int64_t items_missed = 0;
+  // RECOMPUTE items: blocks dropped at their release (no copy), tensors
+  // rematerialised at their swap-in anchor (a use while dropped is a
+  // passive_swap_in and a use_while_off_device), and items run as SWAP
+  // because the framework could not recompute the tensor.
+  int64_t policy_drops = 0;
+  int64_t policy_recomputes = 0;
+  int64_t recompute_fallbacks_to_swap = 0;
 };
 
 struct IterationStats {
@@ -348,13 +389,13 @@ class Runtime {
   // adds one to a v1 policy). Runs from the next IterationBegin on, in
   // every iteration. Returns its index. InvalidArgument for a policy without
   // a runtime section, for one the runtime cannot execute (a schedule, a
-  // pool, RECOMPUTE or wrapping items).
+  // pool, wrapping items).
   absl::StatusOr<int32_t> LoadPolicy(Policy policy);
   // A policy made for iteration `iteration` of `trace` (its runtime keys
   // and anchors are prepared from the trace: MakeMatchablePolicy). Runs from
   // the next IterationBegin on, in every iteration. Returns its index.
   // InvalidArgument for what the runtime cannot execute (a schedule, a
-  // pool, RECOMPUTE or wrapping items) or a policy that does not fit the
+  // pool, wrapping items) or a policy that does not fit the
   // trace.
   absl::StatusOr<int32_t> LoadPolicyForTrace(Policy policy, const Trace& trace,
                                              int32_t iteration);

@@ -88,7 +88,14 @@
 extern "C" {
 #endif
 
-#define SWAPPLAN_RT_ABI_VERSION 1
+/* The layout of the structs below. A caller compares swapplan_rt_abi_version()
+ * with the value it was compiled with and refuses a mismatch: the stats
+ * calls fill the structs to this header's sizes.
+ *   1  first release
+ *   2  swapplan_rt_counts gained policy_drops, policy_recomputes and
+ *      recompute_fallbacks_to_swap; swapplan_rt_framework gained the optional
+ *      can_recompute and recompute callbacks (RECOMPUTE items) */
+#define SWAPPLAN_RT_ABI_VERSION 2
 
 typedef enum swapplan_rt_status {
   SWAPPLAN_RT_OK = 0,
@@ -204,6 +211,10 @@ typedef struct swapplan_rt_counts {
   int64_t allocation_failures, early_releases, ooms;
   int64_t cancelled_swap_outs, copy_errors;
   int64_t items_matched, items_missed;
+  /* RECOMPUTE items (runtime.h SwapCounts): blocks dropped, tensors
+   * rematerialised at their swap-in anchor, items run as SWAP because the
+   * framework could not recompute the tensor. */
+  int64_t policy_drops, policy_recomputes, recompute_fallbacks_to_swap;
 } swapplan_rt_counts;
 
 typedef struct swapplan_rt_stats {
@@ -254,6 +265,18 @@ typedef struct swapplan_rt_framework {
   int32_t (*release)(void* user, uint64_t framework_id, int32_t free_memory);
   /* Allocate the storage again (size_bytes), hold it, return its address. */
   int32_t (*restore)(void* user, uint64_t framework_id, int64_t size_bytes, void** device);
+  /* Recomputation (policy RECOMPUTE items; optional, both or neither; a
+   * framework struct that ends before them, struct_size =
+   * offsetof(swapplan_rt_framework, can_recompute), is accepted and runs
+   * every RECOMPUTE item as a SWAP). can_recompute: 1 when the framework can
+   * re-run the op that produced the tensor from inputs it still holds, 0
+   * otherwise (asked before anything is dropped: 0 runs the item as a SWAP).
+   * recompute: re-run it and write the result into the storage at `device`
+   * (already restored / allocated), in compute-stream order; non-zero: the
+   * tensor stays off the device and the entry point fails
+   * (SWAPPLAN_RT_UNAVAILABLE). */
+  int32_t (*can_recompute)(void* user, uint64_t framework_id);
+  int32_t (*recompute)(void* user, uint64_t framework_id, void* device);
 } swapplan_rt_framework;
 
 typedef struct swapplan_rt_policy_request {

@@ -407,8 +407,12 @@ class Simulator {
 };
 
 // Simulates `policy` on the iteration its fingerprint names, in the recorded
-// order. FailedPrecondition when the fingerprint does not match the trace;
-// otherwise as Simulator::Create and Simulator::Run.
+// order (or the policy's schedule). FailedPrecondition when the
+// fingerprint does not match the trace; malformed input (rule
+// schedule-breaks-dependency) when the policy's schedule runs an op before
+// one it depends on (DataflowGraph::ValidateSchedule); otherwise as
+// Simulator::Create and Simulator::Run (an overflow of the simulated clock
+// is an input error naming the op or item, rule overflow).
 absl::StatusOr<SimulationResult> Simulate(const Trace& trace, const Policy& policy,
                                           const SimulatorOptions& options = {});
 

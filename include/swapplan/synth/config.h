@@ -149,7 +149,7 @@ struct SynthOptions {
   // kernels (1 = pure roofline).
   double flops_efficiency = 1.0;
   double hbm_efficiency = 1.0;
-  // Give tensors readable names ("mb0.L3.attn.qkv"); off saves time and
+  // Give tensors readable names ("mb0.layers.3.attn.qkv"); off saves time and
   // memory on very large traces.
   bool tensor_names = true;
 

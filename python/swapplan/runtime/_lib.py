@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -91,7 +91,8 @@ _COUNT_FIELDS = (
     "policy_swap_outs", "policy_swap_ins", "manual_swap_outs", "manual_swap_ins",
     "passive_swap_outs", "passive_swap_ins", "bytes_d2h", "bytes_h2d", "stalls", "stall_ns",
     "uses_while_off_device", "allocation_failures", "early_releases", "ooms",
-    "cancelled_swap_outs", "copy_errors", "items_matched", "items_missed")
+    "cancelled_swap_outs", "copy_errors", "items_matched", "items_missed",
+    "policy_drops", "policy_recomputes", "recompute_fallbacks_to_swap")
 
 
 class Counts(ctypes.Structure):
@@ -142,6 +143,8 @@ HOLD_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64)
 RELEASE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32)
 RESTORE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
                               ctypes.POINTER(ctypes.c_void_p))
+CAN_RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64)
+RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p)
 
 
 class Framework(ctypes.Structure):
@@ -151,6 +154,8 @@ class Framework(ctypes.Structure):
         ("hold", HOLD_FN),
         ("release", RELEASE_FN),
         ("restore", RESTORE_FN),
+        ("can_recompute", CAN_RECOMPUTE_FN),
+        ("recompute", RECOMPUTE_FN),
     ]
 
 

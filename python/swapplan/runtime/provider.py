@@ -8,7 +8,13 @@ op times) and asks the provider for a policy. This one runs
     swapplan plan RECORD --iteration I -o WORK_DIR/policy-N.pb [planner_args]
 
 (the Chameleon planner; the budget and bandwidths are the record's) and
-returns the policy's path; the runtime loads it (a self-contained, v2 policy)
+returns the policy's path. With ``planner=NAME`` (any planner `swapplan
+compare --planners` knows: recompute, hybrid, ...) it runs
+
+    swapplan compare RECORD --iteration I --planners NAME --save-policies DIR [planner_args]
+    swapplan policy upgrade DIR/NAME.json --trace RECORD --iteration I -o WORK_DIR/policy-N.pb
+
+instead (compare writes JSON policies; the runtime reads the binary form); the runtime loads it (a self-contained, v2 policy)
 and runs it in the next iteration. A planner failure (no feasible policy)
 is the provider's error: the runtime records it in the iteration's row and
 training goes on.
@@ -40,8 +46,9 @@ def find_swapplan_binary():
 class SwapplanPlanProvider:
     """Callable provider: request dict -> policy path."""
 
-    def __init__(self, binary=None, planner_args=(), timeout_s=300):
+    def __init__(self, binary=None, planner_args=(), timeout_s=300, planner="chameleon"):
         self.binary = binary
+        self.planner = planner
         self.planner_args = list(planner_args)
         self.timeout_s = timeout_s
         self.count = 0
@@ -50,10 +57,30 @@ class SwapplanPlanProvider:
         binary = self.binary or find_swapplan_binary()
         out = os.path.join(request["work_dir"], "policy-%d.pb" % self.count)
         self.count += 1
-        cmd = [binary, "plan", request["record_path"], "--iteration", str(request["iteration"]),
-               "-o", out] + self.planner_args
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s)
-        if p.returncode != 0:
-            raise RuntimeError("swapplan plan exited %d: %s" % (p.returncode,
-                                                               (p.stderr or p.stdout).strip()))
+        record, iteration = request["record_path"], str(request["iteration"])
+        if self.planner == "chameleon":
+            self._run([binary, "plan", record, "--iteration", iteration, "-o", out]
+                      + self.planner_args, "plan")
+            return out
+        saved = os.path.join(request["work_dir"], "compare-%d" % (self.count - 1))
+        # Exit 3: no planner reached the budget; its policy is still written.
+        p = self._run([binary, "compare", record, "--iteration", iteration, "--planners",
+                       self.planner, "--save-policies", saved] + self.planner_args, "compare",
+                      (0, 3))
+        policy = os.path.join(saved, self.planner + ".json")
+        if not os.path.exists(policy):
+            # compare's verdict line for the planner says why (infeasible, ...).
+            why = [ln.strip() for ln in (p.stdout + p.stderr).splitlines()
+                   if ln.startswith(self.planner + ":") or ln.startswith("swapplan:")]
+            raise RuntimeError("swapplan compare wrote no policy for planner %s: %s"
+                               % (self.planner, "; ".join(why) or "no reason given"))
+        self._run([binary, "policy", "upgrade", policy, "--trace", record, "--iteration",
+                   iteration, "-o", out], "policy upgrade")
         return out
+
+    def _run(self, cmd, what, ok=(0,)):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout_s)
+        if p.returncode not in ok:
+            raise RuntimeError("swapplan %s exited %d: %s" % (what, p.returncode,
+                                                             (p.stderr or p.stdout).strip()))
+        return p

@@ -61,7 +61,8 @@ from ..recorder._hooks import PhaseTracker
 from ..recorder._lifetimes import StorageTracker
 
 from . import _lib as L
-from ._units import parse_bandwidth, parse_bytes, parse_duration_ns
+from . import _recompute as R
+from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
 
 _DTYPES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64: 4,
@@ -75,13 +76,14 @@ _MAX_USES = 4096
 
 class _Member:
     """What the storage tracker keeps per live storage."""
-    __slots__ = ("size", "free_op", "handle", "ptr")
+    __slots__ = ("size", "free_op", "handle", "ptr", "writes")
 
     def __init__(self, size, handle, ptr):
         self.size = size
         self.free_op = None
         self.handle = handle
         self.ptr = ptr
+        self.writes = 0  # ops that wrote it since it was registered (recipes)
 
 
 class _Tracker(StorageTracker):
@@ -90,9 +92,12 @@ class _Tracker(StorageTracker):
     def __init__(self, on_free):
         super().__init__(poll_every_op=False, full_poll_interval_ops=256)
         self._on_free = on_free
+        self.forget = None  # sid -> None: the storage died (its recipe goes)
 
     def _free(self, sid, last_op):
         m = super()._free(sid, last_op)
+        if self.forget is not None:
+            self.forget(sid)
         self._on_free(m)
         return m
 
@@ -128,7 +133,12 @@ class SwapRuntime:
       warmup_iterations, genpolicy_iterations: Algorithm 1's m and n.
       provider: "default" (swapplan plan on the record, see provider.py), a
         callable (request dict -> policy path or None), or None.
-      planner_args: extra `swapplan plan` arguments for the default provider.
+      planner_args: extra `swapplan plan` arguments for the default provider
+        (`swapplan compare` arguments with another planner).
+      planner: the default provider's planner ("chameleon": `swapplan plan`;
+        any other name `swapplan compare --planners` takes, e.g. "recompute",
+        whose RECOMPUTE items the runtime executes: docs/runtime.md
+        "Recomputation").
       on_oom: "raise" (SwapOutOfMemory from the op, as a device OOM) or
         "count" (the storage is taken over the budget, the OOM counted).
       work_dir: where records and policies go (default: a temporary
@@ -147,7 +157,7 @@ class SwapRuntime:
                  provider="default", planner_args=(), on_oom="raise", work_dir=None,
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
-                 backend="host"):
+                 backend="host", planner="chameleon"):
         if backend != "host":
             raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
                              "on the host backend; CUDA and Ascend run through the C API only), "
@@ -179,7 +189,8 @@ class SwapRuntime:
         self._owned_work_dir = work_dir is None
         self.work_dir = str(work_dir) if work_dir is not None else None
         if provider == "default":
-            provider = SwapplanPlanProvider(binary=swapplan_binary, planner_args=planner_args)
+            provider = SwapplanPlanProvider(binary=swapplan_binary, planner_args=planner_args,
+                                            planner=planner)
         self.provider = provider
         self.plans = []          # (record path, policy path) per provided policy
         self._lib = None
@@ -187,6 +198,11 @@ class SwapRuntime:
         self._mode = None
         self._phases = PhaseTracker(model, self._after_backward, self._after_optimizer)
         self._tracker = _Tracker(self._freed)
+        # RECOMPUTE items: per storage an op created, how to re-run the op
+        # (_recompute.py); _new_outputs collects the op's new storages.
+        self._recipes = R.Recipes(self._tracker, self._storage_of)
+        self._tracker.forget = self._recipes.forget
+        self._new_outputs = []
         self._held = {}          # storage id -> strong reference while a copy needs it
         self._ops = {}           # op overload -> (op id, write positions, write kwargs, aliases)
         self._callback_error = None
@@ -243,7 +259,9 @@ class SwapRuntime:
             # Callbacks: kept referenced for the life of the environment.
             self._cb = L.Framework(ctypes.sizeof(L.Framework), None, L.HOLD_FN(self._cb_hold),
                                    L.RELEASE_FN(self._cb_release),
-                                   L.RESTORE_FN(self._cb_restore))
+                                   L.RESTORE_FN(self._cb_restore),
+                                   L.CAN_RECOMPUTE_FN(self._cb_can_recompute),
+                                   L.RECOMPUTE_FN(self._cb_recompute))
             L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
                     "set_framework")
             if self.provider is not None and self.policy is None:
@@ -334,6 +352,12 @@ class SwapRuntime:
             "stall_ms": c["stall_ns"] / 1e6,
             "use_while_off_device": c["uses_while_off_device"],
             "ooms": c["ooms"],
+            "policy_drops": c["policy_drops"],
+            "policy_recomputes": c["policy_recomputes"],
+            "recompute_fallbacks_to_swap": c["recompute_fallbacks_to_swap"],
+            "recomputed_storages": self._recipes.recomputed,
+            "recomputed_random_storages": self._recipes.recomputed_seeded,
+            "recompute_ms": self._recipes.recompute_ns / 1e6,
             "pinned_reserved_bytes": s.pinned_reserved_bytes,
             "counts": c,
         }
@@ -475,6 +499,8 @@ class SwapRuntime:
         try:
             s = self._held.pop(sid, None)
             if free_memory:
+                if not self._recipes.may_free(sid):
+                    return 3  # a pending recomputation needs its bytes
                 if s is None:
                     s = _new_with_weak_ptr(self._tracker.weak[sid])
                 try:
@@ -507,6 +533,40 @@ class SwapRuntime:
         except BaseException as e:  # noqa: BLE001
             self._callback_error = e
             return 1
+
+    def _storage_of(self, sid):
+        w = self._tracker.weak.get(sid)
+        if w is None or C.expired(w):
+            return None
+        return _new_with_weak_ptr(w)
+
+    def _cb_can_recompute(self, user, sid):
+        try:
+            return 1 if self._recipes.can_recompute(sid) else 0
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return 0
+
+    def _cb_recompute(self, user, sid, ptr):
+        try:
+            self._paused += 1  # the re-run op is not an op of the iteration
+            try:
+                self._recipes.recompute(sid, ptr or 0)
+            finally:
+                self._paused -= 1
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return 1
+
+    def _recompute_for_test(self, sid):
+        """Recomputes a resident storage in place (tests: the recompute
+        callback's path without a drop)."""
+        self._paused += 1
+        try:
+            self._recipes.recompute(sid, self._storage_of(sid).data_ptr())
+        finally:
+            self._paused -= 1
 
     def _cb_provider(self, user, request, out, capacity):
         r = request.contents
@@ -545,7 +605,9 @@ class SwapRuntime:
             L.check(self._lib, self._lib.swapplan_rt_intern_op(
                 self._env, schema.name.encode(), ctypes.byref(oid)), "intern_op")
             op = oid.value
-        info = (op, tuple(write_pos), frozenset(write_kw), aliases)
+        recipe = 0 if op < 0 or not R.eligible(func, write_pos, write_kw, aliases) else (
+            2 if R.seeded(func) else 1)
+        info = (op, tuple(write_pos), frozenset(write_kw), aliases, recipe)
         self._ops[func] = info
         return info
 
@@ -583,7 +645,10 @@ class SwapRuntime:
             if t.device.type != "cpu":
                 return n
             h = self._register(t, sid)
+            if not written:
+                self._new_outputs.append((t, sid))
         elif written:
+            m.writes += 1
             storage = C.untyped_storage(t)
             if storage.nbytes() != m.size or (m.ptr and storage.data_ptr() != m.ptr):
                 # resize_ / set_: the old allocation ends, a new one begins.
@@ -607,7 +672,7 @@ class SwapRuntime:
         info = self._ops.get(func)
         if info is None:
             info = self._describe(func)
-        op, write_pos, write_kw, aliases = info
+        op, write_pos, write_kw, aliases, recipe = info
         if op < 0:
             return func(*args, **kwargs)
         self._tracker.before_op(-1)
@@ -635,12 +700,16 @@ class SwapRuntime:
         if rc:
             raise L.error(lib, rc, "op_begin(%s)" % func._schema.name)
         try:
+            # A random op's generator state, for its recipe (_recompute.py).
+            rng = torch.get_rng_state() if recipe == 2 else None
             out = func(*args, **kwargs)
         except BaseException:
             self._op_end(self._env, self._obuf, 0)
             raise
         obuf = self._obuf
         m = 0
+        new = self._new_outputs
+        new.clear()
         try:
             for i in write_pos:
                 if i < len(args):
@@ -656,7 +725,11 @@ class SwapRuntime:
                     aliased = aliases[0 if single else i] if aliases and (
                         single or i < len(aliases)) else False
                     m = self._produce_all(r, False, not aliased, obuf, m)
+            if recipe and new:
+                # Before op_end: the runtime may ask about them there.
+                self._recipes.record(func, args, kwargs, out, new, rng)
         finally:
+            new.clear()
             rc = self._op_end(self._env, obuf, m)
         if self._callback_error is not None:
             self._raise_callback_error()

@@ -24,6 +24,7 @@ absl::StatusOr<Policy> AdvisorPlanner::PlanPolicy(const PlanningProblem& problem
                             AdvisorProblem::Create(problem, options_, sim_options_));
   GeneticSearch search(*ap, options_);
   if (islands_ != nullptr) search.SetIslands(islands_, island_options_);
+  search.SetStop(stop_);
   // Seeds: the policies handed over, then every seed planner not among them.
   std::vector<SeedOutcome> failed;
   for (const Policy& p : seed_policies_) search.AddSeed(p.planner, p);

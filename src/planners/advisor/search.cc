@@ -94,7 +94,10 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   };
   const bool timed = o.time_limit_ns > 0;
-  auto past_deadline = [&] { return timed && elapsed_ns() >= o.time_limit_ns; };
+  auto stopped = [&] { return stop_ && stop_(); };
+  auto past_deadline = [&] {
+    return (timed && elapsed_ns() >= o.time_limit_ns) || stopped();
+  };
 
   const std::vector<int64_t>& sizes = problem_.sizes();
   const int32_t n = problem_.num_ops();
@@ -409,6 +412,8 @@ absl::StatusOr<SearchResult> GeneticSearch::Run(const ProgressCallback& progress
     std::string stop;
     if (o.max_generations > 0 && generation >= o.max_generations) {
       stop = "generation limit";
+    } else if (stopped()) {
+      stop = "stopped";
     } else if (past_deadline()) {
       stop = "time limit";
     } else if (o.convergence_generations > 0 && best_overall != kInfeasibleNs &&

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -54,7 +55,8 @@ absl::StatusOr<Resolved> Resolve(const AdvisorProblem& problem, const Policy& po
     auto found = slot_of.find(it.tensor_id);
     if (found == slot_of.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("seed policy (", policy.planner, ") item ", k, ": tensor ", it.tensor_id,
+          absl::StrCat("seed policy (", policy.planner, ") item ", k, ": ",
+                       TensorLabeler(problem.trace()).Label(it.tensor_id, LabelForm::kShort),
                        " does not occupy the device during the iteration"));
     }
     for (int32_t op : {it.swap_out_op, it.release_op, it.swap_in_op, it.first_use_op}) {

@@ -60,7 +60,7 @@ std::string PlannerRun::LayerText(int32_t l) const {
 
 std::string PlannerRun::WindowText(int32_t w) const {
   const SwapWindow& win = windows_[w];
-  return absl::StrCat(TensorLabel(trace_, win.tensor), " (", win.size_bytes,
+  return absl::StrCat(TensorLabel(trace_, win.tensor, LabelForm::kShort), " (", win.size_bytes,
                       " bytes, ops ", win.last_fwd_op, "->", win.first_bwd_op, ")");
 }
 

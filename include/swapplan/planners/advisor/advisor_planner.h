@@ -66,6 +66,9 @@ class AdvisorPlanner : public Planner {
     island_options_ = options;
   }
   void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
+  // Ends the search early (GeneticSearch::SetStop; seeds are planned first
+  // and are not interrupted).
+  void set_stop(StopCallback stop) { stop_ = std::move(stop); }
   // The last Plan's search (empty before the first successful one). Its
   // plan's policy is the search's, before Plan finished it.
   const std::optional<SearchResult>& last_result() const { return last_; }
@@ -79,6 +82,7 @@ class AdvisorPlanner : public Planner {
   AdvisorOptions options_;
   SimulatorOptions sim_options_;
   ProgressCallback progress_;
+  StopCallback stop_;
   std::optional<SearchResult> last_;
   std::vector<Policy> seed_policies_;
   IslandTransport* islands_ = nullptr;

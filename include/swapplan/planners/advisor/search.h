@@ -93,6 +93,12 @@ struct GenerationStats {
 };
 
 using ProgressCallback = std::function<void(const GenerationStats&)>;
+// Asked between evaluations (and every 64 local-search moves): true ends the
+// search as its time limit would, with the best result so far and
+// stop_reason "stopped" (a service's request deadline or cancellation).
+// Called from the search's evaluation threads, several at once when
+// options.search.threads > 1: must be thread-safe and cheap (O(1)).
+using StopCallback = std::function<bool()>;
 
 // A seed policy as the search saw it.
 struct SeedOutcome {
@@ -129,7 +135,7 @@ struct SearchResult {
   int64_t evaluations = 0;
   int64_t infeasible_evaluations = 0;
   int64_t elapsed_ns = 0;
-  // "time limit", "generation limit", "converged".
+  // "time limit", "generation limit", "converged", "stopped" (SetStop).
   std::string stop_reason;
   std::vector<GenerationStats> history;
 };
@@ -151,6 +157,9 @@ class GeneticSearch {
   // Searches pools only: every chromosome runs the recorded order (the
   // "memory allocation only" search of Fig. 10).
   void FixRecordedSchedule() { fixed_schedule_ = true; }
+  // Ends the search early when `stop` returns true (StopCallback); empty =
+  // only the options' limits.
+  void SetStop(StopCallback stop) { stop_ = std::move(stop); }
   // Adds another planner's policy for the problem's iteration as a seed
   // (above). Seeds that the simulator rejects or that do not fit are
   // reported in SearchResult::seeds and otherwise ignored.
@@ -180,6 +189,7 @@ class GeneticSearch {
   };
   std::optional<Allocation> fixed_alloc_;
   bool fixed_schedule_ = false;
+  StopCallback stop_;
   std::vector<Seed> seeds_;
   IslandTransport* islands_ = nullptr;
   IslandOptions island_options_;

@@ -24,7 +24,9 @@ def _parse(value, table, what):
 
 
 def parse_bytes(value, what="size"):
-    return int(_parse(value, _BYTES, what))
+    """Bytes, rounded to the nearest integer as the CLI does ("1.45GiB" =
+    1556925645)."""
+    return int(round(_parse(value, _BYTES, what)))
 
 
 def parse_bandwidth(value, what="bandwidth"):
@@ -38,4 +40,5 @@ def parse_bandwidth(value, what="bandwidth"):
 
 
 def parse_duration_ns(value, what="duration"):
-    return int(_parse(value, _NS, what))
+    """Nanoseconds, rounded to the nearest integer as the CLI does."""
+    return int(round(_parse(value, _NS, what)))

@@ -1,0 +1,371 @@
+#!/usr/bin/python3
+"""Load test of the planner service (issue 22), loopback only, bounded in
+count and time.
+
+Starts `swapplan serve --listen 127.0.0.1:0` (its own process; --serve-arg
+passes flags to it), synthesizes traces of about 10k, 100k and 1M ops with
+`swapplan synth` (kept in --work-dir and reused), then runs --clients client
+processes (default 16) with --requests mixed requests each (default 200):
+Plan, Check and Simulate on the traces, a --repeat fraction (default half)
+of them exact repeats of an earlier request of the same client. A new Plan
+asks for a budget no request asked before (the prepared budget plus a unique
+multiple of 4 KiB), so that it plans; a repeated Plan is answered from the
+cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
+is retried after a capped exponential back-off; those refusals are counted,
+not failed. Every other error is a failure.
+
+Reports throughput, p50/p99 latency per method (the answered attempt, and
+end to end with back-offs), the cache hit rate of Plan, the cached Plan p99,
+the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
+the latencies the server logs (no client, no network), and a probe of
+--cached-probe sequential cached Plans by one client after the mixed run,
+as text and with --json FILE as JSON; the server's log (one line per call)
+goes to WORK_DIR/serve.log. Exit 1 when a request failed.
+
+    /usr/bin/python3 scripts/service_load.py --binary build/swapplan \\
+        --work-dir /tmp/swapplan-load --json load.json
+
+Uses Debian's python3 (python3-grpcio, python3-protobuf) and the build
+tree's python/planner_service_pb2.py (or an installed swapplan package).
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+if os.path.join(ROOT, "python") not in sys.path:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+
+# One GPT-2-like rank: 12 layers, 524 ops per micro-batch + 448 optimizer
+# ops; the micro-batch count sets the size. Same peak for every size.
+SYNTH_MODEL = ["--model", "gpt2", "--layers", "12", "--hidden", "256", "--heads", "4",
+               "--ffn", "1024", "--seq", "1024", "--micro-batch", "4"]
+SIZES = {"10k": 19, "100k": 190, "1M": 1900}  # micro-batches: 10404, 100008, 996048 ops
+METHODS = ("Plan", "Check", "Simulate")
+
+
+def synth_traces(binary, work_dir, labels):
+    os.makedirs(work_dir, exist_ok=True)
+    paths = {}
+    for label in labels:
+        path = os.path.join(work_dir, "load-%s.trace" % label)
+        if not os.path.exists(path):
+            tmp = path + ".tmp.trace"
+            subprocess.run([binary, "synth"] + SYNTH_MODEL +
+                           ["--micro-batches", str(SIZES[label]), "-o", tmp, "-q"], check=True)
+            os.replace(tmp, path)
+        paths[label] = path
+    return paths
+
+
+class Server:
+    def __init__(self, binary, args, log_path):
+        self.log_file = open(log_path, "w")
+        self.proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0"] + args,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = 0
+        self.cache_hits_logged = 0
+        self.address = None
+        self.rss_samples = []
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stderr:
+                self.lines += 1
+                self.log_file.write(line)
+                if "cache=hit" in line:
+                    self.cache_hits_logged += 1
+                m = re.search(r"listening on (\S+):(\d+)", line)
+                if m and self.address is None:
+                    self.address = "127.0.0.1:%s" % m.group(2)
+                    ready.set()
+                elif self.address is None:
+                    sys.stderr.write(line)
+            ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(120) or self.address is None:
+            self.proc.kill()
+            raise SystemExit("swapplan serve did not start")
+
+    def status_kib(self, key):
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        time.sleep(0.2)  # the reader thread writes the last lines
+        self.log_file.close()
+        return rc
+
+
+def make_requests(client, n, repeat, weights, seed):
+    """The client's request list: (method, size label, budget offset)."""
+    rng = random.Random(seed * 1000003 + client)
+    labels = list(weights)
+    out = []
+    for k in range(n):
+        if out and rng.random() < repeat:
+            out.append(rng.choice(out))
+            continue
+        method = rng.choice(METHODS)
+        label = rng.choices(labels, [weights[x] for x in labels])[0]
+        # A new Plan: a budget no request asked for before (a new cache key);
+        # the 1M-op Plan asks for the prepared budget (planning 1M ops takes
+        # tens of seconds on a loaded 2-core machine: one plan, then hits).
+        offset = (client * n + k + 1) * 4096 if method == "Plan" and label != "1M" else 0
+        out.append((method, label, offset))
+    return out
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def with_retries(call, deadline, rng, refusals):
+    """call() until it is not refused with RESOURCE_EXHAUSTED (capped
+    exponential back-off with jitter); every refusal's reason counted in
+    `refusals` ("--max-concurrent-plans", "Server Threadpool Exhausted",
+    ...). Gives up after 200 refusals or at the deadline (re-raising)."""
+    from swapplan.client import ResourceExhausted
+    n = 0
+    while True:
+        try:
+            return call()
+        except ResourceExhausted as e:
+            n += 1
+            reason = ("--max-concurrent-plans" if "--max-concurrent-plans" in e.message
+                      else e.message)
+            refusals[reason] = refusals.get(reason, 0) + 1
+            if n >= 200 or time.time() > deadline:
+                raise
+            time.sleep(min(0.01 * 2 ** min(n, 6), 0.5) * (0.5 + rng.random()))
+
+
+def run_client(args):
+    """One client process: its requests in order; returns its records."""
+    address, client, requests, paths, budgets, policies, deadline = args
+    from swapplan.client import Planner, PlannerError
+    planner = Planner(address, timeout_s=600)
+    records, uploads, refusals = [], [], {}
+    uploaded = {}
+    rng = random.Random(client)
+    for method, label, offset in requests:
+        if time.time() > deadline:
+            break
+        rec = {"method": method, "label": label, "ok": False, "cache_hit": False,
+               "latency_s": 0.0, "end_to_end_s": 0.0}
+        try:
+            if label not in uploaded:
+                t0 = time.perf_counter()
+                uploaded[label] = with_retries(lambda: planner.upload(paths[label]), deadline,
+                                               rng, refusals)
+                uploads.append((label, time.perf_counter() - t0))
+            trace = uploaded[label]
+            start = time.perf_counter()
+            last = [start]
+
+            def once():
+                last[0] = time.perf_counter()
+                if method == "Plan":
+                    return planner.plan(trace, device_memory=budgets[label] + offset).cache_hit
+                if method == "Check":
+                    planner.check(trace, policies[label])
+                else:
+                    planner.simulate(trace, policies[label])
+                return False
+            rec["cache_hit"] = with_retries(once, deadline, rng, refusals)
+            now = time.perf_counter()
+            rec.update(ok=True, latency_s=now - last[0], end_to_end_s=now - start)
+        except PlannerError as e:
+            rec["error"] = str(e)
+        records.append(rec)
+    planner.close()
+    return {"records": records, "uploads": uploads, "refusals": refusals}
+
+
+def cached_plan_probe(address, path, budget, n):
+    """n sequential Plans answered from the cache, one client, nothing else
+    of ours running: their latencies in ms."""
+    from swapplan.client import Planner
+    out = []
+    with Planner(address) as p:
+        trace = p.upload(path)
+        p.plan(trace, device_memory=budget)
+        for _ in range(n):
+            t0 = time.perf_counter()
+            r = p.plan(trace, device_memory=budget)
+            out.append((time.perf_counter() - t0) * 1e3)
+            assert r.cache_hit, "the probe's plan was not a cache hit"
+    return out
+
+
+_LOG_LINE = re.compile(r"method=(\w+) .*latency_us=(\d+) status=(\w+) cache=(\w+)")
+
+
+def server_side(log_path):
+    """Per method (and Plan cache hits): p50/p99 of the latency the server
+    logs (handler entry to answer; no client, no network), OK calls only."""
+    lat = {}
+    with open(log_path) as f:
+        for line in f:
+            m = _LOG_LINE.search(line)
+            if not m or m.group(3) != "OK":
+                continue
+            method = m.group(1)
+            if method == "Plan" and m.group(4) == "hit":
+                method = "Plan (cache hit)"
+            lat.setdefault(method, []).append(int(m.group(2)) / 1e3)
+    return {k: {"count": len(v), "p50_ms": round(percentile(v, 50), 3),
+                "p99_ms": round(percentile(v, 99), 3)} for k, v in sorted(lat.items())}
+
+
+def prepare(address, paths, budget_fraction):
+    """Per trace: the unswapped peak, a budget (budget_fraction of it), a
+    policy planned for it (the cache's first entry per trace)."""
+    from swapplan.client import Planner
+    budgets, policies = {}, {}
+    with Planner(address, timeout_s=900) as p:
+        for label, path in paths.items():
+            peak = p.simulate(path)["peak_bytes"]
+            budgets[label] = int(peak * budget_fraction)
+            policies[label] = p.plan(path, device_memory=budgets[label]).policy
+    return budgets, policies
+
+
+def summarize(results, wall_s, server, rss_peak_kib, args):
+    recs = [r for res in results for r in res["records"]]
+    done = [r for r in recs if r["ok"]]
+    failed = [r for r in recs if not r["ok"]]
+    out = {"clients": args.clients, "requests_per_client": args.requests,
+           "requests_issued": len(recs), "requests_ok": len(done), "failed": len(failed),
+           "failures": sorted({r.get("error", "") for r in failed})[:10],
+           "refused_resource_exhausted": {},
+           "wall_s": round(wall_s, 2), "throughput_per_s": round(len(done) / wall_s, 2),
+           "server_peak_rss_bytes": rss_peak_kib * 1024, "methods": {}}
+    for method in METHODS:
+        for label in ["all"] + list(SIZES):
+            sel = [r for r in done if r["method"] == method and label in ("all", r["label"])]
+            if not sel:
+                continue
+            lat = [r["latency_s"] * 1e3 for r in sel]
+            e2e = [r["end_to_end_s"] * 1e3 for r in sel]
+            out["methods"]["%s/%s" % (method, label)] = {
+                "count": len(sel), "p50_ms": round(percentile(lat, 50), 2),
+                "p99_ms": round(percentile(lat, 99), 2),
+                "end_to_end_p50_ms": round(percentile(e2e, 50), 2),
+                "end_to_end_p99_ms": round(percentile(e2e, 99), 2)}
+    plans = [r for r in done if r["method"] == "Plan"]
+    hits = [r["latency_s"] * 1e3 for r in plans if r["cache_hit"]]
+    out["plan_cache_hit_rate"] = round(len(hits) / len(plans), 3) if plans else None
+    out["cached_plan_p50_ms"] = round(percentile(hits, 50), 2) if hits else None
+    out["cached_plan_p99_ms"] = round(percentile(hits, 99), 2) if hits else None
+    out["server_log_cache_hits"] = server.cache_hits_logged
+    for res in results:
+        for reason, n in res["refusals"].items():
+            out["refused_resource_exhausted"][reason] = (
+                out["refused_resource_exhausted"].get(reason, 0) + n)
+    ups = [u for res in results for u in res["uploads"]]
+    out["uploads"] = {label: {"count": sum(1 for x in ups if x[0] == label),
+                              "p50_ms": round(percentile([x[1] * 1e3 for x in ups
+                                                          if x[0] == label], 50), 2)}
+                      for label in SIZES if any(x[0] == label for x in ups)}
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "swapplan"))
+    p.add_argument("--work-dir", default="/tmp/swapplan-service-load")
+    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--requests", type=int, default=200, help="per client")
+    p.add_argument("--repeat", type=float, default=0.5, help="fraction of exact repeats")
+    p.add_argument("--weights", default="10k=0.92,100k=0.075,1M=0.005",
+                   help="trace size mix (labels 10k, 100k, 1M)")
+    p.add_argument("--budget-fraction", type=float, default=0.95)
+    p.add_argument("--time-limit-s", type=float, default=900,
+                   help="no request starts after this (the run is bounded)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--serve-arg", action="append", default=[],
+                   help="a flag for swapplan serve (repeat), e.g. --serve-arg=--threads=16")
+    p.add_argument("--cached-probe", type=int, default=500,
+                   help="after the mixed run: this many sequential cached Plans by one client")
+    p.add_argument("--json", default=None, help="write the summary here")
+    args = p.parse_args(argv)
+    weights = {}
+    for item in args.weights.split(","):
+        label, w = item.split("=")
+        if label not in SIZES:
+            p.error("--weights: unknown size %r (10k, 100k, 1M)" % label)
+        weights[label] = float(w)
+    t_prep = time.time()
+    paths = synth_traces(args.binary, args.work_dir, [x for x in weights if weights[x] > 0])
+    server = Server(args.binary, args.serve_arg, os.path.join(args.work_dir, "serve.log"))
+    try:
+        budgets, policies = prepare(server.address, paths, args.budget_fraction)
+        print("prepared in %.1f s: %s" % (time.time() - t_prep, {k: budgets[k] for k in paths}))
+        deadline = time.time() + args.time_limit_s
+        jobs = [(server.address, c, make_requests(c, args.requests, args.repeat, weights,
+                                                  args.seed), paths, budgets, policies, deadline)
+                for c in range(args.clients)]
+        peak_rss = [server.status_kib("VmHWM")]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.wait(0.5):
+                peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
+        threading.Thread(target=sample, daemon=True).start()
+        ctx = multiprocessing.get_context("spawn")
+        t0 = time.perf_counter()
+        with ctx.Pool(args.clients) as pool:
+            results = pool.map(run_client, jobs)
+        wall = time.perf_counter() - t0
+        stop.set()
+        peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
+        summary = summarize(results, wall, server, peak_rss[0], args)
+        if args.cached_probe > 0:
+            small = next(x for x in SIZES if x in paths)
+            probe = cached_plan_probe(server.address, paths[small], budgets[small],
+                                      args.cached_probe)
+            summary["cached_plan_probe"] = {
+                "count": len(probe), "p50_ms": round(percentile(probe, 50), 3),
+                "p99_ms": round(percentile(probe, 99), 3), "trace": small}
+        summary.update({"weights": weights, "repeat": args.repeat, "budgets": budgets,
+                        "serve_args": args.serve_arg, "seed": args.seed,
+                        "time_limit_s": args.time_limit_s})
+    finally:
+        rc = server.stop()
+    summary["server_exit_status"] = rc
+    summary["server_side_latency"] = server_side(os.path.join(args.work_dir, "serve.log"))
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 1 if summary["failed"] or rc != 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+// The sections and script of the replay report (report/replay_report.h).
+// After the shared helpers (page_script.h) the script reads `data` and draws:
+//   #summary     the verdict (crash-free or not, OOMs, misses), the replay's
+//                settings, device, capacity and budget, totals
+//   #memory      SVG: the simulated peak of every runtime iteration (a step
+//                curve, blue) against the device capacity (red, dashed) and
+//                the planning budget (orange, dashed, when a reserve sets it
+//                apart); the stage of each iteration as a background band;
+//                a marker per iteration with OOMs (red: unresolved, orange:
+//                resolved by passive swaps) or policy misses / uses while
+//                off device (purple)
+//   #iterations  one row per runtime iteration, sortable by column
+//   #policies    the policies generated: when, planned on how many
+//                iterations, used by how many
+// and finally sets <body data-report-status="ok"> ("error: ..." on failure).
+//
+//   peak  |   ___      ____________
+//         |__|   |____|            |__   (one step per iteration)
+//   cap   |- - - - - - - - - - - - - - -
+//         +-----------------------------> runtime iteration
+//          WarmUp | GenPolicy | Stable      (background bands)
+#include "report/page_script.h"
+
+namespace swapplan::internal_report {
+
+const char kReplayPageBody[] =
+    "<section id=\"summary\"></section>\n"
+    "<section><h2>Peak memory per iteration</h2><div id=\"legend\"></div>"
+    "<div id=\"memory\"></div></section>\n"
+    "<section><h2>Iterations</h2><div id=\"iterations\"></div></section>\n"
+    "<section><h2>Policies</h2><div id=\"policies\"></div></section>\n";
+
+const char kReplayScript[] = R"JS(
+  const rows = data.iterations, t = data.totals;
+  const STAGE_BAND = {WarmUp: '#f2f2f2', GenPolicy: '#fff4e0', Stable: '#eaf6ec'};
+  const PEAK = PALETTE[0], PLAN_BUDGET = '#ff7f0e', MISS = '#9467bd';
+
+  function summary() {
+    const s = document.getElementById('summary');
+    const crash = t.unresolved_ooms > 0 || t.uses_while_off_device > 0;
+    const text = crash
+        ? 'Would crash: ' + t.unresolved_ooms + ' unresolved OOMs, ' + t.uses_while_off_device +
+          ' uses of a tensor while off device.'
+        : t.ooms > 0 || t.missed > 0
+            ? 'Runs, with ' + t.ooms + ' OOMs resolved by ' + t.passive_swaps +
+              ' passive swaps and ' + t.missed + ' of ' + t.items + ' policy items missed.'
+            : 'Runs cleanly: no OOM, no policy item missed.';
+    el('p', {class: 'verdict ' + (crash ? 'bad' : t.ooms > 0 || t.missed > 0 ? 'warn' : 'ok')}, s, text);
+    el('p', {}, s, 'trace ' + data.trace + ': ' + t.iterations + ' runtime iterations (WarmUp ' +
+       t.warmup_iterations + ', GenPolicy ' + t.genpolicy_iterations + ', Stable ' +
+       t.stable_iterations + '), ' + fmtNs(t.time_ns) + ' simulated');
+    el('p', {}, s, 'planner ' + data.planner + ', matcher ' + data.matcher + ', policies keyed by ' +
+       data.policies_keyed_by + ', planned on ' + data.plan_on + '; ' + t.policies_generated +
+       ' policies generated, ' + t.plan_failures + ' planning failures');
+    el('p', {}, s, 'capacity ' + fmtBytes(data.capacity_bytes) + ', planning budget ' +
+       fmtBytes(data.budget_bytes) + '; items ' + t.items + ': matched ' + t.matched +
+       ', mismatched ' + t.mismatched + ', missed ' + t.missed);
+    if (data.device) el('p', {}, s, 'device ' + data.device);
+    if (data.link) el('p', {}, s, 'link ' + data.link);
+    if (data.compute) el('p', {}, s, 'compute ' + data.compute);
+    for (const w of data.warnings) el('p', {class: 'warn'}, s, 'warning: ' + w);
+  }
+
+  function memory() {
+    const W = 1000, H = 340, L = 80, R = 12, T = 12, B = 36, PW = W - L - R, PH = H - T - B;
+    const n = Math.max(1, rows.length);
+    let maxY = data.capacity_bytes;
+    for (const r of rows) if (r.peak_bytes > maxY) maxY = r.peak_bytes;
+    maxY = maxY * 1.05 || 1;
+    const svg = el('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'memory-svg'},
+                   document.getElementById('memory'));
+    const y = function (v) { return T + PH * (1 - v / maxY); };
+    const x = function (i) { return L + PW * i / n; };
+    rows.forEach(function (r, i) {
+      el('svg:rect', {x: x(i), y: T, width: Math.max(0.5, x(i + 1) - x(i)), height: PH,
+                      fill: STAGE_BAND[r.stage] || '#fff', class: 'stage-band'}, svg);
+    });
+    const grid = el('svg:g', {class: 'grid'}, svg);
+    const unit = Math.pow(1024, Math.max(0, Math.floor(Math.log(Math.max(1, maxY)) / Math.log(1024))));
+    const step = niceStep(maxY / unit, 5) * unit;
+    for (let v = 0; v <= maxY; v += step) {
+      el('svg:line', {x1: L, x2: W - R, y1: y(v), y2: y(v)}, grid);
+      el('svg:text', {x: L - 6, y: y(v) + 4, 'text-anchor': 'end'}, svg, fmtBytes(v));
+    }
+    const xs = Math.max(1, niceStep(n, 10));
+    for (let i = 0; i <= n; i += xs) {
+      el('svg:line', {x1: x(i), x2: x(i), y1: T, y2: T + PH}, grid);
+      el('svg:text', {x: x(i), y: H - B + 16, 'text-anchor': 'middle'}, svg, String(i));
+    }
+    el('svg:text', {x: L + PW / 2, y: H - 4, 'text-anchor': 'middle'}, svg, 'runtime iteration');
+    let d = '';
+    rows.forEach(function (r, i) {
+      d += (i === 0 ? 'M' + x(0).toFixed(1) + ' ' : 'V') + y(r.peak_bytes).toFixed(1) + 'H' + x(i + 1).toFixed(1);
+    });
+    const p = el('svg:path', {class: 'curve', d: d || 'M0 0', stroke: PEAK, 'data-series': 'peak'}, svg);
+    el('svg:title', {}, p, 'simulated peak per iteration');
+    function hline(v, colour, id, label, dy) {
+      el('svg:line', {x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: colour, 'stroke-width': 2,
+                      'stroke-dasharray': '8 4', 'shape-rendering': 'crispEdges', id: id}, svg);
+      el('svg:text', {x: W - R - 4, y: y(v) + dy, 'text-anchor': 'end', fill: colour}, svg,
+         label + ' ' + fmtBytes(v));
+    }
+    if (data.budget_bytes !== data.capacity_bytes) {
+      hline(data.budget_bytes, PLAN_BUDGET, 'plan-budget-line', 'planning budget', 14);
+    }
+    hline(data.capacity_bytes, BUDGET, 'budget-line', 'capacity', -5);
+    rows.forEach(function (r, i) {
+      const cx = (x(i) + x(i + 1)) / 2;
+      if (r.ooms > 0) {
+        const c = el('svg:circle', {cx: cx, cy: y(r.peak_bytes), r: 5, class: 'marker-oom',
+                                    fill: r.unresolved_ooms > 0 ? BUDGET : PLAN_BUDGET}, svg);
+        el('svg:title', {}, c, 'iteration ' + r.iteration + ': ' + r.ooms + ' OOMs, ' +
+           r.unresolved_ooms + ' unresolved, ' + r.passive_swaps + ' passive swaps');
+      }
+      if (r.missed > 0 || r.uses_while_off_device > 0) {
+        const m = el('svg:rect', {x: cx - 4, y: T + 2, width: 8, height: 8, class: 'marker-miss',
+                                  fill: MISS}, svg);
+        el('svg:title', {}, m, 'iteration ' + r.iteration + ': ' + r.missed + ' items missed, ' +
+           r.uses_while_off_device + ' uses while off device' +
+           (r.first_off_device ? ' (first: ' + r.first_off_device + ')' : ''));
+      }
+    });
+    const legend = document.getElementById('legend');
+    const entries = [['peak', PEAK], ['capacity', BUDGET]];
+    if (data.budget_bytes !== data.capacity_bytes) entries.push(['planning budget', PLAN_BUDGET]);
+    entries.push(['OOM resolved', PLAN_BUDGET], ['OOM unresolved', BUDGET], ['miss / off device', MISS]);
+    for (const st in STAGE_BAND) entries.push([st, STAGE_BAND[st]]);
+    for (const e of entries) {
+      const lab = el('label', {}, legend);
+      el('span', {class: 'swatch', style: 'background:' + e[1]}, lab);
+      lab.appendChild(document.createTextNode(e[0]));
+    }
+  }
+
+  function tables() {
+    const num = function (k) { return {title: k.replace(/_/g, ' '), text: function (r) { return String(r[k]); }, key: function (r) { return r[k]; }}; };
+    table(document.getElementById('iterations'), [
+      num('iteration'), num('trace_iteration'),
+      {title: 'stage', left: true, text: function (r) { return r.stage; }, key: function (r) { return r.stage; }},
+      {title: 'policy', text: function (r) { return r.policy === null ? '-' : String(r.policy) + (r.policy_of_other_input ? '*' : ''); }, key: function (r) { return r.policy === null ? -1 : r.policy; }},
+      num('items'), num('matched'), num('missed'), num('mismatched'), num('ooms'),
+      num('unresolved_ooms'), num('passive_swaps'),
+      {title: 'off device', left: true, text: function (r) { return r.uses_while_off_device ? r.uses_while_off_device + ' (first ' + r.first_off_device + ')' : '0'; }, key: function (r) { return r.uses_while_off_device; }},
+      {title: 'peak', text: function (r) { return fmtBytes(r.peak_bytes); }, key: function (r) { return r.peak_bytes; }},
+      {title: 'time', text: function (r) { return fmtNs(r.time_ns); }, key: function (r) { return r.time_ns; }},
+      {title: 'stall', text: function (r) { return fmtNs(r.stall_ns); }, key: function (r) { return r.stall_ns; }},
+      {title: 'generated', text: function (r) { return r.generated_policy === null ? '-' : String(r.generated_policy); }, key: function (r) { return r.generated_policy === null ? -1 : r.generated_policy; }},
+      {title: 'note', left: true, text: function (r) { return r.plan_error || ''; }, key: function (r) { return r.plan_error || ''; }}
+    ], rows, function (r) { return r.unresolved_ooms > 0 || r.uses_while_off_device > 0 ? 'bad' : ''; });
+    const pd = document.getElementById('policies');
+    if (!data.policies.length) { el('p', {}, pd, 'No policy was generated.'); return; }
+    table(pd, [
+      num('id'),
+      {title: 'generated after iteration', text: function (r) { return r.generated_after_iteration === null ? '-' : String(r.generated_after_iteration); }, key: function (r) { return r.generated_after_iteration; }},
+      num('planned_on_iterations'), num('used_in_iterations')
+    ], data.policies);
+  }
+
+  try {
+    summary();
+    memory();
+    tables();
+    if (!body.getAttribute('data-report-status').startsWith('error')) {
+      body.setAttribute('data-report-status', 'ok');
+    }
+  } catch (e) {
+    fail(e && e.stack ? e.stack : String(e));
+  }
+)JS";
+
+}  // namespace swapplan::internal_report

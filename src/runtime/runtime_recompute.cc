@@ -1,0 +1,91 @@
+// Runtime: RECOMPUTE items — dropping a block without a copy and having the
+// framework rematerialise it (runtime.h, "Recomputation"; the state machine
+// is in runtime_state.h).
+#include "absl/strings/str_cat.h"
+#include "runtime/runtime_state.h"
+#include "swapplan/runtime/runtime.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan::runtime {
+
+bool Runtime::State::CanRecompute(const Slot& t) const {
+  return callbacks.can_recompute && callbacks.recompute && callbacks.can_recompute(t.framework_id);
+}
+
+absl::Status Runtime::State::Drop(int32_t slot) {
+  Slot& t = slots[slot];
+  if (t.state != Residency::kResident || t.reason != SwapReason::kRecompute) {
+    return CallOrder(absl::StrCat("runtime: drop of tensor ", HandleOf(slot),
+                                  " which is not a resident RECOMPUTE item's tensor"));
+  }
+  if (t.owned) {
+    // In compute-stream order: after every op issued so far has read it.
+    SWAPPLAN_RETURN_IF_ERROR(backend->FreeAsync(t.device, compute));
+  } else if (absl::Status freed = Unhold(t, /*free_memory=*/true); !freed.ok()) {
+    if (RuleOf(freed) != "release-refused") return freed;
+    // The framework cannot free this storage: it stays, for good.
+    t.reason = SwapReason::kNone;
+    t.persistent = true;
+    Count(&SwapCounts::cancelled_swap_outs);
+    return absl::OkStatus();
+  }
+  t.device = nullptr;
+  t.state = Residency::kOffDevice;
+  Account(-t.size);
+  Count(&SwapCounts::policy_drops);
+  record->AddEvent(PositionAfter(), MemoryEventKind::kSwapOut, t.record_id, false, t.size);
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
+  Slot& t = slots[slot];
+  if (t.state != Residency::kOffDevice || t.reason != SwapReason::kRecompute) {
+    return CallOrder(absl::StrCat("runtime: recomputation of tensor ", HandleOf(slot),
+                                  " which was not dropped for recomputation"));
+  }
+  if (!callbacks.recompute) {
+    return WithRule(absl::FailedPreconditionError(absl::StrCat(
+                        "runtime: tensor ", HandleOf(slot),
+                        " was dropped for recomputation but no recompute callback is set")),
+                    "recompute-failed");
+  }
+  void* device = nullptr;
+  if (absl::Status st = Reserve(t.size, t.owned, &device, slot); !st.ok()) {
+    if (t.owned || !options.overcommit_on_oom || RuleOf(st) != "out-of-memory") return st;
+    Account(t.size);
+  }
+  if (!t.owned) {
+    absl::StatusOr<void*> p = callbacks.restore
+                                  ? callbacks.restore(t.framework_id, t.size)
+                                  : absl::StatusOr<void*>(absl::FailedPreconditionError(
+                                        "runtime: no framework callbacks to restore a tensor"));
+    if (!p.ok()) {
+      Account(-t.size);
+      return p.status();
+    }
+    device = *p;
+    t.held = true;
+  }
+  t.device = device;
+  absl::Status st = callbacks.recompute(t.framework_id, device);
+  if (!st.ok()) {
+    // Its bytes were never copied anywhere: it stays off the device, and
+    // the next use asks the framework again.
+    (void)FreeDeviceBlock(t, false);
+    return WithRule(Error(ErrorKind::kUnavailable,
+                          absl::StrCat("recomputation of tensor ", HandleOf(slot), " (",
+                                       t.size, " bytes, framework id ", t.framework_id,
+                                       ") failed: ", st.message(),
+                                       "; it stays off the device")),
+                    "recompute-failed");
+  }
+  t.state = Residency::kResident;
+  t.reason = SwapReason::kNone;
+  t.resident_since_op = PositionBefore();
+  Touch(slot);
+  record->AddEvent(PositionBefore(), MemoryEventKind::kSwapIn, t.record_id, demand);
+  return Unhold(t, false);
+}
+
+}  // namespace swapplan::runtime

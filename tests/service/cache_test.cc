@@ -1,0 +1,177 @@
+// BlobCache (memory + directory, LRU, single flight) and the service's
+// cache across a restart.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "service/service_fixture.h"
+#include "swapplan/service/cache.h"
+#include "swapplan/util/error.h"
+
+namespace swapplan::testing {
+namespace {
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST_CASE("cache: SHA-256 of known inputs", "[service][cache]") {
+  // FIPS 180-2 test vectors.
+  CHECK(Sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(Sha256Hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  Sha256 h;
+  h.Update("a");
+  h.Update("bc");
+  CHECK(h.HexDigest() == Sha256Hex("abc"));
+}
+
+TEST_CASE("cache: memory LRU keeps the most recent values within the bound", "[service][cache]") {
+  // 250 bytes hold two 100-byte values: the third evicts the least recent.
+  auto c = BlobCache::Open({.max_memory_bytes = 250});
+  REQUIRE(c.ok());
+  BlobCache& cache = **c;
+  REQUIRE(cache.Put("a", std::string(100, 'a')).ok());
+  REQUIRE(cache.Put("b", std::string(100, 'b')).ok());
+  CHECK(cache.Get("a").has_value());  // a is now more recent than b
+  REQUIRE(cache.Put("c", std::string(100, 'c')).ok());
+  CHECK(cache.Get("a").has_value());
+  CHECK_FALSE(cache.Get("b").has_value());
+  CHECK(cache.Get("c").has_value());
+  CHECK(cache.stats().memory_bytes == 200);
+  CHECK_FALSE(cache.Get("../etc/passwd").has_value());  // not a key
+}
+
+TEST_CASE("cache: the directory survives a reopen and evicts least recently used files",
+          "[service][cache]") {
+  const std::string dir = FreshDir("blob_lru");
+  {
+    auto c = BlobCache::Open({.dir = dir, .max_memory_bytes = 1, .max_disk_bytes = 250});
+    REQUIRE(c.ok());
+    REQUIRE((*c)->Put("a", std::string(100, 'a')).ok());
+    REQUIRE((*c)->Put("b", std::string(100, 'b')).ok());
+    CHECK(std::filesystem::exists(dir + "/a.blob"));
+    CHECK(std::filesystem::exists(dir + "/b.blob"));
+    // Nothing of the temporaries is left.
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+    CHECK(files == 2);
+  }
+  // A crash's temporary is removed by Open; the files are found again.
+  WriteFileAtomically(dir + "/.tmp-stray", "x").IgnoreError();
+  auto c = BlobCache::Open({.dir = dir, .max_memory_bytes = 1, .max_disk_bytes = 250});
+  REQUIRE(c.ok());
+  CHECK_FALSE(std::filesystem::exists(dir + "/.tmp-stray"));
+  CHECK((*c)->stats().disk_bytes == 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK((*c)->Get("a") == std::string(100, 'a'));  // a becomes the most recent
+  REQUIRE((*c)->Put("c", std::string(100, 'c')).ok());
+  // 300 > 250: the least recently used file (b) goes.
+  CHECK(std::filesystem::exists(dir + "/a.blob"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/b.blob"));
+  CHECK(std::filesystem::exists(dir + "/c.blob"));
+  CHECK((*c)->stats().disk_evictions == 1);
+}
+
+TEST_CASE("cache: concurrent identical requests compute once", "[service][cache]") {
+  auto c = BlobCache::Open({});
+  REQUIRE(c.ok());
+  std::atomic<int> computed{0};
+  std::atomic<int> hits{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      bool hit = false;
+      absl::StatusOr<std::string> v = (*c)->GetOrCompute(
+          "k",
+          [&]() -> absl::StatusOr<BlobCache::Computed> {
+            ++computed;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            return BlobCache::Computed{"value"};
+          },
+          &hit);
+      CHECK(v.ok());
+      CHECK(*v == "value");
+      if (hit) ++hits;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(computed == 1);
+  CHECK(hits == 7);
+}
+
+TEST_CASE("cache: an uncacheable or failed result is not stored; a cancelled leader is not "
+          "inherited",
+          "[service][cache]") {
+  auto c = BlobCache::Open({});
+  REQUIRE(c.ok());
+  int calls = 0;
+  auto partial = [&]() -> absl::StatusOr<BlobCache::Computed> {
+    ++calls;
+    return BlobCache::Computed{"best so far", /*cacheable=*/false};
+  };
+  CHECK((*c)->GetOrCompute("p", partial).ok());
+  CHECK((*c)->GetOrCompute("p", partial).ok());
+  CHECK(calls == 2);
+  auto cancelled = [&]() -> absl::StatusOr<BlobCache::Computed> {
+    return Error(ErrorKind::kCancelled, "gone");
+  };
+  CHECK(KindOf((*c)->GetOrCompute("q", cancelled).status()) == ErrorKind::kCancelled);
+  CHECK_FALSE((*c)->Get("q").has_value());
+}
+
+TEST_CASE("service: a restarted server answers from its warm cache dir", "[service][cache]") {
+  const std::string dir = FreshDir("service_restart");
+  PlannerServiceOptions po;
+  po.cache_dir = dir;
+  std::string id;
+  v1::PlanResponse first;
+  {
+    TestServer t(po);
+    id = t.UploadToy();
+    grpc::ClientContext ctx;
+    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &first).ok());
+    CHECK_FALSE(first.cache_hit());
+    t.server->Shutdown(std::chrono::seconds(1));
+  }
+  TestServer t(po);  // another process would see the same directory
+  // The trace id is known without uploading again, and the plan is cached.
+  v1::PlanResponse again;
+  grpc::ClientContext ctx;
+  grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &again);
+  INFO(s.error_message());
+  REQUIRE(s.ok());
+  CHECK(again.cache_hit());
+  CHECK(again.policy() == first.policy());
+  v1::GetPolicyRequest g;
+  g.set_cache_key(first.cache_key());
+  v1::PlanResponse got;
+  grpc::ClientContext ctx2;
+  REQUIRE(t.stub->GetPolicy(&ctx2, g, &got).ok());
+  CHECK(got.policy() == first.policy());
+  CHECK(t.server->service().cache_stats().disk_hits == 1);
+}
+
+TEST_CASE("service: concurrent identical Plans plan once", "[service][cache]") {
+  TestServer t;
+  const std::string id = t.UploadToy();
+  std::atomic<int> misses{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      v1::PlanResponse r;
+      grpc::ClientContext ctx;
+      grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &r);
+      CHECK(s.ok());
+      if (!r.cache_hit()) ++misses;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  CHECK(misses == 1);
+}
+
+}  // namespace
+}  // namespace swapplan::testing
