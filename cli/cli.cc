@@ -25,6 +25,24 @@ absl::Status WriteOutput(const std::string& path, absl::string_view content) {
   return WriteStringToFile(path, content);
 }
 
+absl::Status RefuseEmptyValues(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    const absl::string_view prev = i > 1 ? absl::string_view(argv[i - 1]) : absl::string_view();
+    std::string flag;
+    if (arg.empty() && absl::StartsWith(prev, "-") && prev.find('=') == absl::string_view::npos) {
+      flag = std::string(prev);
+    } else if (absl::StartsWith(arg, "--") && absl::EndsWith(arg, "=")) {
+      flag = std::string(arg.substr(0, arg.size() - 1));
+    }
+    if (!flag.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(EscapeForMessage(flag, 60),
+                                                     ": empty value (leave the flag out instead)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error) {
   // The deepest subcommand the command line selected ("swapplan compare").
   const CLI::App* sub = &app;

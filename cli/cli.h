@@ -63,6 +63,14 @@ int ExitCodeFor(const absl::Status& status);
 // quoted is escaped (util/utf8.h), so the line stays one line.
 std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error);
 
+// InvalidArgument "--hidden: empty value (leave the flag out instead)" when
+// a flag is given an empty value ("--hidden ''" or "--hidden="). CLI11
+// converts "" to 0 or to an empty string without running validators, so a
+// value lost in an unset shell variable would pass as given (issue 19's
+// mutation campaign). Checks the raw command line before CLI11 parses it:
+// an empty argument right after an argument that starts with '-'.
+absl::Status RefuseEmptyValues(int argc, const char* const* argv);
+
 // Writes `content` to `path` atomically, or to stdout when `path` is empty
 // or "-".
 absl::Status WriteOutput(const std::string& path, absl::string_view content);

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   cli::SetupDevices(app, &action);
   cli::SetupServe(app, &action);
   cli::SetupHelp(app, &action);
+  if (absl::Status empty = cli::RefuseEmptyValues(argc, argv); !empty.ok()) {
+    std::cerr << "swapplan: " << empty.message() << "\n";
+    return cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version

@@ -83,7 +83,9 @@ std::string Sha256Hex(absl::string_view data) {
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view content) {
   const std::filesystem::path target(path);
-  std::string tmp = (target.parent_path() / absl::StrCat(kTempPrefix, "XXXXXX")).string();
+  // mkstemp's template: six X characters it replaces with a unique suffix.
+  std::string tmp =
+      (target.parent_path() / absl::StrCat(kTempPrefix, std::string(6, 'X'))).string();
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
     return Error(ErrorKind::kInternal,

@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<PlannerClient>> PlannerClient::Connect(const std:
 PlannerClient::PlannerClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       channel_(std::move(channel)),
-      stub_(v1::Planner::NewStub(channel_)) {}
+      rpc_(v1::Planner::NewStub(channel_)) {}
 
 void PlannerClient::Prepare(grpc::ClientContext* ctx) const {
   if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);
@@ -119,7 +119,7 @@ absl::StatusOr<std::string> PlannerClient::UploadTrace(absl::string_view bytes,
   grpc::ClientContext ctx;
   Prepare(&ctx);
   v1::UploadTraceResponse response;
-  auto writer = stub_->UploadTrace(&ctx, &response);
+  auto writer = rpc_->UploadTrace(&ctx, &response);
   const size_t chunk = static_cast<size_t>(options_.chunk_bytes);
   size_t at = 0;
   do {
@@ -142,7 +142,7 @@ absl::StatusOr<std::string> PlannerClient::UploadTrace(absl::string_view bytes,
     grpc::ClientContext ctx;                                                   \
     Prepare(&ctx);                                                             \
     v1::Response response;                                                     \
-    SWAPPLAN_RETURN_IF_ERROR(ToStatus(stub_->Method(&ctx, req, &response), ctx)); \
+    SWAPPLAN_RETURN_IF_ERROR(ToStatus(rpc_->Method(&ctx, req, &response), ctx)); \
     return response;                                                           \
   }
 

@@ -175,6 +175,14 @@ absl::StatusOr<int64_t> ParseBytesWithUnit(absl::string_view text) {
 
 absl::StatusOr<double> ParseBandwidthWithUnit(absl::string_view text) {
   if (absl::Status s = RequireUnit(text, "bandwidth", "NGB/s"); !s.ok()) return s;
+  // A flag wants a rate: "25GB" is a size (ParseBandwidth alone, for files
+  // written before this rule, still reads it as 25 GB/s).
+  if (!absl::EndsWith(absl::StripAsciiWhitespace(text), "/s")) {
+    return absl::InvalidArgumentError(absl::StrCat("bandwidth '", Quoted(text),
+                                                   "' is a size: a rate needs /s, e.g. ",
+                                                   Quoted(absl::StripAsciiWhitespace(text)),
+                                                   "/s"));
+  }
   return ParseBandwidth(text);
 }
 

@@ -129,6 +129,17 @@ TEST_CASE("empty flag values and --oversubscription 0 are errors, not 'not given
                         " --device-memory '' --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
                         "-o /dev/null"),
                "--device-memory: empty value (leave the flag out instead)");
+  // Flags parsed by CLI11 alone (synth's) used to take '' as 0 — the preset's
+  // layer count — and write a trace with exit 0; "--flag=" likewise. The
+  // command line is checked before CLI11 sees it.
+  CheckOneLine(Swapplan("synth --model gpt2 --layers '' -q -o /dev/null"),
+               "--layers: empty value (leave the flag out instead)");
+  CheckOneLine(Swapplan("synth --model gpt2 --hidden= -q -o /dev/null"),
+               "--hidden: empty value (leave the flag out instead)");
+  // A size where a rate is due was read as 25 GB/s.
+  CheckOneLine(Swapplan(std::string("compare ") + kToy +
+                        " --h2d-bandwidth 25GB --d2h-bandwidth 1GB/s --planners noswap"),
+               "--h2d-bandwidth: bandwidth '25GB' is a size: a rate needs /s, e.g. 25GB/s");
   // A flag at the end of the line without its value: CLI11's ArgumentMismatch.
   CheckOneLine(Swapplan(compare + "--oversubscription"),
                "compare: --oversubscription: needs a value (give it as FLAG VALUE or "

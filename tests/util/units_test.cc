@@ -96,6 +96,11 @@ TEST_CASE("units required where a unit is expected", "[util][units]") {
   // ...a bare number is refused with the units it could have meant.
   CHECK(ParseBytesWithUnit("600").status().message() == "'600' needs a unit, e.g. 600B or 600GiB");
   CHECK(ParseBandwidthWithUnit("25").status().message() == "'25' needs a unit, e.g. 25GB/s");
+  // A size where a rate is due (mutation campaign, issue 19): refused, not
+  // read as 25 GB/s.
+  CHECK(ParseBandwidthWithUnit("25GB").status().message() ==
+        "bandwidth '25GB' is a size: a rate needs /s, e.g. 25GB/s");
+  CHECK(*ParseBandwidthWithUnit(" 12.5GiB/s ") == 12.5 * 1073741824.0);
   CHECK(ParseDurationWithUnit("10").status().message() == "'10' needs a unit, e.g. 10us or 10ms");
   CHECK(ParseBytesWithUnit("").status().message() == "empty value");
   CHECK(ParseBytesWithUnit(" ").status().message() == "empty value");

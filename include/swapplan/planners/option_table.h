@@ -122,6 +122,17 @@ class OptionTable {
                               known.empty() ? " (it takes none)" : absl::StrCat(" (known: ", known, ")")));
   }
 
+  // Set() on a copy of `*o`, then the copy's Validate(); `*o` takes the copy
+  // only when both succeed (a planner's SetOption). Returns the first error.
+  absl::Status SetValidated(absl::string_view planner, Options* o, absl::string_view name,
+                            absl::string_view value) const {
+    Options next = *o;
+    if (absl::Status s = Set(planner, &next, name, value); !s.ok()) return s;
+    if (absl::Status s = next.Validate(); !s.ok()) return s;
+    *o = std::move(next);
+    return absl::OkStatus();
+  }
+
   // Sets the value of known option `name` ('-' or '_'): the entry's parser's
   // status as is ("'x' is not an integer"), `*o` unchanged on error.
   // Requires a known name (InvalidArgument otherwise).

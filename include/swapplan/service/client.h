@@ -12,7 +12,7 @@
 //   SWAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse r, client->Plan(req));
 //
 // Threading model: a PlannerClient may be used from several threads at once
-// (gRPC stubs are thread-safe); each call blocks its thread.
+// (a gRPC channel and its generated client are thread-safe); each call blocks its thread.
 #ifndef SWAPPLAN_SERVICE_CLIENT_H_
 #define SWAPPLAN_SERVICE_CLIENT_H_
 
@@ -75,7 +75,7 @@ class PlannerClient {
 
   const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Planner::Stub> stub_;
+  std::unique_ptr<v1::Planner::Stub> rpc_;
 };
 
 }  // namespace swapplan

@@ -52,11 +52,7 @@ absl::StatusOr<Policy> AdvisorPlanner::PlanPolicy(const PlanningProblem& problem
 }
 
 absl::Status AdvisorPlanner::SetOption(absl::string_view name, absl::string_view value) {
-  AdvisorOptions next = options_;  // committed only when valid
-  SWAPPLAN_RETURN_IF_ERROR(AdvisorOptionTable().Set("advisor", &next, name, value));
-  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
-  options_ = std::move(next);
-  return absl::OkStatus();
+  return AdvisorOptionTable().SetValidated("advisor", &options_, name, value);
 }
 
 std::vector<OptionInfo> AdvisorPlanner::DescribeOptions() const {

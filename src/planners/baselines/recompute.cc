@@ -33,11 +33,7 @@ const OptionTable<RecomputeOptions>& RecomputeOptionTable() {
 }
 
 absl::Status RecomputePlanner::SetOption(absl::string_view name, absl::string_view value) {
-  RecomputeOptions next = options_;
-  SWAPPLAN_RETURN_IF_ERROR(RecomputeOptionTable().Set("recompute", &next, name, value));
-  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
-  options_ = next;
-  return absl::OkStatus();
+  return RecomputeOptionTable().SetValidated("recompute", &options_, name, value);
 }
 
 absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& problem) {

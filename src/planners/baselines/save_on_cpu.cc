@@ -36,11 +36,7 @@ const OptionTable<SaveOnCpuOptions>& SaveOnCpuOptionTable() {
 }
 
 absl::Status SaveOnCpuPlanner::SetOption(absl::string_view name, absl::string_view value) {
-  SaveOnCpuOptions next = options_;
-  SWAPPLAN_RETURN_IF_ERROR(SaveOnCpuOptionTable().Set("save-on-cpu", &next, name, value));
-  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
-  options_ = next;
-  return absl::OkStatus();
+  return SaveOnCpuOptionTable().SetValidated("save-on-cpu", &options_, name, value);
 }
 
 absl::StatusOr<Policy> SaveOnCpuPlanner::PlanPolicy(const PlanningProblem& problem) {

@@ -149,11 +149,7 @@ const OptionTable<SelectiveOptions>& SelectiveOptionTable() {
 }
 
 absl::Status SelectivePlanner::SetOption(absl::string_view name, absl::string_view value) {
-  SelectiveOptions next = options_;
-  SWAPPLAN_RETURN_IF_ERROR(SelectiveOptionTable().Set("selective", &next, name, value));
-  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
-  options_ = next;
-  return absl::OkStatus();
+  return SelectiveOptionTable().SetValidated("selective", &options_, name, value);
 }
 
 absl::StatusOr<Policy> SelectivePlanner::PlanPolicy(const PlanningProblem& problem) {

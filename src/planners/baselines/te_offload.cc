@@ -111,11 +111,7 @@ const OptionTable<TeOffloadOptions>& TeOffloadOptionTable() {
 }
 
 absl::Status TeOffloadPlanner::SetOption(absl::string_view name, absl::string_view value) {
-  TeOffloadOptions next = options_;
-  SWAPPLAN_RETURN_IF_ERROR(TeOffloadOptionTable().Set("te-offload", &next, name, value));
-  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
-  options_ = next;
-  return absl::OkStatus();
+  return TeOffloadOptionTable().SetValidated("te-offload", &options_, name, value);
 }
 
 absl::StatusOr<Policy> TeOffloadPlanner::PlanPolicy(const PlanningProblem& problem) {
