@@ -16,7 +16,10 @@
 //   RECOMPUTE  (OptimumOptions::recompute) dropped after r and re-made at s
 //              by its one producing op p (an ACTIVATION written by no other
 //              op, not in place) for p's duration; every input of p must be
-//              on the device at s.
+//              on the device when the recomputation runs, just before op s:
+//              an input whose copy in is triggered at s itself is still on
+//              the link then (its SWAP / CLEAN / WRAP window must trigger
+//              before s); an input RECOMPUTEd at s too is re-made first.
 // For every persistent tensor (resident before and after the iteration)
 // with uses, a WRAP window — on the host from the start until its swap-in
 // s <= u_0 and again after its release r >= u_m (the simulator's wrapping
@@ -238,9 +241,11 @@ class SwapModel {
   absl::Status FindWindows(const SwapModelOptions& options);
   void AddColumnsAndRows(int32_t max_order_pairs);
   // Appends off_{g,k} (1 when window g has its tensor off the device
-  // during op k) as terms times `scale`.
+  // during op k) as terms times `scale`. With `before_k`, the tensor's
+  // state just before op k instead: a copy in triggered at k is still on
+  // the link then (what a recomputation run before op k sees).
   void OffTerms(const SwapWindowVar& w, int32_t k, double scale,
-                  std::vector<MilpTerm>* terms) const;
+                std::vector<MilpTerm>* terms, bool before_k = false) const;
 
   const Trace* trace_ = nullptr;
   int32_t iteration_ = 0;
