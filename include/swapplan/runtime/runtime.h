@@ -228,6 +228,11 @@ struct FrameworkCallbacks {
   // stays off the device (its next use asks again), the entry point fails
   // with rule "recompute-failed".
   std::function<absl::Status(uint64_t framework_id, void* device)> recompute;
+  // With `recompute` set: it re-runs a random op with the generator state
+  // of its first run (bit-identical). The execution record then carries
+  // the trace attribute rng_state_restorable = "true" (trace/recompute.h),
+  // so planners may recompute random ops' outputs.
+  bool rng_state_restorable = false;
 };
 
 // What a policy provider is asked to plan.
