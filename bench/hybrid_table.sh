@@ -10,8 +10,11 @@ set -euo pipefail
 SWAPPLAN=${1:-build/swapplan}
 TRACE=${2:-traces/llama2-7b-dp8-seq4096.trace.gz}
 PLANNERS=ideal,chameleon,recompute,hybrid
+# The help text once (grep -q closing the pipe early would fail the
+# pipeline under pipefail and drop later rows).
+HELP=$("$SWAPPLAN" compare --help 2>/dev/null || true)
 for extra in selective te-offload save-on-cpu; do
-  if "$SWAPPLAN" compare --help 2>/dev/null | grep -q -- "$extra"; then PLANNERS="$PLANNERS,$extra"; fi
+  if grep -q -- "$extra" <<<"$HELP"; then PLANNERS="$PLANNERS,$extra"; fi
 done
 echo "trace $TRACE; planners $PLANNERS"
 for r in 2 3 4 6 8 12; do
