@@ -44,8 +44,10 @@
 // freed in compute-stream order; framework: release with free_memory), and
 // at the swap-in anchor the runtime allocates the block (Algorithm 3 on
 // failure, as for a swap-in), restores a framework storage and asks the
-// framework to recompute into it (FrameworkCallbacks::recompute). A use
-// while dropped rematerialises on demand. A tensor written between its
+// framework to recompute into it (FrameworkCallbacks::recompute); before
+// that it waits for every copy in still on the link (the framework's recipe
+// may read that storage, restored but not yet filled). A use while dropped
+// rematerialises on demand. A tensor written between its
 // decision and its release keeps its block (the recipe no longer holds).
 //
 //   compute  [decision] .... [release] ........... [swap_in] .... [first use]
