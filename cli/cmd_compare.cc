@@ -285,7 +285,8 @@ void SetupCompare(CLI::App& root, Action* action) {
                     "(unswapped peak - persistent bytes) / r, e.g. 2x");
   args->flags.Text(sub, "--planners", &args->planners,
                    absl::StrCat("Comma-separated planners, of ", PlannerNames(),
-                                " (default: all but those too slow to run by default: advisor)"));
+                                " (default: all but ", PlannerNamesOutsideDefaultSet(),
+                                ", which run on request only)"));
   AddIterationFlag(sub, &args->flags, &args->iteration);
   AddPlannerOptionFlag(sub, &args->flags, &args->planner_options,
       "PLANNER.NAME=VALUE, repeatable: a planner's own option by the name its policies record "

@@ -162,7 +162,8 @@ def main(argv=None):
     p.add_argument("--genpolicy-iterations", type=int, default=1)
     p.add_argument("--bandwidth", default="8GB/s", help="host backend link, each way")
     p.add_argument("--min-tensor-bytes", default="16KiB",
-                   help="chameleon planner: smallest tensor to swap")
+                   help="chameleon and hybrid planners: smallest tensor to swap (hybrid: its "
+                        "swap_min_tensor_bytes unless --planner-option sets it)")
     p.add_argument("--planner", default="chameleon",
                    help="the GenPolicy planner: chameleon (`swapplan plan`) or any name `swapplan "
                         "compare --planners` takes (recompute, hybrid, ...): its RECOMPUTE items "
@@ -195,7 +196,13 @@ def main(argv=None):
     if args.planner == "chameleon":
         planner_args = ["--min-tensor-bytes", args.min_tensor_bytes]
     else:
-        planner_args = [a for o in args.planner_option for a in ("--planner-option", o)]
+        options = list(args.planner_option)
+        # The hybrid's swap step is Chameleon: the same smallest swapped
+        # tensor (its 1 MiB default swaps nothing in this miniature).
+        if args.planner == "hybrid" and not any(
+                o.replace("-", "_").startswith("hybrid.swap_min_tensor_bytes=") for o in options):
+            options.append("hybrid.swap_min_tensor_bytes=%s" % args.min_tensor_bytes)
+        planner_args = [a for o in options for a in ("--planner-option", o)]
     provider = "default"
     if args.server:
         provider = ServicePlanProvider(args.server, timeout_s=args.server_timeout,

@@ -85,6 +85,31 @@ class RecipeTest(unittest.TestCase):
             self.assertTrue(torch.equal(torch.get_rng_state(), state))
             self.assertEqual(rt._recipes.recomputed_seeded, 1)
 
+    def test_explicit_generator_is_not_recomputable(self):
+        # Only the default generator's state is restored: an op drawing from
+        # its own torch.Generator gets no recipe (it would draw new numbers).
+        with SwapRuntime(device_memory=1 << 30, provider=None) as rt:
+            b = torch.rand(100, generator=torch.Generator().manual_seed(3))
+            self.assertFalse(rt._recipes.can_recompute(C.storage_id(b)))
+            c = torch.rand(100)
+            self.assertTrue(rt._recipes.can_recompute(C.storage_id(c)))
+
+    def test_record_says_rng_state_restorable(self):
+        # SwapRuntime restores the generator state when it recomputes, and
+        # declares it (swapplan_rt_framework.rng_state_restorable): the
+        # execution record carries the trace attribute planners read
+        # (trace/recompute.h), so random ops' outputs may be recomputed.
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.json")
+            train(lambda m, o: SwapRuntime(device_memory=1 << 40, model=m, optimizer=o,
+                                           provider=None, record=path), steps=1)
+            with open(path) as f:
+                meta = json.load(f)["metadata"]
+            self.assertEqual(meta["recorder"], "swapplan_runtime")
+            self.assertEqual(meta["attributes"].get("rng_state_restorable"), "true")
+
     def test_written_or_aliasing_outputs_are_not_recomputable(self):
         w = torch.randn(8, 8)
         with SwapRuntime(device_memory=1 << 30, provider=None) as rt:

@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> OptimumOptions::Parameters() co
       {"advisor_kinds", advisor_kinds ? "true" : "false"},
       {"threads", absl::StrCat(threads)},
       {"max_order_pairs", absl::StrCat(max_order_pairs)}};
-  // Written only when set, so policies of the default model read as before.
+  // Written when set (the default since the simulator counts transients).
   if (recompute_transient) p.push_back({"recompute_transient", "true"});
   return p;
 }

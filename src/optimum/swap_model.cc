@@ -290,9 +290,10 @@ void ChoiceTerms(int32_t first, int32_t i, double scale, std::vector<MilpTerm>* 
 }  // namespace
 
 void SwapModel::OffTerms(const SwapWindowVar& w, int32_t k, double scale,
-                         std::vector<MilpTerm>* terms) const {
-  const int32_t s = LastIndex(w.triggers, k, /*inclusive=*/true);
-  if (IsWrap(w.kind) && k < w.use_op) {
+                         std::vector<MilpTerm>* terms, bool before_k) const {
+  // Triggered by k (during op k), or strictly before k (just before op k).
+  const int32_t s = LastIndex(w.triggers, k, /*inclusive=*/!before_k);
+  if (IsWrap(w.kind) && (k < w.use_op || (before_k && k == w.use_op))) {
     // On the host until its swap-in: x - (triggered by k).
     terms->push_back({w.x, scale});
     if (s >= 0) terms->push_back({w.sigma + s, -scale});
@@ -438,7 +439,11 @@ void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
     terms.insert(terms.end(), transient_at[k].begin(), transient_at[k].end());
     p.AddRow(terms, static_cast<double>(unswapped_[k] - budget_), kMilpInfinity);
   }
-  // RECOMPUTE: every other input of the producer on the device at s.
+  // RECOMPUTE: every other input of the producer on the device when the
+  // recomputation runs, just before op s (the resolver's and simulator's
+  // view): off_{in} counted before s, so a copy in triggered at s itself
+  // (still on the link) excludes the trigger; an input RECOMPUTEd at s too
+  // is re-made in the same group first (counted during s).
   {
     const IterationInfo& iter = trace_->iteration(iteration_);
     std::vector<std::vector<int32_t>> windows_of(trace_->num_tensors());
@@ -455,9 +460,11 @@ void SwapModel::AddColumnsAndRows(int32_t max_order_pairs) {
         for (TensorId in : trace_->inputs(iter.op_begin + w.producer_op)) {
           for (int32_t gi : windows_of[in]) {
             const SwapWindowVar& v = windows_[gi];
-            const bool off_possible = IsWrap(v.kind) ? (s < v.use_op || s > v.out_op)
-                                                     : (s > v.out_op && s < v.use_op);
-            if (off_possible) OffTerms(v, s, 1.0, &terms);
+            const bool copied_in = v.kind != WindowKind::kRecompute;
+            const int32_t last_off = copied_in ? v.use_op : v.use_op - 1;
+            const bool off_possible = IsWrap(v.kind) ? (s <= last_off || s > v.out_op)
+                                                     : (s > v.out_op && s <= last_off);
+            if (off_possible) OffTerms(v, s, 1.0, &terms, /*before_k=*/copied_in);
           }
         }
         if (terms.size() > mine) p.AddRow(terms, -kMilpInfinity, 1);

@@ -6,6 +6,7 @@
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/baselines/practice.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
+#include "swapplan/planners/hybrid/hybrid_planner.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/planners/hyperoffload/hyperoffload_planner.h"
 
@@ -40,6 +41,10 @@ const PlannerInfo kPlanners[] = {
      true, &Make<LruPlanner>},
     {"bucket", "SmartSwap v2-like: activations >= 20 MiB out per layer, back 1 layer early", false,
      true, &MakeBucket},
+    // Not in the default set (yet): it plans several Chameleon variants and
+    // simulates each, ~100x Chameleon's time (docs/hybrid.md).
+    {"hybrid", "per tensor keep / swap (Chameleon machinery) / recompute before the backward use",
+     false, false, &Make<HybridPlanner>},
     // Not in the default set: a time-bounded search, seconds to minutes
     // where every other planner takes milliseconds (compare --planners).
     {"advisor", "SwapAdvisor: genetic search over schedule and size-class pool, Belady swaps (seed 002)",
@@ -80,6 +85,14 @@ absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(absl::string_view name) {
 std::string PlannerNames() {
   std::string out;
   for (const PlannerInfo& p : kPlanners) absl::StrAppend(&out, out.empty() ? "" : ", ", p.name);
+  return out;
+}
+
+std::string PlannerNamesOutsideDefaultSet() {
+  std::string out;
+  for (const PlannerInfo& p : kPlanners) {
+    if (!p.in_default_set) absl::StrAppend(&out, out.empty() ? "" : ", ", p.name);
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "policy/resolver_recompute.h"
 #include "swapplan/trace/dataflow.h"
 #include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
@@ -36,6 +37,8 @@ absl::string_view ResolveRuleTag(ResolveRule rule) {
     case ResolveRule::kUnknownTier: return "unknown-tier";
     case ResolveRule::kCleanOtherTier: return "clean-other-tier";
     case ResolveRule::kTierOverCapacity: return "tier-over-capacity";
+    case ResolveRule::kNotRecomputable: return "not-recomputable";
+    case ResolveRule::kRecomputeUnderstated: return "recompute-understated";
   }
   return "unknown";
 }
@@ -161,6 +164,7 @@ class ResolveRun {
       if (ok_[i]) AddItem(i);
     }
     AccountTiers();
+    ResolveRecomputations(trace_, device_, r_.slot_of_tensor_, &out_);
     return std::move(out_);
   }
 
@@ -658,8 +662,14 @@ absl::StatusOr<ResolvedPolicy> PolicyResolver::Resolve(const Policy& policy,
                                                        const DeviceModel& device,
                                                        const ResolveOptions& options) const {
   ResolvedPolicy r = ResolveRun(*this, policy, device, options).Run();
-  if (options.all_issues || r.issues.empty()) return r;
-  const ResolveIssue& first = r.issues.front();
+  if (options.all_issues) return r;
+  // The recompute rules judge a planner's claims (the checker's business);
+  // a resolution for simulation accounts what the policy states.
+  auto fatal = std::find_if(r.issues.begin(), r.issues.end(), [](const ResolveIssue& i) {
+    return i.rule != ResolveRule::kNotRecomputable && i.rule != ResolveRule::kRecomputeUnderstated;
+  });
+  if (fatal == r.issues.end()) return r;
+  const ResolveIssue& first = *fatal;
   const ErrorKind kind = first.rule == ResolveRule::kFingerprintMismatch
                              ? ErrorKind::kFingerprintMismatch
                              : ErrorKind::kMalformedInput;

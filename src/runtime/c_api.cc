@@ -366,19 +366,29 @@ swapplan_rt_status swapplan_rt_prefetch_all(swapplan_rt_env* env) {
 }
 
 swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swapplan_rt_framework* fw) {
+  // Accepted sizes: ABI 1 (no recompute callbacks), 2 (no
+  // rng_state_restorable), 3 (the whole struct).
   constexpr uint32_t kWithoutRecompute = offsetof(swapplan_rt_framework, can_recompute);
+  constexpr uint32_t kWithoutRng = offsetof(swapplan_rt_framework, rng_state_restorable);
   if (fw == nullptr ||
-      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutRecompute) ||
+      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutRng &&
+       fw->struct_size != kWithoutRecompute) ||
       fw->hold == nullptr || fw->release == nullptr || fw->restore == nullptr) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 "set_framework: need a swapplan_rt_framework with struct_size set and the hold, "
                 "release and restore callbacks");
   }
-  const bool recompute = fw->struct_size == sizeof(swapplan_rt_framework) &&
+  const bool recompute = fw->struct_size >= kWithoutRng &&
                          (fw->can_recompute != nullptr || fw->recompute != nullptr);
   if (recompute && (fw->can_recompute == nullptr || fw->recompute == nullptr)) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 "set_framework: can_recompute and recompute go together (set both or neither)");
+  }
+  if (fw->struct_size == sizeof(swapplan_rt_framework) && fw->rng_state_restorable != 0 &&
+      fw->rng_state_restorable != 1) {
+    return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
+                absl::StrCat("set_framework: rng_state_restorable is ", fw->rng_state_restorable,
+                             "; must be 0 or 1"));
   }
   return Guarded(env, "set_framework", [&](Runtime& rt) {
     env->framework = swapplan_rt_framework{};
@@ -408,6 +418,8 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       cb.recompute = [f](uint64_t id, void* device) {
         return FromCallback(f->recompute(f->user, id, device), "recompute", id);
       };
+      // Zero-filled above when the caller's struct ends before the field.
+      cb.rng_state_restorable = f->rng_state_restorable == 1;
     }
     rt.SetFrameworkCallbacks(std::move(cb));
     return absl::OkStatus();

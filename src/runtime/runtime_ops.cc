@@ -141,6 +141,12 @@ TraceMetadata Runtime::State::RecordMetadata() const {
   md.recorder = "swapplan_runtime";
   md.recorder_version = "1";
   // Sorted by key, as TraceMetadata requires (readers sort what they read).
+  // The framework declared that its recompute callback restores the RNG
+  // state (FrameworkCallbacks::rng_state_restorable): random ops'
+  // outputs are recomputable (trace/recompute.h).
+  if (callbacks.recompute && callbacks.rng_state_restorable) {
+    md.attributes.emplace_back("rng_state_restorable", "true");
+  }
   md.attributes.emplace_back("runtime.copy_latency_ns",
                              absl::StrCat(options.device.copy_latency_ns));
   md.attributes.emplace_back("runtime.matcher", std::string(MatcherKindName(options.matcher)));

@@ -68,6 +68,18 @@ absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
     t.held = true;
   }
   t.device = device;
+  // The framework re-runs the producing op on inputs it holds, which the
+  // runtime does not know: a tensor whose copy in is still on the link has
+  // its storage restored but its bytes half-written. Every such copy is
+  // waited for first (the compute stream waits, as for a use), so the
+  // recipe never reads a partial input. O(slots) per recomputation.
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (static_cast<int32_t>(k) == slot || !slots[k].live ||
+        slots[k].state != Residency::kSwappingIn) {
+      continue;
+    }
+    SWAPPLAN_RETURN_IF_ERROR(WaitIn(static_cast<int32_t>(k)));
+  }
   absl::Status st = callbacks.recompute(t.framework_id, device);
   if (!st.ok()) {
     // Its bytes were never copied anywhere: it stays off the device, and

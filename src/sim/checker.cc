@@ -46,6 +46,8 @@ absl::string_view ViolationTag(ViolationKind kind) {
     case ViolationKind::kUnknownTier: return "unknown-tier";
     case ViolationKind::kCleanOtherTier: return "clean-other-tier";
     case ViolationKind::kTierOverCapacity: return "tier-over-capacity";
+    case ViolationKind::kNotRecomputable: return "not-recomputable";
+    case ViolationKind::kRecomputeUnderstated: return "recompute-understated";
   }
   return "unknown";
 }
@@ -86,6 +88,8 @@ ViolationKind KindOfRule(ResolveRule rule) {
     case ResolveRule::kUnknownTier: return ViolationKind::kUnknownTier;
     case ResolveRule::kCleanOtherTier: return ViolationKind::kCleanOtherTier;
     case ResolveRule::kTierOverCapacity: return ViolationKind::kTierOverCapacity;
+    case ResolveRule::kNotRecomputable: return ViolationKind::kNotRecomputable;
+    case ResolveRule::kRecomputeUnderstated: return ViolationKind::kRecomputeUnderstated;
   }
   return ViolationKind::kBadOpOrder;
 }
@@ -297,6 +301,10 @@ class Checker {
         off[b + 1] -= it.size_bytes;
       });
     }
+    // While a recipe runs before position p: p's bytes less its own
+    // allocations, plus the transient.
+    std::vector<int64_t> transient(n_, 0);
+    for (const ResolvedRecompute& g : rp_.recomputes) transient[g.position] = g.transient_bytes;
     int64_t running = 0;
     int32_t run_begin = -1, worst = -1;
     int64_t worst_bytes = 0;
@@ -311,7 +319,8 @@ class Checker {
     };
     for (int32_t p = 0; p < n_; ++p) {
       running += off[p];
-      const int64_t bytes = unswapped_[p] - running;
+      int64_t bytes = unswapped_[p] - running;
+      if (transient[p] > 0) bytes = std::max(bytes, bytes - rp_.alloc_at[p] + transient[p]);
       if (bytes > report_.peak_bytes) {
         report_.peak_bytes = bytes;
         report_.peak_op = rp_.OpAt(p);

@@ -6,6 +6,8 @@
 //   host       t0 = max(h[p-1], end[p-D]);  h[p] = t0 + dispatch (+ queries)
 //              naive: release pending blocks whose copy ended by h[p]
 //              allocations of p (tensors, swap-in / recompute blocks) -> OOM?
+//              recompute recipe of p: blocks of p + its transient, before
+//              p's own tensors -> OOM?
 //   compute    reach = max(end[p-1], h[p])
 //   h2d        copies triggered at p: start = max(reach, own d2h end, stream free)
 //   compute    recompute R; start = max(reach + R, waited copies); end = start + dur
@@ -106,6 +108,10 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     r.reuse.max_ops = std::max(r.reuse.max_ops, interval);
   };
 
+  // Transient bytes of the recompute recipe run before each position.
+  std::vector<int64_t> transient(n, 0);
+  for (const ResolvedRecompute& g : pr.resolved.recomputes) transient[g.position] = g.transient_bytes;
+
   int32_t ring_at = 0;  // == p % ring_size
   for (int32_t p = 0; p < n; ++p, ring_at = ring_at + 1 == ring_size ? 0 : ring_at + 1) {
     const int32_t op = schedule.empty() ? p : schedule[p];
@@ -147,7 +153,26 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
       oom_wait = oom_handler.Handle(p, request, end_prev, &usage, &out_stream, d2h_end,
                                     [&](int32_t k) { release_block(k, p); }, &r);
     }
-    if (usage + request > cap) {
+    // The recipe runs once the blocks of p exist, before p's own tensors:
+    // its transient is over `usage + request - alloc_at[p]` at that moment.
+    const int64_t at_recipe =
+        transient[p] > 0 ? usage + request - alloc_at[p] + transient[p] : 0;
+    if (at_recipe > usage + request) {
+      if (at_recipe > cap) {
+        if (!r.oom.occurred) {
+          r.oom.occurred = true;
+          r.oom.op = op;
+          r.oom.requested_bytes = request - alloc_at[p] + transient[p];
+          r.oom.free_bytes = cap - usage;
+        }
+        ++r.oom.ops_over_capacity;
+        r.oom.max_excess_bytes = std::max(r.oom.max_excess_bytes, at_recipe - cap);
+      }
+      if (at_recipe > peak) {
+        peak = at_recipe;
+        r.peak_op = op;
+      }
+    } else if (usage + request > cap) {
       if (!r.oom.occurred) {
         r.oom.occurred = true;
         r.oom.op = op;

@@ -185,3 +185,25 @@ int32_t OpTimeline::OpEndingAtOrAfter(double t) const {
 }
 
 }  // namespace swapplan
+
+namespace swapplan {
+
+absl::Status OpTimeline::AddComputeBefore(absl::Span<const int64_t> extra_ns) {
+  if (extra_ns.size() != end_ns_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("timeline: ", extra_ns.size(),
+                                                   " extra compute times for ", end_ns_.size(),
+                                                   " ops"));
+  }
+  double shift = 0;
+  for (size_t i = 0; i < end_ns_.size(); ++i) {
+    if (extra_ns[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("timeline: extra compute before op ", i, " is ", extra_ns[i], " ns"));
+    }
+    shift += static_cast<double>(extra_ns[i]);
+    end_ns_[i] += shift;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace swapplan

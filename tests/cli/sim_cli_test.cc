@@ -205,7 +205,7 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
   CliRun r = Swapplan("compare traces/two_layers.json --planners vdnn,chameleon9");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, chameleon, "
-                 "recompute, vdnn, lru, bucket, advisor"
+                 "recompute, vdnn, lru, bucket, hybrid, advisor"
                  ", selective, te-offload, save-on-cpu, hyperoffload)\n");
   r = Swapplan("compare traces/toy_valid.json");
   CHECK(r.exit_code == 2);

@@ -147,7 +147,7 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   o.planners = {"chameleon9"};
   CHECK(ComparePlanners(Toy(), o).status().message() ==
         "unknown planner 'chameleon9' (known: ideal, noswap, chameleon, recompute, vdnn, lru, "
-        "bucket, advisor"
+        "bucket, hybrid, advisor"
         ", selective, te-offload, save-on-cpu, hyperoffload)");
   o.planners = {};
   o.iteration = 1;

@@ -95,7 +95,7 @@ TEST_CASE("whatif: dimensions, steps and validation", "[eval]") {
   w.planners = {"lru", "magic"};
   CHECK(w.Validate().message() ==
         "whatif: unknown planner 'magic' (known: ideal, noswap, chameleon, recompute, vdnn, lru, "
-        "bucket, advisor"
+        "bucket, hybrid, advisor"
         ", selective, te-offload, save-on-cpu, hyperoffload)");
   w.planners = {};
   w.extrapolate_from = {4, 4};

@@ -12,6 +12,7 @@
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/registry.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 
 namespace swapplan {
@@ -277,7 +278,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK(PlannerNames() ==
-        "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, advisor"
+        "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
         ", selective, te-offload, save-on-cpu, hyperoffload");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
@@ -286,17 +287,19 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
     // The registry's flag and the planner's own (which FinishPolicy records
     // as an unlimited capacity) agree.
     CHECK((*p)->unlimited_memory() == info.unlimited_memory);
-    // The advisor is a time-bounded search and hyperoffload's policies may
-    // reorder ops and name a remote tier: compare runs them on request only.
+    // The advisor is a time-bounded search, the hybrid plans and simulates
+    // several variants, hyperoffload's policies may reorder ops and name a
+    // remote tier: compare runs them on request only.
+    const std::string name = info.name;
     CHECK(info.in_default_set ==
-          (std::string(info.name) != "advisor" && std::string(info.name) != "hyperoffload"));
+          (name != "advisor" && name != "hybrid" && name != "hyperoffload"));
   }
   CHECK(FindPlanner("ideal")->unlimited_memory);
   CHECK_FALSE(FindPlanner("lru")->unlimited_memory);
   CHECK(FindPlanner("chameleon2") == nullptr);
   CHECK(CreatePlanner("x").status().message() ==
         "unknown planner 'x' (known: ideal, noswap, chameleon, recompute, vdnn, lru, bucket, "
-        "advisor"
+        "hybrid, advisor"
         ", selective, te-offload, save-on-cpu, hyperoffload)");
 }
 
@@ -336,6 +339,7 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
       }
       absl::StatusOr<Policy> p = planner->Plan(problem);
       if (!p.ok()) {
+        INFO(p.status().ToString());
         CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
         CHECK_THAT(std::string(p.status().message()), Catch::Contains(" op "));
         ++k;
@@ -363,6 +367,51 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
     if (std::string(RegisteredPlanners()[k].name) == "advisor") continue;
     CHECK(feasible[k] > 0);
   }
+}
+
+// Regression (seed 37 above): the advisor seeds from the recompute
+// baseline's policy and its local search moved a RECOMPUTE item (a recompute
+// point moved or split, an input of a recipe swapped out), so the elite
+// failed the checker's not-recomputable rule — an internal error. Moves that
+// leave a RECOMPUTE item not-recomputable or understated are not kept
+// (local_search.h): the plan passes the checker, or the budget is out of
+// reach (ResourceExhausted).
+TEST_CASE("advisor seeded by recompute keeps its recipes valid (seed 37)", "[baselines]") {
+  const uint64_t seed = 37;
+  testing::RandomTraceOptions o;
+  o.iterations = 1 + static_cast<int32_t>(seed % 2);
+  o.ops_per_iteration = 30 + static_cast<int32_t>(seed % 40);
+  Trace t = testing::RandomTrace(seed, o);
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
+  REQUIRE(curve.ok());
+  const int32_t it = static_cast<int32_t>(seed % t.num_iterations());
+  const IterationCurve& ic = curve->iterations()[it];
+  const int64_t budget =
+      ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * (seed % 6 + 5) / 10;
+  PlanningProblem problem{.trace = &t,
+                          .iteration = it,
+                          .device = {.capacity_bytes = budget,
+                                     .h2d_bandwidth_bytes_per_s = 1e9,
+                                     .d2h_bandwidth_bytes_per_s = 2e9},
+                          .curve = &*curve};
+  absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("advisor");
+  REQUIRE(planner.ok());
+  REQUIRE((*planner)->SetOption("max-generations", "2").ok());
+  REQUIRE((*planner)->SetOption("population", "8").ok());
+  REQUIRE((*planner)->SetOption("threads", "1").ok());
+  REQUIRE((*planner)->SetOption("seed-planners", "recompute").ok());
+  absl::StatusOr<Policy> p = (*planner)->Plan(problem);
+  INFO(p.status().ToString());
+  if (!p.ok()) {
+    CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
+    return;
+  }
+  CheckOptions check;
+  check.device = problem.device;
+  absl::StatusOr<CheckReport> report = CheckPolicy(t, *p, check);
+  REQUIRE(report.ok());
+  INFO((report->clean() ? std::string() : report->violations.front().message));
+  CHECK(report->clean());
 }
 
 }  // namespace

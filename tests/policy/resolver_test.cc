@@ -56,7 +56,9 @@ TEST_CASE("resolver: items in positions, copies timed by the device model", "[re
   CHECK(r->SlotOf(999) == -1);
   PolicyItem c = Item(12, 100, 3, 3, 8, 9);
   c.action = ItemAction::kRecompute;
-  c.recompute_ns = 50;
+  // C's producer, op 2, takes 1300 ns / 13 ops = 100 ns (Eq. 1): the
+  // recipe's cost, so the stated time is not understated.
+  c.recompute_ns = 100;
   absl::StatusOr<ResolvedPolicy> rp = r->Resolve(ToyPolicy({Item(10, 200, 1, 2, 6, 11), c}), Link());
   REQUIRE(rp.ok());
   REQUIRE(rp->items.size() == 2);

@@ -290,6 +290,68 @@ TEST_CASE("C API: the recompute callbacks are optional, both or neither") {
   CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
 }
 
+// The whole file ("" when it cannot be read).
+std::string FileText(const std::string& path) {
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+// The execution record (JSON) after one iteration of one op under the
+// framework struct `cb`.
+std::string RecordWith(const swapplan_rt_framework& cb, const char* name) {
+  swapplan_rt_env* env = Create(1000);
+  REQUIRE(swapplan_rt_set_framework(env, &cb) == SWAPPLAN_RT_OK);
+  swapplan_rt_tensor a = Alloc(env, 100, 1);
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "aten::dropout", &op) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, &a, 1) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_end(env, &a, 1) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  const std::string path = TempDir(name) + "/run.json";
+  REQUIRE(swapplan_rt_write_record(env, path.c_str()) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+  return FileText(path);
+}
+
+TEST_CASE("C API: a framework whose recompute restores the RNG state says so in the record") {
+  Framework fw;
+  // Trace attribute rng_state_restorable (trace/recompute.h): present only
+  // with the recompute callbacks and the flag set.
+  const std::string key = "\"rng_state_restorable\"";
+  swapplan_rt_framework yes{sizeof(swapplan_rt_framework), &fw, &Hold, &Release, &Restore,
+                            &CanRecompute, &Recompute, 1};
+  const std::string with = RecordWith(yes, "rng-yes");
+  REQUIRE(with.find("swapplan_runtime") != std::string::npos);  // the record was read
+  const size_t at = with.find(key);
+  REQUIRE(at != std::string::npos);
+  CHECK(with.find("\"true\"", at) == with.find_first_not_of(" :", at + key.size()));
+  swapplan_rt_framework no = yes;
+  no.rng_state_restorable = 0;
+  CHECK(RecordWith(no, "rng-no").find(key) == std::string::npos);
+  // Without the recompute callbacks the flag means nothing.
+  swapplan_rt_framework no_recompute = yes;
+  no_recompute.can_recompute = nullptr;
+  no_recompute.recompute = nullptr;
+  CHECK(RecordWith(no_recompute, "rng-none").find(key) == std::string::npos);
+  // An ABI 2 caller: the struct ends before the field (whatever follows in
+  // memory is not read).
+  swapplan_rt_framework v2 = yes;
+  v2.struct_size = offsetof(swapplan_rt_framework, rng_state_restorable);
+  CHECK(RecordWith(v2, "rng-v2").find(key) == std::string::npos);
+  swapplan_rt_env* env = Create(1000);
+  swapplan_rt_framework bad = yes;
+  bad.rng_state_restorable = 2;
+  CHECK(swapplan_rt_set_framework(env, &bad) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("rng_state_restorable is 2; must be 0 or 1") != std::string::npos);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
 struct ProviderLog {
   std::vector<std::string> records;
 };

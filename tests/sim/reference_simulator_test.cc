@@ -22,6 +22,7 @@
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/sim/simulator.h"
 
 namespace swapplan {
@@ -101,6 +102,18 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
                      copy_ns(pi.size_bytes, o.device.h2d_bandwidth_bytes_per_s), pi.tensor_id});
   }
   const int ni = static_cast<int>(items.size());
+  // Transient bytes of the recompute recipe before each position: the
+  // recipe itself is trace/recompute.h's (tested there); what is checked
+  // here is where the simulator charges it.
+  std::vector<int64_t> transient(n, 0);
+  {
+    absl::StatusOr<PolicyResolver> resolver = PolicyResolver::Create(trace, iteration);
+    REQUIRE(resolver.ok());
+    absl::StatusOr<ResolvedPolicy> rp =
+        resolver->Resolve(policy, o.device, {.schedule = schedule});
+    REQUIRE(rp.ok());
+    for (const ResolvedRecompute& g : rp->recomputes) transient[g.position] = g.transient_bytes;
+  }
   std::vector<int> obs(ni, -1);  // naive: position at whose dispatch the block was released
 
   auto usage_at = [&](int p) {
@@ -155,7 +168,27 @@ RefOutcome Reference(const Trace& trace, int32_t iteration, const Policy& policy
   auto complete_dispatch = [&](int p, int64_t t) {
     const int64_t u = usage_at(p);
     const int64_t req = requested_at(p);
-    if (u > cap) {
+    int64_t own = 0;  // the trace's allocations of p, made after the recipe
+    for (const Live& l : live) {
+      if (l.a == p) own += l.size;
+    }
+    const int64_t at_recipe = transient[p] > 0 ? u - own + transient[p] : 0;
+    if (at_recipe > u) {
+      if (at_recipe > cap) {
+        if (!out.oom) {
+          out.oom = true;
+          out.oom_op = order[p];
+          out.oom_requested = req - own + transient[p];
+          out.oom_free = cap - (u - req);
+        }
+        ++out.ops_over;
+        out.max_excess = std::max(out.max_excess, at_recipe - cap);
+      }
+      if (at_recipe > out.peak) {
+        out.peak = at_recipe;
+        out.peak_op = order[p];
+      }
+    } else if (u > cap) {
       if (!out.oom) {
         out.oom = true;
         out.oom_op = order[p];

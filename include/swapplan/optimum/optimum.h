@@ -53,9 +53,12 @@ struct OptimumOptions {
   bool recompute = true;
   // Count each recomputation's transient memory (the producer's other
   // outputs) at its trigger op (swap_model.h, "Transient memory"); the bound
-  // is then on the policies whose transients fit. Warm starts with
-  // RECOMPUTE items are not used (their transients are unchecked).
-  bool recompute_transient = false;
+  // is then on the policies whose transients fit. On by default: the
+  // simulator judging the MILP's policy accounts RECOMPUTE exactly, the
+  // recipe's transient included (trace/recompute.h), so a model without the
+  // transient rows picks policies that run out of memory there. Warm starts
+  // with RECOMPUTE items are not used (their transients are unchecked).
+  bool recompute_transient = true;
   // Offer the Advisor's CLEAN and WRAP windows.
   bool advisor_kinds = true;
   // Refuse iterations with more ops than this (the model grows with the

@@ -16,7 +16,10 @@
 //   RECOMPUTE  (OptimumOptions::recompute) dropped after r and re-made at s
 //              by its one producing op p (an ACTIVATION written by no other
 //              op, not in place) for p's duration; every input of p must be
-//              on the device at s.
+//              on the device when the recomputation runs, just before op s:
+//              an input whose copy in is triggered at s itself is still on
+//              the link then (its SWAP / CLEAN / WRAP window must trigger
+//              before s); an input RECOMPUTEd at s too is re-made first.
 // For every persistent tensor (resident before and after the iteration)
 // with uses, a WRAP window — on the host from the start until its swap-in
 // s <= u_0 and again after its release r >= u_m (the simulator's wrapping
@@ -167,9 +170,10 @@ struct SwapModelOptions {
   // Count a recomputation's transient memory (`optimum --recompute-transient`):
   // re-running producer p re-makes all of p's outputs, so at the trigger op s
   // the bytes of p's other outputs are on the device besides op s's own
-  // (below: "Transient memory"). Off by default: the evaluation simulator
-  // does not count them, and the bound is stated against the simulator.
-  bool recompute_transient = false;
+  // (below: "Transient memory"). On by default: the evaluation simulator
+  // counts them (exact RECOMPUTE accounting), and the bound is stated
+  // against the simulator.
+  bool recompute_transient = true;
   // Offer CLEAN and WRAP windows (the Advisor's item kinds); false limits
   // the class to the SWAP items of Chameleon and the baselines.
   bool advisor_kinds = true;
@@ -237,9 +241,11 @@ class SwapModel {
   absl::Status FindWindows(const SwapModelOptions& options);
   void AddColumnsAndRows(int32_t max_order_pairs);
   // Appends off_{g,k} (1 when window g has its tensor off the device
-  // during op k) as terms times `scale`.
+  // during op k) as terms times `scale`. With `before_k`, the tensor's
+  // state just before op k instead: a copy in triggered at k is still on
+  // the link then (what a recomputation run before op k sees).
   void OffTerms(const SwapWindowVar& w, int32_t k, double scale,
-                  std::vector<MilpTerm>* terms) const;
+                std::vector<MilpTerm>* terms, bool before_k = false) const;
 
   const Trace* trace_ = nullptr;
   int32_t iteration_ = 0;

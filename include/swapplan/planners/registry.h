@@ -42,6 +42,10 @@ absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(absl::string_view name);
 // "ideal, noswap, ..." in table order.
 std::string PlannerNames();
 
+// The planners compare runs on request only (PlannerInfo::in_default_set
+// false), "hybrid, advisor, ..." in table order.
+std::string PlannerNamesOutsideDefaultSet();
+
 }  // namespace swapplan
 
 #endif  // SWAPPLAN_PLANNERS_REGISTRY_H_

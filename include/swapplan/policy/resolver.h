@@ -57,6 +57,12 @@
 //   tier-over-capacity       the items' tensors need more of a tier than
 //                            this rank has of it (TierCapacityBytes), at the
 //                            worst position; one issue per tier
+//   not-recomputable         the RECOMPUTE items at a position cannot be
+//                            produced again (trace/recompute.h: the tensor
+//                            in the chain and the reason, e.g. random-state)
+//   recompute-understated    the recompute_ns summed over the items at a
+//                            position is below their recipe's cost (the
+//                            re-run ops' scaled durations)
 // Items with an unknown tensor, an op out of range, a bad op order or
 // action, an unknown tier, a tensor not resident or not persistent, or that
 // duplicate or overlap an earlier item are left out of `items` (not
@@ -89,7 +95,11 @@
 //               from release+1, back (allocated) from `in`; `use` waits for
 //               the copy in
 //   RECOMPUTE   no copies; dropped after `release`; recompute_ns of compute
-//               at `in` before the op runs; back from `in`
+//               at `in` before the op runs; back from `in`. The items
+//               re-run at one position form one recipe (ResolvedRecompute,
+//               trace/recompute.h): its transient bytes count at `in` on
+//               top of the bytes in use before the op's own allocations,
+//               its cost bounds the stated recompute_ns from below.
 //   wrapping    off before `in` and after `release`; copy out after `out`
 //
 // Complexity: Create O(ops + tensors of the trace); Resolve O(ops × tiers
@@ -110,6 +120,7 @@
 #include "absl/types/span.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/trace/recompute.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -134,6 +145,8 @@ enum class ResolveRule : uint8_t {
   kUnknownTier,
   kCleanOtherTier,
   kTierOverCapacity,
+  kNotRecomputable,
+  kRecomputeUnderstated,
 };
 
 // The tag of each rule, e.g. "use-while-off-device".
@@ -201,6 +214,27 @@ struct TierUsage {
   int64_t load_bytes = 0;
 };
 
+// The RECOMPUTE items re-run at one position, as one recipe
+// (trace/recompute.h): their tensors are the targets, every input not on the
+// device then (freed by the trace, or off under an item whose window covers
+// the position, or still being copied in) is produced again in a chain.
+struct ResolvedRecompute {
+  int32_t position = 0;
+  // Indices into ResolvedPolicy::items.
+  std::vector<int32_t> items;
+  // Sum of the items' recompute_ns (what the compute stream spends).
+  int64_t stated_ns = 0;
+  // The recipe's cost (scaled durations of the re-run ops) and transient
+  // peak (bytes held beyond the targets while it runs); 0 when blocked.
+  int64_t cost_ns = 0;
+  int64_t transient_bytes = 0;
+  // Inputs the recipe reads on the device (must be resident then), and the
+  // ones it produces again on the way (a chain).
+  std::vector<TensorId> leaves, intermediates;
+  // Why the recipe cannot run (kNone: it can).
+  RecomputeBlocker blocker = RecomputeBlocker::kNone;
+};
+
 // Move-only: the spans point into the resolver (recorded order) or into the
 // own_* vectors below (under a schedule); it must not outlive the resolver.
 struct ResolvedPolicy {
@@ -229,6 +263,8 @@ struct ResolvedPolicy {
   // Per tier of the device (index: tier, 0 = host); empty when resolution
   // stopped early.
   std::vector<TierUsage> tier_usage;
+  // Recomputations by ascending position (accounted RECOMPUTE items only).
+  std::vector<ResolvedRecompute> recomputes;
   // Every issue found (all_issues), else at most the first.
   std::vector<ResolveIssue> issues;
   // True when the fingerprint or the schedule stopped the resolution.
@@ -269,6 +305,10 @@ class PolicyResolver {
   // FailedPrecondition (ErrorKind::kFingerprintMismatch) for a fingerprint
   // mismatch, InvalidArgument (kMalformedInput) for anything else, the
   // issue's message, the rule tag attached (util/error.h WithRule).
+  // not-recomputable and recompute-understated never fail a resolution:
+  // they stay in `issues` (the checker reports them), and the simulator
+  // runs what the policy states (recompute_ns; no transient for a recipe
+  // that cannot run).
   absl::StatusOr<ResolvedPolicy> Resolve(const Policy& policy, const DeviceModel& device,
                                          const ResolveOptions& options = {}) const;
 

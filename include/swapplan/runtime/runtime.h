@@ -44,8 +44,10 @@
 // freed in compute-stream order; framework: release with free_memory), and
 // at the swap-in anchor the runtime allocates the block (Algorithm 3 on
 // failure, as for a swap-in), restores a framework storage and asks the
-// framework to recompute into it (FrameworkCallbacks::recompute). A use
-// while dropped rematerialises on demand. A tensor written between its
+// framework to recompute into it (FrameworkCallbacks::recompute); before
+// that it waits for every copy in still on the link (the framework's recipe
+// may read that storage, restored but not yet filled). A use while dropped
+// rematerialises on demand. A tensor written between its
 // decision and its release keeps its block (the recipe no longer holds).
 //
 //   compute  [decision] .... [release] ........... [swap_in] .... [first use]
@@ -272,6 +274,11 @@ struct FrameworkCallbacks {
   // stays off the device (its next use asks again), the entry point fails
   // with rule "recompute-failed".
   std::function<absl::Status(uint64_t framework_id, void* device)> recompute;
+  // With `recompute` set: it re-runs a random op with the generator state
+  // of its first run (bit-identical). The execution record then carries
+  // the trace attribute rng_state_restorable = "true" (trace/recompute.h),
+  // so planners may recompute random ops' outputs.
+  bool rng_state_restorable = false;
 };
 
 // What a policy provider is asked to plan.

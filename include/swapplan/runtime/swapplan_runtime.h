@@ -94,8 +94,12 @@ extern "C" {
  *   1  first release
  *   2  swapplan_rt_counts gained policy_drops, policy_recomputes and
  *      recompute_fallbacks_to_swap; swapplan_rt_framework gained the optional
- *      can_recompute and recompute callbacks (RECOMPUTE items) */
-#define SWAPPLAN_RT_ABI_VERSION 2
+ *      can_recompute and recompute callbacks (RECOMPUTE items)
+ *   3  swapplan_rt_framework gained rng_state_restorable (the recompute
+ *      callback restores the generator state of random ops); a struct of
+ *      version 1 or 2 (struct_size = offsetof(..., can_recompute) or
+ *      offsetof(..., rng_state_restorable)) is still accepted */
+#define SWAPPLAN_RT_ABI_VERSION 3
 
 typedef enum swapplan_rt_status {
   SWAPPLAN_RT_OK = 0,
@@ -277,6 +281,15 @@ typedef struct swapplan_rt_framework {
    * (SWAPPLAN_RT_UNAVAILABLE). */
   int32_t (*can_recompute)(void* user, uint64_t framework_id);
   int32_t (*recompute)(void* user, uint64_t framework_id, void* device);
+  /* 1: recompute re-runs an op that draws random numbers with the generator
+   * state it had when it first ran (as torch.utils.checkpoint stashes and
+   * restores it), so its result is bit-identical; 0 (or a struct that ends
+   * before this field): it does not. With the recompute callbacks set and
+   * 1 here, the execution record (swapplan_rt_write_record, the policy
+   * provider's record) carries the trace attribute rng_state_restorable =
+   * "true", and planners may recompute the outputs of random ops. Ignored
+   * without the recompute callbacks. */
+  int32_t rng_state_restorable;
 } swapplan_rt_framework;
 
 typedef struct swapplan_rt_policy_request {

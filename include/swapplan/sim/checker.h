@@ -25,7 +25,15 @@
 // from swap_in_op, like a SWAP item, but makes no copy: it is not in the
 // copy queues nor in bytes_out, and its recompute_ns run on the compute
 // stream when swap_in_op is reached (before that op, as the simulator runs
-// them), which the op timeline below includes.
+// them), which the op timeline below includes. The items re-run at one
+// position form one recipe (policy/resolver.h ResolvedRecompute): while it
+// runs the device holds the bytes of that position less the trace's
+// allocations of the op itself (not made yet) plus the recipe's transient
+// peak (chained inputs produced again, other outputs of re-run ops); the
+// position's bytes are the larger of that and its own.
+//
+//   compute  | op k-1 |== recipe of k ==| op k |
+//   bytes    |        |bytes_k - alloc_k + transient_k| bytes_k |
 //
 // Schedules (Advisor policies): everything above and below is evaluated in
 // schedule positions — the replay runs the ops in the policy's order, the
@@ -77,6 +85,10 @@
 //                            those are planned waits, counted in the report)
 //   over-budget              one per maximal run of ops above the budget,
 //                            naming the worst op and by how much
+//   not-recomputable         RECOMPUTE items whose recipe cannot run
+//                            (trace/recompute.h: the tensor and the reason)
+//   recompute-understated    recompute_ns summed at a position below the
+//                            recipe's cost
 //   bad-schedule             the schedule is not a permutation of the ops;
 //                            nothing else is checked
 //   schedule-breaks-dependency  the schedule runs an op before one it
@@ -155,6 +167,8 @@ enum class ViolationKind : uint8_t {
   kUnknownTier,
   kCleanOtherTier,
   kTierOverCapacity,
+  kNotRecomputable,
+  kRecomputeUnderstated,
 };
 
 // The bracketed tag of each kind, e.g. "use-while-off-device".

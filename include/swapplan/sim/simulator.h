@@ -70,7 +70,11 @@
 //   release_op + 1 (custom) and puts it back from swap_in_op. Allocations of
 //   op k — tensors allocated at k plus swap-in / recompute blocks of k — are
 //   checked at its dispatch: bytes in use before them + requested >
-//   capacity is an OOM. The run does NOT stop at an OOM: it continues with
+//   capacity is an OOM. The recompute recipe of op k (policy/resolver.h
+//   ResolvedRecompute, trace/recompute.h) runs after those blocks exist and
+//   before op k's own tensors: bytes in use before k + k's blocks + the
+//   recipe's transient peak > capacity is an OOM too (and counts in the
+//   peak). The run does NOT stop at an OOM: it continues with
 //   the bytes over capacity (so one pass gives the time and the full
 //   extent), and reports the first OOM op (requested, free), how many ops
 //   were over capacity and by how much at worst. A real run would crash at

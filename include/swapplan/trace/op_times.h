@@ -38,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -107,6 +108,12 @@ class OpTimeline {
   // completes at time t completes (an event exactly at an op boundary
   // belongs to the op that just ended). num_ops() when t > total_ns().
   int32_t OpEndingAtOrAfter(double t) const;
+
+  // Stretches the timeline by `extra_ns[i]` of compute run just before op i
+  // (recomputations): op i ends that much later, and so does every later
+  // op. InvalidArgument unless extra_ns has num_ops() non-negative entries.
+  // O(ops).
+  absl::Status AddComputeBefore(absl::Span<const int64_t> extra_ns);
 
   // Where the durations came from.
   DurationSource source() const { return source_; }

@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -156,6 +156,9 @@ class Framework(ctypes.Structure):
         ("restore", RESTORE_FN),
         ("can_recompute", CAN_RECOMPUTE_FN),
         ("recompute", RECOMPUTE_FN),
+        # 1: recompute restores the generator state of random ops (the
+        # execution record then says rng_state_restorable, swapplan_runtime.h).
+        ("rng_state_restorable", ctypes.c_int32),
     ]
 
 

@@ -8,10 +8,13 @@ replaced by a reference to its storage (the storage tracker's member, the
 view's size / stride / offset / dtype) and the member's write count, the
 output's position and view, and, for an op tagged
 ``nondeterministic_seeded`` (dropout, randn, bernoulli), the CPU generator's
-state taken just before the op ran. No recipe (the storage is not
+state taken just before the op ran (SwapRuntime therefore declares
+rng_state_restorable to the runtime, which writes it into the execution
+record, so planners may recompute random ops). No recipe (the storage is not
 recomputable; the runtime swaps it instead) for an op that writes an input
 or returns an alias (its schema's alias_info), an ``empty*`` factory (its
-bytes are whatever the allocator held), or an op of a storage written later
+bytes are whatever the allocator held), an op given an explicit
+``torch.Generator`` (its state is not saved), or an op of a storage written later
 (the write count moved). Keeping a recipe keeps no input alive.
 
 The runtime asks ``can_recompute(sid)`` when it matches a RECOMPUTE item,
@@ -263,6 +266,10 @@ def _refs(value, live):
         if m is None:
             raise _Unrecordable()
         return _Ref(sid, m, value)
+    if isinstance(value, torch.Generator):
+        # Only the default CPU generator's state is saved and restored: an
+        # op drawing from its own generator would not repeat its numbers.
+        raise _Unrecordable()
     if isinstance(value, (list, tuple)):
         return type(value)(_refs(v, live) for v in value)
     if isinstance(value, dict):

@@ -261,7 +261,10 @@ class SwapRuntime:
                                    L.RELEASE_FN(self._cb_release),
                                    L.RESTORE_FN(self._cb_restore),
                                    L.CAN_RECOMPUTE_FN(self._cb_can_recompute),
-                                   L.RECOMPUTE_FN(self._cb_recompute))
+                                   L.RECOMPUTE_FN(self._cb_recompute),
+                                   # _recompute.py re-runs a seeded op under
+                                   # the CPU generator state it first ran with.
+                                   1)
             L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
                     "set_framework")
             if self.provider is not None and self.policy is None:

@@ -18,6 +18,10 @@ absl::StatusOr<std::unique_ptr<PolicyImprover>> PolicyImprover::Create(
                             Simulator::Create(problem.trace(), problem.iteration(), so));
   std::unique_ptr<PolicyImprover> li(new PolicyImprover(problem));
   li->sim_.emplace(std::move(sim));
+  SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver,
+                            PolicyResolver::Create(problem.trace(), problem.iteration()));
+  li->resolver_.emplace(std::move(resolver));
+  li->device_ = so.device;
   for (int32_t s = 0; s < problem.num_tensors(); ++s) {
     li->slot_of_[problem.trace().tensor(problem.tensor(s).id).trace_id] = s;
   }
@@ -137,6 +141,18 @@ int32_t PolicyImprover::ItemReleasedBefore(uint64_t tensor_id, int32_t p) const 
   return -1;
 }
 
+bool PolicyImprover::RecomputeExact(const Policy& c) const {
+  const bool any = std::any_of(c.items.begin(), c.items.end(), [](const PolicyItem& it) {
+    return it.action == ItemAction::kRecompute;
+  });
+  if (!any) return true;
+  absl::StatusOr<ResolvedPolicy> rp = resolver_->Resolve(c, device_, {.all_issues = true});
+  if (!rp.ok()) return false;
+  return std::none_of(rp->issues.begin(), rp->issues.end(), [](const ResolveIssue& i) {
+    return i.rule == ResolveRule::kNotRecomputable || i.rule == ResolveRule::kRecomputeUnderstated;
+  });
+}
+
 int32_t PolicyImprover::Improve(int32_t moves, Rng* rng, const std::function<bool()>& stop) {
   int32_t kept = 0;
   Policy cand;
@@ -191,6 +207,9 @@ int32_t PolicyImprover::Improve(int32_t moves, Rng* rng, const std::function<boo
     // Faster, or as fast (a sideways step on a plateau: freeing a block
     // early is what lets a later move bring another tensor back earlier).
     if (r->iteration_time_ns > time_ns_) continue;
+    // The simulator charges what the items state: a move that breaks a
+    // recipe or leaves its cost understated would look faster than it is.
+    if (!RecomputeExact(cand)) continue;
     const bool better = r->iteration_time_ns < time_ns_ || dropped;
     std::swap(policy_, cand);
     time_ns_ = r->iteration_time_ns;

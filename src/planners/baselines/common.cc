@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -189,5 +190,40 @@ absl::Status CheckPolicyFits(const PlanningProblem& problem, const std::vector<i
       trace.op_name_at(g), "), ", BytesExact(peak.bytes - budget), " over the budget of ",
       FormatBytes(budget)));
 }
+
+// Makes the policy's recompute claims exact (policy/resolver.h): drops the
+// items whose recipe cannot run (a tensor in the chain is random-state,
+// in place, ...) until none is left, then raises the stated time of each
+// position's first item by what the recipe costs beyond the segment
+// forward time stated (a chain reaching into other segments).
+// O(rounds × resolution), rounds <= items dropped + 1.
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p) {
+  SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver,
+                            PolicyResolver::Create(*problem.trace, problem.iteration));
+  while (true) {
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp,
+                              resolver.Resolve(*p, problem.device, {.all_issues = true}));
+    std::vector<bool> drop(p->items.size(), false);
+    bool any = false;
+    for (const ResolveIssue& i : rp.issues) {
+      if (i.rule == ResolveRule::kNotRecomputable && i.item >= 0) any = drop[i.item] = true;
+    }
+    if (any) {
+      std::vector<PolicyItem> kept;
+      for (size_t k = 0; k < p->items.size(); ++k) {
+        if (!drop[k]) kept.push_back(std::move(p->items[k]));
+      }
+      p->items = std::move(kept);
+      continue;
+    }
+    for (const ResolvedRecompute& g : rp.recomputes) {
+      if (g.cost_ns > g.stated_ns) {
+        p->items[rp.items[g.items.front()].item].recompute_ns += g.cost_ns - g.stated_ns;
+      }
+    }
+    return absl::OkStatus();
+  }
+}
+
 
 }  // namespace swapplan

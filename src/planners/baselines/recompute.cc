@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/baselines/common.h"
+#include "swapplan/policy/resolver.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/util/status_macros.h"
 
@@ -83,10 +85,25 @@ absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& probl
       p.items.push_back(std::move(item));
     }
   }
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &p));
+  total_recompute = 0;
+  for (const PolicyItem& item : p.items) total_recompute += item.recompute_ns;
   p.expected_overhead_ns = total_recompute;
   SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(
       problem, unswapped,
       absl::StrCat("dropping ", p.items.size(), " activations of ", groups.size(), " layers"), &p));
+  // The peak with the recipes' transients (the checker's exact account).
+  CheckOptions check;
+  check.device = problem.device;
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, p, check));
+  p.expected_peak_bytes = report.peak_bytes;
+  if (report.peak_bytes > problem.budget_bytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        name(), ": dropping ", p.items.size(), " activations peaks at ", report.peak_bytes,
+        " bytes at op ", report.peak_op, " while a layer is recomputed (its transient), ",
+        report.peak_bytes - problem.budget_bytes(), " bytes over the budget of ",
+        problem.budget_bytes()));
+  }
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/baselines/practice.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/util/status_macros.h"
 
@@ -214,6 +215,13 @@ absl::StatusOr<Policy> SelectivePlanner::PlanPolicy(const PlanningProblem& probl
       p.items.push_back(std::move(item));
     }
   }
+  // Exact recipes (policy/resolver.h): the attention core's stated time
+  // covers its own ops; a chain reaching further is charged, and an item
+  // whose recipe cannot run (a dropout without a restorable RNG state) is
+  // kept on the device.
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &p));
+  total_recompute = 0;
+  for (const PolicyItem& item : p.items) total_recompute += item.recompute_ns;
   p.expected_overhead_ns = total_recompute;
   const std::string what =
       cores.empty()
@@ -223,6 +231,18 @@ absl::StatusOr<Policy> SelectivePlanner::PlanPolicy(const PlanningProblem& probl
           : absl::StrCat("dropping ", p.items.size(), " activations of ", groups.size(), " of ",
                          cores.size(), " attention cores");
   SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(problem, unswapped, what, &p));
+  // The peak with the recipes' transients (the checker's exact account).
+  CheckOptions check;
+  check.device = problem.device;
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, p, check));
+  p.expected_peak_bytes = report.peak_bytes;
+  if (report.peak_bytes > problem.budget_bytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        name(), ": ", what, " peaks at ", report.peak_bytes, " bytes at op ", report.peak_op,
+        " while an attention core is recomputed (its transient), ",
+        report.peak_bytes - problem.budget_bytes(), " bytes over the budget of ",
+        problem.budget_bytes()));
+  }
   return p;
 }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "planners/chameleon/planner_run.h"
@@ -93,6 +95,19 @@ absl::Status PlannerRun::Prepare() {
                                                          options_.op_time_model,
                                                          options_.iteration_time_ns,
                                                          problem_.device.compute_time_scale));
+  if (overlay_ != nullptr) {
+    const ChameleonOverlay& o = *overlay_;
+    if ((!o.bytes_delta.empty() && static_cast<int32_t>(o.bytes_delta.size()) != n_) ||
+        (!o.extra_compute_ns.empty() && static_cast<int32_t>(o.extra_compute_ns.size()) != n_)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("chameleon overlay: per-op vectors must have ", n_, " entries, got ",
+                       o.bytes_delta.size(), " and ", o.extra_compute_ns.size()));
+    }
+    for (int32_t i = 0; i < n_ && !o.bytes_delta.empty(); ++i) base_[i] += o.bytes_delta[i];
+    if (!o.extra_compute_ns.empty()) {
+      SWAPPLAN_RETURN_IF_ERROR(timeline_->AddComputeBefore(o.extra_compute_ns));
+    }
+  }
   layers_per_segment_ =
       ResolveLayerCount(trace_, problem_.iteration, options_.layers, &layers_source_);
   layers_ = BuildLogicalLayers(trace_, problem_.iteration, *timeline_, layers_per_segment_,
@@ -450,6 +465,26 @@ Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
   return p;
 }
 
+void PlannerRun::ApplyOverlayToWindows() {
+  absl::flat_hash_set<TensorId> excluded(overlay_->excluded.begin(), overlay_->excluded.end());
+  absl::flat_hash_map<TensorId, std::vector<int32_t>> pins;
+  for (const auto& [t, op] : overlay_->pinned) pins[t].push_back(op);
+  std::vector<SwapWindow> kept;
+  kept.reserve(windows_.size());
+  for (SwapWindow w : windows_) {
+    if (excluded.contains(w.tensor)) continue;
+    if (auto f = pins.find(w.tensor); f != pins.end()) {
+      for (int32_t op : f->second) {
+        if (op > w.last_fwd_op && op < w.first_bwd_op) w.first_bwd_op = op;
+      }
+      // Off the device during release+1 .. swap_in-1 with swap_in <= use.
+      if (w.earliest_release_op > w.first_bwd_op - 2 || w.cover_begin > w.cover_end()) continue;
+    }
+    kept.push_back(w);
+  }
+  windows_ = std::move(kept);
+}
+
 absl::StatusOr<Policy> PlannerRun::Execute() {
   SWAPPLAN_RETURN_IF_ERROR(Prepare());
   mrl_.Reset(base_, budget_);
@@ -462,6 +497,7 @@ absl::StatusOr<Policy> PlannerRun::Execute() {
                              problem_.device.h2d_bandwidth_bytes_per_s,
                              problem_.device.d2h_bandwidth_bytes_per_s, options_.min_tensor_bytes,
                              options_.idle_window_start);
+  if (overlay_ != nullptr) ApplyOverlayToWindows();
   state_.assign(windows_.size(), WindowState::kAvailable);
   {
     // Slots of the d2h queue estimate: windows in FIFO order (swap-out op,
@@ -550,8 +586,16 @@ absl::StatusOr<Policy> ChameleonPlanner::PlanExplained(const PlanningProblem& pr
 }
 
 absl::StatusOr<Policy> ChameleonPlanner::PlanPolicy(const PlanningProblem& problem) {
-  chameleon_internal::PlannerRun run(options_, problem, explanation_);
+  chameleon_internal::PlannerRun run(options_, problem, explanation_, overlay_);
   return run.Execute();
+}
+
+absl::StatusOr<Policy> ChameleonPlanner::PlanWithOverlay(const PlanningProblem& problem,
+                                                         const ChameleonOverlay& overlay) {
+  overlay_ = &overlay;
+  absl::StatusOr<Policy> policy = PlanPolicy(problem);
+  overlay_ = nullptr;
+  return policy;
 }
 
 absl::Status ChameleonPlanner::SetOption(absl::string_view name, absl::string_view value) {

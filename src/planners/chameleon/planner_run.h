@@ -35,8 +35,12 @@ struct Selection {
 class PlannerRun {
  public:
   PlannerRun(const ChameleonOptions& options, const PlanningProblem& problem,
-             ChameleonExplanation* explanation)
-      : options_(options), problem_(problem), trace_(*problem.trace), explanation_(explanation) {}
+             ChameleonExplanation* explanation, const ChameleonOverlay* overlay = nullptr)
+      : options_(options),
+        problem_(problem),
+        trace_(*problem.trace),
+        explanation_(explanation),
+        overlay_(overlay) {}
 
   absl::StatusOr<Policy> Execute();
 
@@ -97,6 +101,11 @@ class PlannerRun {
   const PlanningProblem& problem_;
   const Trace& trace_;
   ChameleonExplanation* explanation_;
+  const ChameleonOverlay* overlay_;
+
+  // The overlay applied to the windows: excluded tensors removed, pinned
+  // ones cut at their pin (or dropped).
+  void ApplyOverlayToWindows();
 
   OpIndex begin_ = 0;
   int32_t n_ = 0;

@@ -21,7 +21,13 @@
 // top_stalls name the op and the tensor), the rest are drawn at random. A
 // move is kept when the simulated iteration time drops, or stays the same
 // with fewer items, and the policy still fits (no OOM, the pool included):
-// the policy never gets worse. Deterministic for the random stream.
+// the policy never gets worse. A policy with RECOMPUTE items (a seed from
+// the recompute or selective baseline) keeps its recipes valid and its
+// stated times exact: a move that leaves any RECOMPUTE item
+// not-recomputable or understated (policy/resolver.h) — a recompute point
+// moved or split, an input of a recipe swapped out, the item carrying the
+// stated time dropped — is not kept, so the checker passes the result.
+// Deterministic for the random stream.
 //
 //   SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PolicyImprover> li, PolicyImprover::Create(*problem));
 //   SWAPPLAN_RETURN_IF_ERROR(li->Reset(elite));
@@ -30,7 +36,9 @@
 //
 // Threading: one improver per thread (it owns its simulator and scratch).
 // Complexity: Reset O(ops + uses + items); each move one simulation,
-// O(ops + items) (plus O(uses of a tensor) for `add`).
+// O(ops + items) (plus O(uses of a tensor) for `add`, and one resolution,
+// O(ops + items + recipe ops), for a kept move on a policy with RECOMPUTE
+// items).
 #ifndef SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
 #define SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
 
@@ -45,6 +53,7 @@
 #include "absl/status/statusor.h"
 #include "swapplan/planners/advisor/problem.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/util/random.h"
 
@@ -85,9 +94,15 @@ class PolicyImprover {
   // (release) position `p`; -1 when none.
   int32_t ItemUsedAt(uint64_t tensor_id, int32_t p) const;
   int32_t ItemReleasedBefore(uint64_t tensor_id, int32_t p) const;
+  // True when `c` has no RECOMPUTE item, or every one can run its recipe
+  // and states at least what the recipe costs (no not-recomputable or
+  // recompute-understated issue).
+  bool RecomputeExact(const Policy& c) const;
 
   const AdvisorProblem& problem_;
   std::optional<Simulator> sim_;
+  std::optional<PolicyResolver> resolver_;  // judges RECOMPUTE claims
+  DeviceModel device_;
   absl::flat_hash_map<uint64_t, int32_t> slot_of_;  // trace id -> slot
   Policy policy_;
   int64_t time_ns_ = 0;

@@ -17,7 +17,12 @@
 //            segment's op durations — recorded or Eq. 1) and all of them are
 //            back from that op on. Items are RECOMPUTE with release_op =
 //            swap_out_op = last forward use, swap_in_op = that trigger; the
-//            layer's time is on the item needed first. Not budget-aware: it
+//            layer's time is on the item needed first. The recipes are then
+//            made exact (trace/recompute.h via the resolver): items whose
+//            tensor cannot be recomputed (random state, in place, ...) are
+//            kept on the device, and a recipe that chains beyond the
+//            segment (an input freed or dropped elsewhere) adds its extra
+//            cost to that first item. Not budget-aware: it
 //            drops everything it can and fails when that is still too much.
 // vdnn       vDNN-style swap-all (Rhu et al., MICRO'16, "vDNN_all"): every
 //            ACTIVATION with a forward→backward idle window goes out after

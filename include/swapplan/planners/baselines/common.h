@@ -89,6 +89,14 @@ PolicyItem MakePolicyItem(const Trace& trace, int32_t iteration, TensorId t, int
 Policy BaselinePolicy(const PlanningProblem& problem, absl::string_view name,
                       std::vector<std::pair<std::string, std::string>> parameters);
 
+// Makes a policy's RECOMPUTE claims exact (policy/resolver.h): drops the
+// items whose recipe cannot run (a tensor in its chain is random-state, in
+// place, ...) until none is left, then raises the stated recompute_ns of
+// each position's first item by what the recipe costs beyond what the
+// items state. Requires the policy's fingerprint. O(rounds × resolution),
+// rounds <= items dropped + 1.
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p);
+
 // Unswapped bytes in use during each op of the problem's iteration (from
 // problem.curve when given).
 absl::StatusOr<std::vector<int64_t>> IterationUnswappedBytes(const PlanningProblem& problem);

@@ -62,6 +62,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -166,6 +167,24 @@ struct ChameleonExplanation {
   std::string infeasible;
 };
 
+// What another planner decided before the swaps are planned (the hybrid
+// planner, planners/hybrid/hybrid_planner.h, drops tensors to recompute
+// them): Algorithm 2 then plans on the curve and timeline those decisions
+// leave, and never swaps what they need.
+struct ChameleonOverlay {
+  // Per local op (empty: none): bytes added to the unswapped curve
+  // (negative: bytes already off the device).
+  std::vector<int64_t> bytes_delta;
+  // Per local op (empty: none): compute run just before the op, ns.
+  std::vector<int64_t> extra_compute_ns;
+  // Tensors that are not swap candidates.
+  std::vector<TensorId> excluded;
+  // (tensor, local op): the tensor must be on the device when that op
+  // starts (a recomputation reads it): a swap window across the op ends
+  // there instead (its first use becomes the op), or is dropped.
+  std::vector<std::pair<TensorId, int32_t>> pinned;
+};
+
 class ChameleonPlanner : public Planner {
  public:
   explicit ChameleonPlanner(ChameleonOptions options = {}) : options_(options) {}
@@ -185,6 +204,12 @@ class ChameleonPlanner : public Planner {
   // result is ResourceExhausted.
   absl::StatusOr<Policy> PlanExplained(const PlanningProblem& problem,
                                        ChameleonExplanation* explanation);
+  // Plan (no explanation) on top of `overlay`: the policy's items are the
+  // swaps only, its expected overhead their stalls; the caller adds its own
+  // items. InvalidArgument when a per-op vector of the overlay has the
+  // wrong length.
+  absl::StatusOr<Policy> PlanWithOverlay(const PlanningProblem& problem,
+                                         const ChameleonOverlay& overlay);
 
  protected:
   absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
@@ -193,6 +218,8 @@ class ChameleonPlanner : public Planner {
   ChameleonOptions options_;
   // Where PlanPolicy explains itself (PlanExplained's argument), or null.
   ChameleonExplanation* explanation_ = nullptr;
+  // PlanWithOverlay's argument while it runs, or null.
+  const ChameleonOverlay* overlay_ = nullptr;
 };
 
 }  // namespace swapplan

@@ -1,0 +1,102 @@
+// The hybrid planner: per candidate activation, keep it, swap it (with the
+// Chameleon planner's prefetch and release machinery) or recompute it just
+// before its first backward use (trace/recompute.h), minimising the
+// simulated iteration time under the budget.
+//
+// Candidates are the activations idle between a forward and a backward use
+// whose producer can be re-run (RecomputeBlocker::kNone). Each is ranked by
+// rho = (re-running its producer) / (copying it in over the h2d link): the
+// time a recompute costs per unit of link time it frees. For each cut-off
+// alpha of a geometric ladder (options: min_ratio .. max_ratio, `variants`
+// steps, plus 0 = swap only and infinity = every candidate):
+//   1. every candidate with rho <= alpha becomes a RECOMPUTE item (dropped
+//      after its last forward use, re-run before its first backward use);
+//      the resolver groups them into recipes (chains, transients), drops
+//      what cannot run, and states each recipe's exact cost;
+//   2. the Chameleon planner plans the swaps on what is left
+//      (ChameleonOverlay): the curve less the dropped bytes plus the
+//      transients, the timeline stretched by the recomputations, the
+//      dropped tensors excluded, every recipe input pinned on the device —
+//      so the link time the recomputations free goes to the tensors that
+//      still need it;
+//   3. the merged policy's recipes are made exact again (a swap can turn a
+//      recipe input into a chain) and the evaluation simulator times it.
+// Before step 2, a chosen tensor that another recipe produces on the way
+// (a chain) has its swap_in_op moved to that recipe's op, so it is re-run
+// once, as a target. Rho is the cost of the tensor's own recipe with
+// everything else where the trace has it. The fastest variant without OOM
+// that passes the checker wins (checked in time order); ties go to fewer
+// recomputations.
+//
+//   compute  fwd ... [p(S)] ... [last use S] ............ [p(S) again][use S]
+//   h2d                                     |== A in ==|
+//   device   S resident ------------------->  S off      S back ------------>
+//
+//   HybridPlanner planner;
+//   absl::StatusOr<Policy> p = planner.Plan(problem);  // items SWAP + RECOMPUTE
+//
+// Complexity: (variants + 2) × (resolution + Chameleon + check + simulation),
+// each O(ops + uses + items log items) in practice.
+#ifndef SWAPPLAN_PLANNERS_HYBRID_HYBRID_PLANNER_H_
+#define SWAPPLAN_PLANNERS_HYBRID_HYBRID_PLANNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "swapplan/planners/option_table.h"
+#include "swapplan/planners/planner.h"
+
+namespace swapplan {
+
+struct HybridOptions {
+  // Smallest non-zero cut-off on rho = recompute time / h2d copy time.
+  double min_ratio = 0.01;
+  // Largest finite cut-off on rho.
+  double max_ratio = 2.0;
+  // Finite cut-offs tried between min_ratio and max_ratio (geometric), on
+  // top of swap-only and recompute-every-candidate.
+  int32_t variants = 6;
+  // Activations smaller than this are not recomputed.
+  int64_t min_tensor_bytes = 0;
+  // Activations smaller than this are not swapped (the swap step's
+  // Chameleon min_tensor_bytes; the same default).
+  int64_t swap_min_tensor_bytes = 1 << 20;
+  // Logical layers for the swap planning (0: the trace's model_layers, else
+  // Chameleon's default).
+  int32_t logical_layers = 0;
+
+  // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
+  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
+  absl::Status Validate() const;
+};
+
+// The one declaration of the hybrid options (planners/option_table.h).
+const OptionTable<HybridOptions>& HybridOptionTable();
+
+class HybridPlanner : public Planner {
+ public:
+  explicit HybridPlanner(HybridOptions options = {}) : options_(options) {}
+
+  std::string name() const override { return "hybrid"; }
+  const HybridOptions& options() const { return options_; }
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return HybridOptionTable().Describe(options_);
+  }
+
+ protected:
+  // ResourceExhausted when no variant fits the budget (the swap-only
+  // variant's message, which says what is missing where).
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
+
+ private:
+  HybridOptions options_;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_PLANNERS_HYBRID_HYBRID_PLANNER_H_

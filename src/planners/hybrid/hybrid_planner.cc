@@ -1,0 +1,249 @@
+// The hybrid planner (hybrid_planner.h).
+#include "swapplan/planners/hybrid/hybrid_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "planners/hybrid/swaps.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/policy/resolver.h"
+#include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
+#include "swapplan/trace/recompute.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+
+absl::Status HybridOptions::Validate() const {
+  if (!(min_ratio > 0) || !(max_ratio >= min_ratio) || !std::isfinite(max_ratio)) {
+    return absl::InvalidArgumentError(absl::StrCat("hybrid options: min_ratio ", min_ratio,
+                                                   " and max_ratio ", max_ratio,
+                                                   " must satisfy 0 < min_ratio <= max_ratio"));
+  }
+  if (variants < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hybrid options: variants is ", variants, "; must be >= 1"));
+  }
+  if (min_tensor_bytes < 0 || swap_min_tensor_bytes < 0 || logical_layers < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hybrid options: min_tensor_bytes ", min_tensor_bytes, ", swap_min_tensor_bytes ",
+        swap_min_tensor_bytes, " and logical_layers ", logical_layers, " must be >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+const OptionTable<HybridOptions>& HybridOptionTable() {
+  using O = HybridOptions;
+  static const OptionTable<O> table({
+      {"min_ratio", OptionType::kDecimal,
+       "Smallest cut-off on recompute time / h2d copy time for recomputing a tensor", "",
+       [](const O& o) { return absl::StrCat(o.min_ratio); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.min_ratio); }},
+      {"max_ratio", OptionType::kDecimal, "Largest finite cut-off on that ratio", "",
+       [](const O& o) { return absl::StrCat(o.max_ratio); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.max_ratio); }},
+      {"variants", OptionType::kInt,
+       "Finite cut-offs tried (geometric), besides swap-only and recompute-all", "",
+       [](const O& o) { return absl::StrCat(o.variants); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.variants); }},
+      {"min_tensor_bytes", OptionType::kBytes, "Smaller activations are not recomputed", "",
+       [](const O& o) { return absl::StrCat(o.min_tensor_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.min_tensor_bytes); }},
+      {"swap_min_tensor_bytes", OptionType::kBytes,
+       "Smaller activations are not swapped (Chameleon's min_tensor_bytes)", "",
+       [](const O& o) { return absl::StrCat(o.swap_min_tensor_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.swap_min_tensor_bytes); }},
+      {"logical_layers", OptionType::kInt,
+       "Logical layers of the swap planning (0: model_layers, else Chameleon's default)", "",
+       [](const O& o) { return absl::StrCat(o.logical_layers); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.logical_layers); }},
+  });
+  return table;
+}
+
+absl::Status HybridPlanner::SetOption(absl::string_view name, absl::string_view value) {
+  HybridOptions next = options_;
+  SWAPPLAN_RETURN_IF_ERROR(HybridOptionTable().Set("hybrid", &next, name, value));
+  SWAPPLAN_RETURN_IF_ERROR(next.Validate());
+  options_ = next;
+  return absl::OkStatus();
+}
+
+namespace {
+
+struct Candidate {
+  ActivationWindow window;
+  double rho = 0;  // recompute time / h2d copy time
+};
+
+// One variant: the RECOMPUTE items of `chosen`, made exact, the swaps
+// planned around them, merged and made exact again. ResourceExhausted from
+// Chameleon when the swaps cannot close the gap.
+absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
+                                   const std::vector<const Candidate*>& chosen,
+                                   const PolicyResolver& resolver, int32_t logical_layers,
+                                   int64_t min_tensor_bytes,
+                                   const std::vector<std::pair<std::string, std::string>>& params) {
+  const Trace& trace = *problem.trace;
+  const int32_t it = problem.iteration;
+  Policy recompute = BaselinePolicy(problem, "hybrid", params);
+  for (const Candidate* c : chosen) {
+    const ActivationWindow& w = c->window;
+    PolicyItem item = MakePolicyItem(trace, it, w.tensor, w.last_forward_use, w.last_forward_use,
+                                     w.first_backward_use, w.first_backward_use);
+    item.action = ItemAction::kRecompute;
+    recompute.items.push_back(std::move(item));
+  }
+  // A chosen tensor that another recipe produces on the way (a chain) is
+  // re-run there once, as a target, instead of twice: its swap_in_op moves
+  // to that recipe's op. Repeated until no recipe chains through a chosen
+  // tensor (each round moves swap-ins strictly earlier).
+  for (int32_t round = 0; round < 16; ++round) {
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device,
+                                                                  {.all_issues = true}));
+    absl::flat_hash_map<TensorId, int32_t> item_of;
+    for (const ResolvedItem& ri : rp.items) item_of[ri.tensor] = ri.item;
+    bool moved = false;
+    for (const ResolvedRecompute& g : rp.recomputes) {
+      const int32_t op = rp.OpAt(g.position);
+      for (TensorId x : g.intermediates) {
+        auto f = item_of.find(x);
+        if (f == item_of.end()) continue;
+        PolicyItem& item = recompute.items[f->second];
+        if (item.swap_in_op > op && item.release_op < op) {
+          item.swap_in_op = op;
+          moved = true;
+        }
+      }
+    }
+    if (!moved) break;
+  }
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &recompute));
+  SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device,
+                                                                {.all_issues = true}));
+  const int32_t n = rp.num_ops;
+  hybrid_internal::SwapInputs overlay;
+  if (!rp.items.empty()) {
+    overlay.bytes_delta.assign(n, 0);
+    overlay.extra_compute_ns.assign(n, 0);
+    for (const ResolvedItem& ri : rp.items) {
+      for (int32_t op = ri.release + 1; op < ri.in; ++op) overlay.bytes_delta[op] -= ri.size_bytes;
+      overlay.excluded.push_back(ri.tensor);
+    }
+    for (const ResolvedRecompute& g : rp.recomputes) {
+      overlay.extra_compute_ns[g.position] += g.cost_ns;
+      overlay.bytes_delta[g.position] +=
+          std::max<int64_t>(0, g.transient_bytes - rp.alloc_at[g.position]);
+      for (TensorId leaf : g.leaves) overlay.pinned.push_back({leaf, g.position});
+    }
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      Policy swaps, hybrid_internal::PlanSwaps(problem, logical_layers, min_tensor_bytes, overlay));
+  Policy merged = std::move(recompute);
+  for (PolicyItem& item : swaps.items) merged.items.push_back(std::move(item));
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &merged));
+  merged.device = problem.device;
+  return merged;
+}
+
+}  // namespace
+
+absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
+  const Trace& trace = *problem.trace;
+  const int32_t it = problem.iteration;
+  SWAPPLAN_ASSIGN_OR_RETURN(RecomputeAnalysis analysis,
+                            RecomputeAnalysis::Build(trace, it, problem.device));
+  SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver, PolicyResolver::Create(trace, it));
+  const double h2d = problem.device.h2d_bandwidth_bytes_per_s;
+  std::vector<Candidate> candidates;
+  for (const ActivationWindow& w : ActivationWindows(trace, it)) {
+    if (w.size_bytes < options_.min_tensor_bytes) continue;
+    if (analysis.blocker(w.tensor) != RecomputeBlocker::kNone) continue;
+    const int32_t p = analysis.producer(w.tensor);
+    if (p < 0 || p > w.last_forward_use) continue;
+    // Its own recipe with everything else where the trace has it: the
+    // producer plus whatever the trace freed before the backward use.
+    const int32_t at = w.first_backward_use;
+    const OpIndex begin = trace.iteration(it).op_begin;
+    const RecomputeRecipe r = analysis.Plan({w.tensor}, at, [&](TensorId x) {
+      const TensorLifetime& lt = trace.lifetime(x);
+      return lt.occupies_device() && lt.alloc_op < begin + at && lt.free_op >= begin + at;
+    });
+    if (!r.ok()) continue;
+    const double copy_ns = TransferNs(w.size_bytes, h2d);
+    candidates.push_back({w, copy_ns > 0 ? static_cast<double>(r.cost_ns) / copy_ns : 0.0});
+  }
+  std::vector<double> cutoffs = {-1.0};  // swap only
+  for (int32_t k = 0; k < options_.variants; ++k) {
+    const double f = options_.variants == 1 ? 0.0 : static_cast<double>(k) / (options_.variants - 1);
+    cutoffs.push_back(options_.min_ratio * std::pow(options_.max_ratio / options_.min_ratio, f));
+  }
+  cutoffs.push_back(std::numeric_limits<double>::infinity());
+
+  SimulatorOptions sim_options;
+  sim_options.device = problem.device;
+  SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, it, sim_options));
+  const auto params = HybridOptionTable().ToParameters(options_);
+
+  // Every variant that plans and runs without OOM, then the fastest that
+  // passes the checker (checked in time order: one check in the usual case).
+  struct Timed {
+    Policy policy;
+    int64_t time_ns = 0;
+    int64_t ideal_ns = 0;
+    size_t recomputes = 0;
+  };
+  std::vector<Timed> timed;
+  absl::Status first_error = absl::OkStatus();
+  size_t last_count = std::numeric_limits<size_t>::max();
+  for (double cutoff : cutoffs) {
+    std::vector<const Candidate*> chosen;
+    for (const Candidate& c : candidates) {
+      if (c.rho <= cutoff) chosen.push_back(&c);
+    }
+    if (chosen.size() == last_count) continue;  // same set as the previous cut-off
+    last_count = chosen.size();
+    absl::StatusOr<Policy> p =
+        PlanVariant(problem, chosen, resolver, options_.logical_layers,
+                    options_.swap_min_tensor_bytes, params);
+    if (!p.ok()) {
+      if (!absl::IsResourceExhausted(p.status())) return p.status();
+      if (first_error.ok()) first_error = p.status();
+      continue;
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
+    if (r.oom.occurred) continue;
+    size_t recomputes = 0;
+    for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
+    timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
+  }
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
+    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.recomputes < b.recomputes;
+  });
+  CheckOptions check;
+  check.device = problem.device;
+  for (Timed& t : timed) {
+    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, t.policy, check));
+    if (!report.violations.empty()) {
+      if (first_error.ok()) {
+        first_error = absl::ResourceExhaustedError(absl::StrCat(
+            "hybrid: ", t.recomputes, " recomputations: ", report.violations.front().message));
+      }
+      continue;
+    }
+    t.policy.expected_peak_bytes = report.peak_bytes;
+    t.policy.expected_overhead_ns = t.time_ns - t.ideal_ns;
+    return std::move(t.policy);
+  }
+  if (!first_error.ok()) return first_error;
+  return absl::ResourceExhaustedError(
+      absl::StrCat("hybrid: no variant fits the budget of ", problem.budget_bytes(), " bytes"));
+}
+
+}  // namespace swapplan

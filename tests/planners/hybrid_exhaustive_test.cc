@@ -1,0 +1,204 @@
+// The hybrid planner against an exhaustive reference on tiny traces (at most
+// 8 ops, at most 4 candidate activations; seeds logged): every assignment of
+// keep / swap / recompute to the candidates, each swap with every swap-in
+// trigger between its release and its first backward use, is simulated and
+// checked; the best clean one is the reference. The hybrid's policy must
+// pass the checker and run without OOM whenever it plans, and its simulated
+// time is compared with the reference's. The hybrid is a heuristic (a
+// ladder of cut-offs, Chameleon's swap placement): it guarantees neither
+// that it plans whenever some assignment fits nor the reference's time, so
+// the test states measured tolerances (below).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include "support/test_traces.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/hybrid/hybrid_planner.h"
+#include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
+#include "swapplan/util/random.h"
+
+namespace swapplan {
+namespace {
+
+// A parameter P feeds f0; forward ops f0..f(F-1) each read the previous
+// activation and make one (100..300 B); backward ops read the activations
+// in reverse order, a gradient chain, and P at the last one. Durations 50 ..
+// 150 ns, 1 byte/ns links.
+Trace TinyTrace(uint64_t seed) {
+  using nlohmann::json;
+  Rng rng(seed);
+  json tensors = json::array();
+  uint64_t next = 0;
+  auto tensor = [&](const char* kind) {
+    tensors.push_back({{"id", next},
+                       {"size_bytes", 100 * (1 + static_cast<int64_t>(rng.Uniform(3)))},
+                       {"kind", kind}});
+    return next++;
+  };
+  const uint64_t param = tensor("PARAMETER");
+  const int32_t forward = 3 + static_cast<int32_t>(rng.Uniform(2));
+  const int32_t backward = forward;
+  json ops = json::array();
+  auto op = [&](const char* phase, std::vector<uint64_t> in, std::vector<uint64_t> out) {
+    ops.push_back({{"name", std::string(phase[0] == 'F' ? "f" : "b") + std::to_string(ops.size())},
+                   {"phase", phase},
+                   {"inputs", in},
+                   {"outputs", out},
+                   {"duration_ns", 10 * (5 + static_cast<int64_t>(rng.Uniform(11)))}});
+  };
+  std::vector<uint64_t> acts;
+  for (int32_t i = 0; i < forward; ++i) {
+    std::vector<uint64_t> in;
+    if (i == 0) in.push_back(param);
+    if (!acts.empty()) in.push_back(acts.back());
+    acts.push_back(tensor("ACTIVATION"));
+    op("FORWARD", in, {acts.back()});
+  }
+  uint64_t grad = 0;
+  for (int32_t i = 0; i < backward; ++i) {
+    std::vector<uint64_t> in = {acts[acts.size() - 1 - i]};
+    if (i > 0) in.push_back(grad);
+    if (i == backward - 1) in.push_back(param);
+    grad = tensor("GRADIENT");
+    op("BACKWARD", in, {grad});
+  }
+  json root = {{"format", "swapplan-trace"},
+               {"metadata",
+                {{"device_name", "tiny"},
+                 {"h2d_bandwidth_bytes_per_s", 1e9},
+                 {"d2h_bandwidth_bytes_per_s", 1e9}}},
+               {"tensors", tensors},
+               {"iterations", json::array({{{"wall_time_ns", 0}, {"ops", ops}}})}};
+  return testing::TraceFromJson(root.dump(), "tiny-" + std::to_string(seed) + ".json");
+}
+
+// Simulated time of a clean (checker) policy that fits, else -1.
+int64_t CleanTime(const Trace& trace, const Policy& p, const Simulator& sim,
+                  const DeviceModel& device) {
+  absl::StatusOr<SimulationResult> r = sim.Run(p);
+  if (!r.ok() || r->oom.occurred) return -1;
+  CheckOptions co;
+  co.device = device;
+  absl::StatusOr<CheckReport> c = CheckPolicy(trace, p, co);
+  if (!c.ok() || !c->violations.empty()) return -1;
+  return r->iteration_time_ns;
+}
+
+struct Reference {
+  int64_t best_ns = -1;  // -1: no assignment fits
+  int64_t assignments = 0;
+};
+
+// Every keep / recompute / swap(trigger) assignment of the candidates.
+Reference Exhaustive(const PlanningProblem& problem, const Simulator& sim) {
+  const Trace& trace = *problem.trace;
+  const std::vector<ActivationWindow> windows = ActivationWindows(trace, 0);
+  // Options per candidate: 0 keep, 1 recompute, 2 + k swap triggered at
+  // last_forward_use + 1 + k.
+  std::vector<int32_t> count;
+  for (const ActivationWindow& w : windows) {
+    count.push_back(2 + std::max(0, w.first_backward_use - w.last_forward_use));
+  }
+  Reference ref;
+  std::vector<int32_t> choice(windows.size(), 0);
+  while (true) {
+    Policy p = BaselinePolicy(problem, "reference", {});
+    for (size_t i = 0; i < windows.size(); ++i) {
+      const ActivationWindow& w = windows[i];
+      if (choice[i] == 0) continue;
+      const int32_t in = choice[i] == 1 ? w.first_backward_use : w.last_forward_use + choice[i] - 1;
+      PolicyItem item = MakePolicyItem(trace, 0, w.tensor, w.last_forward_use, w.last_forward_use,
+                                       in, w.first_backward_use);
+      if (choice[i] == 1) item.action = ItemAction::kRecompute;
+      p.items.push_back(std::move(item));
+    }
+    std::sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
+      return std::tie(a.swap_in_op, a.first_use_op, a.tensor_id) <
+             std::tie(b.swap_in_op, b.first_use_op, b.tensor_id);
+    });
+    ++ref.assignments;
+    // Exact recipe costs (an item that cannot be recomputed is dropped: the
+    // same assignment with that tensor kept, enumerated anyway).
+    if (MakeRecomputeExact(problem, &p).ok()) {
+      const int64_t t = CleanTime(trace, p, sim, problem.device);
+      if (t >= 0 && (ref.best_ns < 0 || t < ref.best_ns)) ref.best_ns = t;
+    }
+    size_t i = 0;
+    while (i < choice.size() && ++choice[i] == count[i]) choice[i++] = 0;
+    if (i == choice.size()) break;
+  }
+  return ref;
+}
+
+TEST_CASE("hybrid: exhaustive keep/swap/recompute reference on tiny traces",
+          "[hybrid][exhaustive]") {
+  int32_t compared = 0, both_fit = 0, hybrid_missed = 0, within_10 = 0;
+  double worst_ratio = 1.0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {  // seeds logged by INFO on failure
+    INFO("seed " << seed);
+    const Trace t = TinyTrace(seed);
+    REQUIRE(t.iteration(0).num_ops() <= 8);
+    absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
+    REQUIRE(curve.ok());
+    const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;
+    for (int64_t cut : {100, 200, 300}) {
+      const int64_t budget = peak - cut;
+      INFO("budget " << budget << " (peak " << peak << ")");
+      PlanningProblem problem;
+      problem.trace = &t;
+      problem.device = {.capacity_bytes = budget,
+                        .h2d_bandwidth_bytes_per_s = 1e9,
+                        .d2h_bandwidth_bytes_per_s = 1e9};
+      SimulatorOptions so;
+      so.device = problem.device;
+      absl::StatusOr<Simulator> sim = Simulator::Create(t, 0, so);
+      REQUIRE(sim.ok());
+      const Reference ref = Exhaustive(problem, *sim);
+      HybridOptions ho;
+      ho.swap_min_tensor_bytes = 0;  // 100-byte tensors
+      HybridPlanner hybrid(ho);
+      absl::StatusOr<Policy> p = hybrid.Plan(problem);
+      ++compared;
+      if (!p.ok()) {
+        INFO(p.status().ToString());
+        CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
+        if (ref.best_ns >= 0) ++hybrid_missed;
+        continue;
+      }
+      // Whatever the hybrid returns fits and passes the checker.
+      const int64_t h = CleanTime(t, *p, *sim, problem.device);
+      CHECK(h >= 0);
+      if (h < 0 || ref.best_ns < 0) continue;
+      ++both_fit;
+      const double ratio = static_cast<double>(h) / static_cast<double>(ref.best_ns);
+      worst_ratio = std::max(worst_ratio, ratio);
+      within_10 += ratio <= 1.10;
+      INFO("hybrid " << h << " ns, reference " << ref.best_ns << " ns over " << ref.assignments
+                     << " assignments");
+    }
+  }
+  WARN("tiny traces: " << compared << " instances, both fit " << both_fit << ", hybrid missed "
+                       << hybrid_missed << ", within 10 % " << within_10 << ", worst ratio "
+                       << worst_ratio);
+  // Stated tolerances (measured 2026-11-26 on these 60 seeds x 3 budgets:
+  // 180 instances, both fit 97, hybrid missed 28 of the 125 the reference
+  // fits, 73 of 97 within 10 %, worst 1.43x). On a miss the hybrid reports
+  // ResourceExhausted (its cut-off ladder and Chameleon's placement do not
+  // reach the budget); it never returned a policy that does not fit. The
+  // causes of the misses were not analysed.
+  CHECK(both_fit >= 90);
+  CHECK(hybrid_missed * 4 <= both_fit + hybrid_missed);  // misses <= 25 %
+  CHECK(within_10 * 4 >= both_fit * 3);                  // >= 75 % within 10 %
+  CHECK(worst_ratio <= 1.5);
+}
+
+}  // namespace
+}  // namespace swapplan

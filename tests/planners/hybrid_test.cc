@@ -1,0 +1,95 @@
+// The hybrid planner: every policy passes the checker, recomputes only what
+// can be recomputed, and is never slower (simulated) than the swap-only
+// Chameleon policy it starts from, on the recorded llama_small trace and on
+// random traces (seeds logged).
+#include "swapplan/planners/hybrid/hybrid_planner.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+
+#include "support/test_traces.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/planners/chameleon/chameleon_planner.h"
+#include "swapplan/planners/registry.h"
+#include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
+#include "swapplan/trace/io.h"
+
+namespace swapplan {
+namespace {
+
+PlanningProblem Problem(const Trace& trace, double fraction_of_peak, int64_t peak) {
+  PlanningProblem p;
+  p.trace = &trace;
+  p.iteration = 0;
+  p.device.capacity_bytes = static_cast<int64_t>(fraction_of_peak * static_cast<double>(peak));
+  p.device.h2d_bandwidth_bytes_per_s = 1e9;
+  p.device.d2h_bandwidth_bytes_per_s = 1e9;
+  return p;
+}
+
+int64_t Simulated(const Trace& trace, const Policy& policy, const DeviceModel& device) {
+  SimulatorOptions o;
+  o.device = device;
+  absl::StatusOr<SimulationResult> r = Simulate(trace, policy, o);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->oom.occurred);
+  return r->iteration_time_ns;
+}
+
+// Plans `trace` at budgets of 50 .. 95 % of its unswapped peak; whenever
+// Chameleon fits, the hybrid fits too, passes the checker and is no slower.
+void CrossCheck(const Trace& trace) {
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(trace);
+  REQUIRE(curve.ok());
+  const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;
+  for (double f : {0.5, 0.65, 0.8, 0.95}) {
+    INFO("budget " << f << " of the peak " << peak);
+    const PlanningProblem problem = Problem(trace, f, peak);
+    ChameleonPlanner chameleon;
+    absl::StatusOr<Policy> base = chameleon.Plan(problem);
+    HybridPlanner hybrid;
+    absl::StatusOr<Policy> p = hybrid.Plan(problem);
+    if (!base.ok()) continue;
+    INFO(p.status().ToString());
+    REQUIRE(p.ok());
+    absl::StatusOr<CheckReport> c = CheckPolicy(trace, *p);
+    REQUIRE(c.ok());
+    for (const Violation& v : c->violations) INFO(v.message);
+    CHECK(c->violations.empty());
+    CHECK(Simulated(trace, *p, problem.device) <= Simulated(trace, *base, problem.device));
+  }
+}
+
+TEST_CASE("hybrid: registered, with its option table", "[hybrid]") {
+  absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner("hybrid");
+  REQUIRE(p.ok());
+  CHECK((*p)->name() == "hybrid");
+  CHECK((*p)->SetOption("variants", "3").ok());
+  absl::Status bad = (*p)->SetOption("min_ratio", "0");
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(bad.message()), Catch::Contains("0 < min_ratio <= max_ratio"));
+}
+
+TEST_CASE("hybrid: recorded llama_small trace, never slower than swap-only", "[hybrid]") {
+  absl::StatusOr<Trace> t =
+      ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) + "/traces/llama_small.json.gz");
+  REQUIRE(t.ok());
+  CrossCheck(*t);
+}
+
+TEST_CASE("hybrid: random traces, never slower than swap-only", "[hybrid]") {
+  std::random_device rd;
+  const uint64_t seed = rd();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < 10; ++k) {
+    const uint64_t s = rng();
+    INFO("trace seed " << s);
+    CrossCheck(testing::RandomTrace(s));
+  }
+}
+
+}  // namespace
+}  // namespace swapplan
