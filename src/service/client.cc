@@ -40,6 +40,11 @@ ErrorKind KindFromGrpc(grpc::StatusCode code) {
 
 }  // namespace
 
+std::unique_ptr<PlannerGrpcClient> NewPlannerGrpcClient(
+    const std::shared_ptr<grpc::ChannelInterface>& channel) {
+  return v1::Planner::NewStub(channel);
+}
+
 absl::Status ClientOptions::Validate() const {
   if (timeout_ns < 0) {
     return Error(ErrorKind::kUsage, absl::StrCat("client: timeout_ns ", timeout_ns, " must be >= 0"));
@@ -85,7 +90,7 @@ absl::StatusOr<std::unique_ptr<PlannerClient>> PlannerClient::Connect(const std:
 PlannerClient::PlannerClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       channel_(std::move(channel)),
-      rpc_(v1::Planner::NewStub(channel_)) {}
+      rpc_(NewPlannerGrpcClient(channel_)) {}
 
 void PlannerClient::Prepare(grpc::ClientContext* ctx) const {
   if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);

@@ -133,7 +133,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
     TestServer t(po);
     id = t.UploadToy();
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &first).ok());
+    REQUIRE(t.rpc->Plan(&ctx, ToyPlan(id), &first).ok());
     CHECK_FALSE(first.cache_hit());
     t.server->Shutdown(std::chrono::seconds(1));
   }
@@ -141,7 +141,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
   // The trace id is known without uploading again, and the plan is cached.
   v1::PlanResponse again;
   grpc::ClientContext ctx;
-  grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &again);
+  grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &again);
   INFO(s.error_message());
   REQUIRE(s.ok());
   CHECK(again.cache_hit());
@@ -150,7 +150,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
   g.set_cache_key(first.cache_key());
   v1::PlanResponse got;
   grpc::ClientContext ctx2;
-  REQUIRE(t.stub->GetPolicy(&ctx2, g, &got).ok());
+  REQUIRE(t.rpc->GetPolicy(&ctx2, g, &got).ok());
   CHECK(got.policy() == first.policy());
   CHECK(t.server->service().cache_stats().disk_hits == 1);
 }
@@ -164,7 +164,7 @@ TEST_CASE("service: concurrent identical Plans plan once", "[service][cache]") {
     threads.emplace_back([&] {
       v1::PlanResponse r;
       grpc::ClientContext ctx;
-      grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &r);
+      grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &r);
       CHECK(s.ok());
       if (!r.cache_hit()) ++misses;
     });

@@ -29,6 +29,15 @@
 
 namespace swapplan {
 
+// The client class protoc generates for swapplan.v1.Planner (gRPC's fixed
+// name for it is Planner::Stub; this alias is the one place that name is
+// spelled). Tests and tools that call the RPCs directly hold one of these.
+using PlannerGrpcClient = v1::Planner::Stub;
+
+// A generated client of the service on `channel`.
+std::unique_ptr<PlannerGrpcClient> NewPlannerGrpcClient(
+    const std::shared_ptr<grpc::ChannelInterface>& channel);
+
 struct ClientOptions {
   // Sent as `authorization: Bearer <token>`; "" = none.
   std::string token;
@@ -75,7 +84,8 @@ class PlannerClient {
 
   const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Planner::Stub> rpc_;
+  // The generated client every call goes through.
+  std::unique_ptr<PlannerGrpcClient> rpc_;
 };
 
 }  // namespace swapplan
