@@ -3,7 +3,8 @@
 // records it wrote, and the two-layer toy trace
 // (tests/data/traces/chameleon_toy.json: 13 ops, device memory 1000 B, h2d
 // 1 GB/s, d2h 2 GB/s; with a 100 B reserve Chameleon swaps 2 tensors, 300 B,
-// and the peak drops from 1200 B to 900 B — the worked example of tests/planners/chameleon_test.cc).
+// and the peak drops from 1200 B to 900 B — the worked example of
+// tests/planners/chameleon_test.cc).
 #ifndef SWAPPLAN_TESTS_SERVICE_SERVICE_FIXTURE_H_
 #define SWAPPLAN_TESTS_SERVICE_SERVICE_FIXTURE_H_
 
