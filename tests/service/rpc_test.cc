@@ -223,10 +223,12 @@ TEST_CASE("service: Search streams progress, then its result", "[service]") {
   int progress = 0;
   int results = 0;
   v1::SearchResult result;
+  v1::SearchProgress last;
   while (reader->Read(&u)) {
     if (u.has_progress()) {
       ++progress;
       CHECK(u.progress().population() == 8);
+      last = u.progress();
     } else {
       ++results;
       result = u.result();
@@ -238,6 +240,13 @@ TEST_CASE("service: Search streams progress, then its result", "[service]") {
   CHECK(progress >= 3);  // generation 0 and generations 1..3
   CHECK(results == 1);
   CHECK(result.stop_reason() == "generation limit");
+  // The search's own counts: 3 generations after the initial population;
+  // at least the evaluations the last progress message counted (local
+  // search on the elite may add some after it).
+  CHECK(result.generations() == 3);
+  CHECK(last.generation() == 3);
+  CHECK(result.evaluations() >= last.evaluations());
+  CHECK(result.evaluations() >= 8);  // the initial population alone
   CHECK(result.plan().report().planner() == "advisor");
   CHECK(result.plan().report().feasible());
   CHECK(result.plan().report().peak_with_policy_bytes() <= 900);
