@@ -9,14 +9,16 @@ processes (default 16) with --requests mixed requests each (default 200):
 Plan, Check and Simulate on the traces, a --repeat fraction (default half)
 of them exact repeats of an earlier request of the same client. A new Plan
 asks for a budget no request asked before (the prepared budget plus a unique
-multiple of 4 KiB), so that it plans; a repeated Plan is answered from the
-cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
+multiple of 4 KiB), so that it plans, 1M-op traces included; a repeated Plan
+is answered from the cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
 is retried after a capped exponential back-off; those refusals are counted,
 not failed. Every other error is a failure.
 
 Reports throughput, p50/p99 latency per method (the answered attempt, and
-end to end with back-offs), the cache hit rate of Plan, the cached Plan p99,
-the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
+end to end with back-offs), the cache hit rate of Plan, the cached Plan p99
+(all sizes, and per trace size with the plans computed per size), a probe of
+cached Plans of the smallest trace sent every --load-probe-interval-s from
+the driving process during the mixed run, the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
 the latencies the server logs (no client, no network), and a probe of
 --cached-probe sequential cached Plans by one client after the mixed run,
 as text and with --json FILE as JSON; the server's log (one line per call)
@@ -130,10 +132,10 @@ def make_requests(client, n, repeat, weights, seed):
             continue
         method = rng.choice(METHODS)
         label = rng.choices(labels, [weights[x] for x in labels])[0]
-        # A new Plan: a budget no request asked for before (a new cache key);
-        # the 1M-op Plan asks for the prepared budget (planning 1M ops takes
-        # tens of seconds on a loaded 2-core machine: one plan, then hits).
-        offset = (client * n + k + 1) * 4096 if method == "Plan" and label != "1M" else 0
+        # A new Plan: a budget no request asked for before (a new cache key),
+        # on every trace size, so that 1M-op plans are computed during the
+        # mixed run too (they compete for the CPU with the cache hits).
+        offset = (client * n + k + 1) * 4096 if method == "Plan" else 0
         out.append((method, label, offset))
     return out
 
@@ -205,6 +207,39 @@ def run_client(args):
         records.append(rec)
     planner.close()
     return {"records": records, "uploads": uploads, "refusals": refusals}
+
+
+class LoadProbe:
+    """During the mixed run: one cached Plan of the smallest trace every
+    `interval_s` from a thread of this (otherwise idle) process, so that the
+    cached latency is seen apart from the clients' own CPU use."""
+
+    def __init__(self, address, path, budget, interval_s):
+        from swapplan.client import Planner
+        self.planner = Planner(address, timeout_s=600)
+        self.trace = self.planner.upload(path)
+        self.budget = budget
+        self.planner.plan(self.trace, device_memory=budget)
+        self.latencies_ms = []
+        self.stop = threading.Event()
+        self.interval_s = interval_s
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.wait(self.interval_s):
+            t0 = time.perf_counter()
+            r = self.planner.plan(self.trace, device_memory=self.budget)
+            self.latencies_ms.append((time.perf_counter() - t0) * 1e3)
+            assert r.cache_hit, "the load probe's plan was not a cache hit"
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        self.planner.close()
+        v = self.latencies_ms
+        return {"count": len(v), "p50_ms": round(percentile(v, 50), 3) if v else None,
+                "p99_ms": round(percentile(v, 99), 3) if v else None,
+                "max_ms": round(max(v), 3) if v else None}
 
 
 def cached_plan_probe(address, path, budget, n):
@@ -280,6 +315,16 @@ def summarize(results, wall_s, server, rss_peak_kib, args):
                 "end_to_end_p99_ms": round(percentile(e2e, 99), 2)}
     plans = [r for r in done if r["method"] == "Plan"]
     hits = [r["latency_s"] * 1e3 for r in plans if r["cache_hit"]]
+    out["plans_by_size"] = {}
+    for label in SIZES:
+        sel = [r for r in plans if r["label"] == label]
+        if not sel:
+            continue
+        size_hits = [r["latency_s"] * 1e3 for r in sel if r["cache_hit"]]
+        out["plans_by_size"][label] = {
+            "computed": sum(1 for r in sel if not r["cache_hit"]), "cache_hits": len(size_hits),
+            "cache_hit_p50_ms": round(percentile(size_hits, 50), 2) if size_hits else None,
+            "cache_hit_p99_ms": round(percentile(size_hits, 99), 2) if size_hits else None}
     out["plan_cache_hit_rate"] = round(len(hits) / len(plans), 3) if plans else None
     out["cached_plan_p50_ms"] = round(percentile(hits, 50), 2) if hits else None
     out["cached_plan_p99_ms"] = round(percentile(hits, 99), 2) if hits else None
@@ -313,6 +358,9 @@ def main(argv=None):
                    help="a flag for swapplan serve (repeat), e.g. --serve-arg=--threads=16")
     p.add_argument("--cached-probe", type=int, default=500,
                    help="after the mixed run: this many sequential cached Plans by one client")
+    p.add_argument("--load-probe-interval-s", type=float, default=0.05,
+                   help="during the mixed run: a cached Plan of the smallest trace this often "
+                        "from the driving process (0 = none)")
     p.add_argument("--json", default=None, help="write the summary here")
     args = p.parse_args(argv)
     weights = {}
@@ -338,16 +386,27 @@ def main(argv=None):
             while not stop.wait(0.5):
                 peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         threading.Thread(target=sample, daemon=True).start()
+        small = next(x for x in SIZES if x in paths)
+        probe_during = None
+        if args.load_probe_interval_s > 0:
+            probe_during = LoadProbe(server.address, paths[small], budgets[small],
+                                     args.load_probe_interval_s)
         ctx = multiprocessing.get_context("spawn")
         t0 = time.perf_counter()
+        if probe_during:
+            probe_during.thread.start()
         with ctx.Pool(args.clients) as pool:
             results = pool.map(run_client, jobs)
         wall = time.perf_counter() - t0
         stop.set()
+        if probe_during:
+            during = probe_during.finish()
         peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         summary = summarize(results, wall, server, peak_rss[0], args)
+        if probe_during:
+            summary["cached_plan_probe_during_load"] = dict(during, trace=small,
+                                                            interval_s=args.load_probe_interval_s)
         if args.cached_probe > 0:
-            small = next(x for x in SIZES if x in paths)
             probe = cached_plan_probe(server.address, paths[small], budgets[small],
                                       args.cached_probe)
             summary["cached_plan_probe"] = {

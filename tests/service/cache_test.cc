@@ -207,16 +207,23 @@ v1::SearchResult ReadSearch(grpc::ClientReaderInterface<v1::SearchUpdate>* reade
   return result;
 }
 
+// A 1.5 s search of the toy, running: its first progress message was read.
+std::unique_ptr<grpc::ClientReaderInterface<v1::SearchUpdate>> StartSearch(
+    TestServer& t, const std::string& id, grpc::ClientContext* ctx) {
+  auto reader = t.rpc->Search(ctx, TimedSearch(id, "1500ms"));
+  v1::SearchUpdate u;
+  REQUIRE(reader->Read(&u));
+  REQUIRE(u.has_progress());
+  return reader;
+}
+
 TEST_CASE("service: concurrent identical Searches search once", "[service][cache]") {
   TestServer t;
   const std::string id = t.UploadToy();
   // The first search runs for 1.5 s; the second, identical, arrives while
   // it runs (after its first progress message) and waits for its answer.
   grpc::ClientContext first_ctx;
-  auto first = t.rpc->Search(&first_ctx, TimedSearch(id, "1500ms"));
-  v1::SearchUpdate u;
-  REQUIRE(first->Read(&u));
-  REQUIRE(u.has_progress());
+  auto first = StartSearch(t, id, &first_ctx);
   int second_progress = 0;
   v1::SearchResult second_result;
   std::thread second([&] {
@@ -248,9 +255,8 @@ TEST_CASE("service: a waiter whose client goes away stops waiting", "[service][c
   TestServer t;
   const std::string id = t.UploadToy();
   grpc::ClientContext first_ctx;
-  auto first = t.rpc->Search(&first_ctx, TimedSearch(id, "1500ms"));
+  auto first = StartSearch(t, id, &first_ctx);
   v1::SearchUpdate u;
-  REQUIRE(first->Read(&u));
   // The second waits on the first; its deadline (300 ms) passes long
   // before the first's answer (1.5 s): it ends DEADLINE_EXCEEDED on time.
   grpc::ClientContext ctx;
