@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -140,6 +141,25 @@ absl::StatusOr<std::string> PlannerClient::UploadTrace(absl::string_view bytes,
   writer->WritesDone();
   SWAPPLAN_RETURN_IF_ERROR(ToStatus(writer->Finish(), ctx));
   return response.trace().trace_id();
+}
+
+absl::StatusOr<v1::SearchResult> PlannerClient::Search(
+    const v1::SearchRequest& request,
+    const std::function<void(const v1::SearchProgress&)>& progress) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  auto reader = rpc_->Search(&ctx, request);
+  v1::SearchUpdate u;
+  std::optional<v1::SearchResult> result;
+  while (reader->Read(&u)) {
+    if (u.has_progress() && progress) progress(u.progress());
+    if (u.has_result()) result = u.result();
+  }
+  SWAPPLAN_RETURN_IF_ERROR(ToStatus(reader->Finish(), ctx));
+  if (!result.has_value()) {
+    return Error(ErrorKind::kInternal, "Search: the stream ended without a result");
+  }
+  return *std::move(result);
 }
 
 #define SWAPPLAN_CLIENT_UNARY(Method, Request, Response)                        \

@@ -1,5 +1,6 @@
 #include "service/compute_pool.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,6 +39,8 @@ void ComputePool::RunTask(const std::function<void()>& fn) {
 }
 
 void ComputePool::WorkerLoop(int32_t nice_increment) {
+  // Named for ps/top and the load test's per-thread scheduler figures.
+  ::pthread_setname_np(::pthread_self(), "swapplan-comput");
   if (nice_increment > 0) {
     // Linux: the nice value is per thread (setpriority on the thread id);
     // lowering it needs no privilege. On failure the worker keeps the

@@ -12,6 +12,7 @@
 #include "service/call.h"
 #include "service/compute_pool.h"
 #include "service/requests.h"
+#include "swapplan/service/convert.h"
 #include "swapplan/service/planner_service.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
@@ -26,20 +27,6 @@ std::map<std::string, std::string> OptionMap(
   return std::map<std::string, std::string>(m.begin(), m.end());
 }
 
-v1::SearchProgress ToProto(const GenerationStats& g) {
-  v1::SearchProgress p;
-  p.set_generation(g.generation);
-  p.set_elapsed_ns(g.elapsed_ns);
-  p.set_best_ns(g.best_ns);
-  p.set_mean_ns(g.mean_ns);
-  p.set_worst_ns(g.worst_ns);
-  p.set_best_ever_ns(g.best_ever_ns);
-  p.set_feasible(g.feasible);
-  p.set_population(g.population);
-  p.set_evaluations(g.evaluations);
-  p.set_evaluations_per_s(g.evaluations_per_s);
-  return p;
-}
 
 // Whether the client went away, asked from the advisor's evaluation threads:
 // one of them at a time asks gRPC (a completion-queue pluck, which admits
@@ -121,7 +108,13 @@ absl::StatusOr<v1::SearchResult> PlannerService::PlanCached(grpc::ServerContext*
     hooks.stop = [watch, timed, stop_at] {
       return (timed && SystemClock::now() >= stop_at) || watch->Cancelled();
     };
-    if (progress) hooks.progress = [&](const GenerationStats& g) { progress(ToProto(g)); };
+    if (progress) {
+      hooks.progress = [&](const GenerationStats& g) {
+        v1::SearchProgress p;
+        GenerationToProto(g, &p);
+        progress(p);
+      };
+    }
     SWAPPLAN_ASSIGN_OR_RETURN(service::PlanOutcome outcome,
                               compute_->Run<absl::StatusOr<service::PlanOutcome>>([&] {
                                 return service::RunPlan(trace, q.iteration, device, name,
@@ -130,11 +123,10 @@ absl::StatusOr<v1::SearchResult> PlannerService::PlanCached(grpc::ServerContext*
     if (ctx->IsCancelled()) {
       return Error(ErrorKind::kCancelled, "the client went away while planning");
     }
-    const bool stopped = outcome.stop_reason == "stopped";
     v1::SearchResult result;
-    result.set_stop_reason(stopped ? "deadline" : outcome.stop_reason);
-    result.set_generations(outcome.generations);
-    result.set_evaluations(outcome.evaluations);
+    if (outcome.search) SearchToProto(*outcome.search, &result);
+    const bool stopped = result.stop_reason() == "stopped";
+    if (stopped) result.set_stop_reason("deadline");
     outcome.response.set_best_so_far(stopped);
     outcome.response.set_cache_key(key);
     *result.mutable_plan() = std::move(outcome.response);
@@ -226,8 +218,7 @@ grpc::Status PlannerService::Simulate(grpc::ServerContext* ctx,
   return Serve(ctx, "Simulate", *request, [&](Call& call) -> absl::StatusOr<int64_t> {
     SWAPPLAN_ASSIGN_OR_RETURN(
         *response, Compute<v1::SimulateResponse>(call, request->trace(), [&](const Trace& t) {
-          return service::RunSimulate(t, request->policy(), request->iteration(),
-                                      request->device());
+          return service::RunSimulate(t, *request);
         }));
     return static_cast<int64_t>(response->ByteSizeLong());
   });

@@ -17,6 +17,7 @@
 #define SWAPPLAN_SERVICE_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -73,6 +74,12 @@ class PlannerClient {
   absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request);
   absl::StatusOr<v1::CompareResponse> Compare(const v1::CompareRequest& request);
   absl::StatusOr<v1::PlanResponse> GetPolicy(const v1::GetPolicyRequest& request);
+  // The Advisor's search: `progress` (may be empty) gets each generation as
+  // it arrives; returns the result (errors as the unary calls'; a stream
+  // that ends without a result is kInternal).
+  absl::StatusOr<v1::SearchResult> Search(
+      const v1::SearchRequest& request,
+      const std::function<void(const v1::SearchProgress&)>& progress);
 
   // The library status of a finished call (OK -> OK).
   static absl::Status ToStatus(const grpc::Status& status, const grpc::ClientContext& ctx);
