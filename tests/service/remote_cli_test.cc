@@ -161,16 +161,18 @@ std::string SearchTimeMaskedJson(const std::string& text) {
 
 TEST_CASE("remote: search prints the local output", "[service][cli]") {
   TokenServe s("serve_remote_search");
-  const std::string search =
+  const std::string base =
       "search traces/two_layers.json --device-memory 600B --max-generations 5 --population 8 "
-      "--seed 3 --threads 1";
+      "--threads 1";
+  const std::string search = base + " --seed 3";
   ExpectSameOutput(search, s.flags, "search_two_layers.txt", SearchTimeMasked);
   // Again: now a cache hit on the server, the same report (the figures of
   // the search that made the policy travel with it).
   ExpectSameOutput(search + " --json", s.flags, "", SearchTimeMaskedJson);
   ExpectSameOutput(search, s.flags, "search_two_layers.txt", SearchTimeMasked);
   // Progress streams: one line per generation, 0 .. 5, on a fresh search.
-  CliRun logged = Swapplan(search + " --seed 4 --log-generations" + s.flags);
+  CliRun logged = Swapplan(base + " --seed 4 --log-generations" + s.flags);
+  INFO(logged.err);
   CHECK(logged.exit_code == 0);
   CHECK(logged.err.find("gen    0  best ") != std::string::npos);
   CHECK(logged.err.find("gen    5  best ") != std::string::npos);
