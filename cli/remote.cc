@@ -14,8 +14,8 @@ namespace swapplan::cli {
 
 void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r) {
   flags->Text(sub, "--server", &r->server,
-              "Plan on this planner service (host:port of `swapplan serve`); the output is the "
-              "same as a local run's");
+              "Run this command's work on this planner service (host:port of `swapplan serve`); "
+              "the output is the same as a local run's");
   flags->Text(sub, "--token-file", &r->token_file,
               "With --server: the service's bearer token (default: $SWAPPLAN_TOKEN)");
   flags->Text(sub, "--tls-ca", &r->tls_ca,
