@@ -3,13 +3,18 @@
 //                  [--iteration N] [--planners a,b,...] [--planner-option P.NAME=V]
 //                  [--optimum [--optimum-time-limit D] [--optimum-no-recompute]]
 //                  [--save-policies DIR] [--json] [--html FILE] [-o FILE]
+//                  [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
 //
 // Runs every planner (registry.h) on one iteration with the same budget and
 // judges each policy with the evaluation simulator (eval/compare.h): one row
 // per planner, and below the table what limits each.
 // A planner that cannot reach the budget is a row with feasible = false and
 // its reason, not a failure of the command. Exit 3 when no planner other
-// than ideal reaches the budget (the table is printed first).
+// than ideal reaches the budget (the table is printed first). With --server
+// each row's policy is planned on a planner service (cli/remote.h; cached
+// there) and judged here: the output is the same but for the plan times
+// (the advisor, which searches from the other rows' policies, is local
+// only).
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -30,6 +35,7 @@
 #include "html_output.h"
 #include "planner_flags.h"
 #include "progress.h"
+#include "remote.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
@@ -60,6 +66,7 @@ struct CompareArgs {
   bool optimum = false;
   std::optional<int64_t> optimum_time_limit_ns;
   bool optimum_no_recompute = false;
+  RemoteFlags remote;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -242,6 +249,20 @@ absl::Status Run(CompareArgs& args) {
                    absl::StrCat("--save-policies: cannot create ", save, ": ", ec.message()));
     }
   }
+  std::optional<RemoteSession> session;
+  if (args.remote.server) {
+    for (const std::string& name : options.planners) {
+      if (FindPlanner(name)->create()->UsesSeedPolicies()) {
+        return Error(ErrorKind::kUsage,
+                     absl::StrCat("--planners ", name, ": it searches from the other rows' "
+                                  "policies, which the service does not take: drop --server "
+                                  "(or use `search --server`)"));
+      }
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession opened, RemoteSession::Open(args.remote, trace));
+    session.emplace(std::move(opened));
+    options.plan = RemoteComparePlanner(&*session);
+  }
   ProgressBar bar("compare");
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
@@ -318,6 +339,7 @@ void SetupCompare(CLI::App& root, Action* action) {
   }
   sub->footer(footer);
   args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
+  AddRemoteFlags(sub, &args->flags, &args->remote);
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

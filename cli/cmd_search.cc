@@ -6,6 +6,7 @@
 //   [every other Advisor option] [--copy-latency T] [--h2d-bandwidth B] [--half-duplex]
 //   [--islands [--migration-interval N] [--migrants N]] [--history CSV]
 //   [-o policy] [--json] [--log-generations]
+//   [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
 //
 // Runs the Advisor planner (planners/advisor/advisor_planner.h): a genetic
 // search over operator schedules and size-class memory pools with a Belady
@@ -18,9 +19,13 @@
 // verified with the checker (a rejected policy is an internal error, exit
 // 1), summarised on stdout, and written with -o. Exit 3 when no schedule
 // and pool fit the budget. The Advisor's flags are its option table
-// (AdvisorOptionTable): the names its policies record.
+// (AdvisorOptionTable): the names its policies record. With --server the
+// search runs on a planner service (cli/remote.h; progress streamed, the
+// answer cached there) and the policy is checked and reported here: the
+// output is the same (--islands is local only).
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,12 +42,14 @@
 #include "mpi_islands.h"
 #include "planner_flags.h"
 #include "progress.h"
+#include "remote.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/trace/io.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
@@ -57,6 +64,9 @@ struct SearchArgs {
   std::optional<double> oversubscription;
   std::optional<int64_t> iteration;
   AdvisorOptions options;
+  // The Advisor options as given (name -> value), for --server.
+  std::map<std::string, std::string> option_values;
+  RemoteFlags remote;
   // Island model over MPI.
   bool islands = false;
   std::optional<int64_t> migration_interval;
@@ -120,6 +130,9 @@ absl::Status Run(SearchArgs& a) {
   so.device = device.model;
   const AdvisorOptions& o = a.options;
   AdvisorPlanner planner(o, so);
+  if (a.remote.server && a.islands) {
+    return Error(ErrorKind::kUsage, "--islands runs over MPI in this process: drop --server");
+  }
   // Islands: one population per MPI rank; rank 0 reports and writes.
   std::unique_ptr<MpiIslands> mpi;
   if (a.islands) {
@@ -132,8 +145,9 @@ absl::Status Run(SearchArgs& a) {
   ProgressBar bar("search", ProgressUnit::kFraction);
   const bool log = a.log_generations && !GlobalQuiet() && lead;
   const bool islands = a.islands;
+  ProgressCallback progress;
   if (lead) {
-    planner.set_progress([&, islands](const GenerationStats& g) {
+    progress = [&, islands](const GenerationStats& g) {
       if (log) std::cerr << ProgressLine(g, islands);
       const SearchOptions& s = o.search;
       const double by_generations =
@@ -142,14 +156,21 @@ absl::Status Run(SearchArgs& a) {
                                                        static_cast<double>(s.time_limit_ns)
                                                  : 0.0;
       bar.Update(static_cast<int64_t>(1000 * std::max(by_generations, by_time)), 1000);
-    });
+    };
+    planner.set_progress(progress);
   }
   PlanningProblem problem{.trace = &trace, .iteration = it, .device = device.model};
   const int64_t budget = problem.budget_bytes();
-  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, planner.Plan(problem));
+  std::optional<RemoteSearchOutcome> remote;
+  if (a.remote.server) {
+    SWAPPLAN_ASSIGN_OR_RETURN(remote, RemoteSearch(a.remote, trace, it, device.model,
+                                                   a.option_values, progress));
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(Policy policy,
+                            remote ? absl::StatusOr<Policy>(remote->policy) : planner.Plan(problem));
   bar.Finish();
   policy.device = device.model;
-  const SearchResult& r = *planner.last_result();
+  const SearchResult& r = remote ? remote->result : *planner.last_result();
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy));
   if (!check.clean()) {
     return absl::InternalError(absl::StrCat("the advisor's policy fails the checker: ",
@@ -280,8 +301,10 @@ void SetupSearch(CLI::App& root, Action* action) {
   // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
   // here would be a reference cycle).
   AdvisorOptions* options = &a->options;
+  std::map<std::string, std::string>* values = &a->option_values;
   AddPlannerOptionFlags(sub, &a->flags, AdvisorOptionTable().Describe(AdvisorOptions()),
-                        [options](const std::string& name, const std::string& value) {
+                        [options, values](const std::string& name, const std::string& value) {
+                          (*values)[name] = value;
                           return AdvisorOptionTable().SetValue(options, name, value);
                         });
   sub->add_flag("--islands", a->islands,
@@ -303,6 +326,7 @@ void SetupSearch(CLI::App& root, Action* action) {
   sub->add_flag("--log-generations", a->log_generations,
                 "One line per generation on stderr (best, mean, worst, feasible, evaluations/s), "
                 "also when stderr is not a terminal");
+  AddRemoteFlags(sub, &a->flags, &a->remote);
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }
 

@@ -1,5 +1,6 @@
 // swapplan serve [--listen 127.0.0.1:7070] [--threads N] [--cache-dir DIR]
-//   [--max-trace-bytes 1GiB] [--max-concurrent-plans N] [--max-cache-bytes 4GiB]
+//   [--max-trace-bytes 1GiB] [--max-concurrent-plans N] [--compute-nice 10]
+//   [--max-cache-bytes 4GiB]
 //   [--tls-cert F --tls-key F] [--token-file F] [--insecure] [--grace 30s]
 //
 // Runs the planner service (service/server.h, docs/service.md) until
@@ -38,6 +39,7 @@ struct ServeArgs {
   std::optional<std::string> cache_dir;
   std::optional<int64_t> max_trace_bytes;
   std::optional<int64_t> max_concurrent_plans;
+  std::optional<int64_t> compute_nice;
   std::optional<int64_t> max_cache_bytes;
   std::optional<std::string> tls_cert;
   std::optional<std::string> tls_key;
@@ -72,6 +74,8 @@ absl::Status RunServe(ServeArgs& a) {
   po.max_trace_bytes = a.max_trace_bytes.value_or(po.max_trace_bytes);
   po.max_concurrent_plans =
       static_cast<int32_t>(a.max_concurrent_plans.value_or(po.max_concurrent_plans));
+  po.compute_nice_increment =
+      static_cast<int32_t>(a.compute_nice.value_or(po.compute_nice_increment));
   po.max_cache_disk_bytes = a.max_cache_bytes.value_or(po.max_cache_disk_bytes);
   if (a.token_file) {
     SWAPPLAN_ASSIGN_OR_RETURN(po.token, ReadToken(*a.token_file));
@@ -137,6 +141,10 @@ void SetupServe(CLI::App& root, Action* action) {
                "Most plans/searches/checks/simulations/comparisons at once; more are refused "
                "with RESOURCE_EXHAUSTED (default 4)",
                1, 4096);
+  a->flags.Int(sub, "--compute-nice", &a->compute_nice,
+               "Run computations this much lower in CPU priority (a nice increment) than the "
+               "threads answering cache hits and uploads (default 10; 0 = the same)",
+               0, 19);
   a->flags.Size(sub, "--max-cache-bytes", &a->max_cache_bytes,
                 "Bound of --cache-dir's plans, and of its traces (each; LRU eviction; default "
                 "4GiB)");

@@ -1,10 +1,14 @@
 // swapplan simulate TRACE POLICY [--device NAME] [--device-memory X] [--copy-latency 10us]
 //                   [--half-duplex] [--compute-scale F] [--naive-record-stream]
 //                   [--timeline FILE.json] [--json] [-o FILE]
+//                   [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
 //
 // Runs the evaluation simulator (swapplan/sim/simulator.h) on the iteration
 // the policy was made for and prints the result. Exit 3 when the policy does
-// not fit the device memory (the result is printed first).
+// not fit the device memory (the result is printed first). With --server
+// the simulation runs on a planner service (cli/remote.h) with the device
+// and settings resolved here; the output is the same (--timeline is local
+// only).
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +22,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "remote.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/chrome_trace.h"
 #include "swapplan/sim/simulator.h"
@@ -44,6 +49,7 @@ struct SimulateArgs {
   std::optional<std::string> timeline;
   bool json = false;
   std::optional<std::string> output;
+  RemoteFlags remote;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -351,7 +357,12 @@ absl::Status Run(SimulateArgs& args) {
   o.oom_handling = args.oom_handling == std::optional<std::string>("algorithm3")
                        ? OomHandling::kAlgorithm3
                        : OomHandling::kReport;
-  absl::StatusOr<SimulationResult> simulated = Simulate(trace, policy, o);
+  if (args.remote.server && args.timeline) {
+    return Error(ErrorKind::kUsage, "--timeline needs the simulator in this process: drop --server");
+  }
+  absl::StatusOr<SimulationResult> simulated = args.remote.server
+                                                   ? RemoteSimulate(args.remote, trace, policy, o)
+                                                   : Simulate(trace, policy, o);
   if (!simulated.ok()) {
     // What the policy breaks names the policy file (its items, schedule and
     // sums come from it); the trace's own errors already name the trace.
@@ -415,6 +426,7 @@ void SetupSimulate(CLI::App& root, Action* action) {
   sub->add_flag("--json", args->json,
                 "Machine-readable JSON report (docs/json/simulate.schema.json)");
   args->flags.Text(sub, "-o,--output", &args->output, "Write the report to FILE instead of stdout");
+  AddRemoteFlags(sub, &args->flags, &args->remote);
   sub->callback([args, action] { *action = [args]() -> absl::Status { return Run(*args); }; });
 }
 

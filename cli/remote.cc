@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/device/presets.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/service/convert.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
@@ -13,8 +14,8 @@ namespace swapplan::cli {
 
 void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r) {
   flags->Text(sub, "--server", &r->server,
-              "Plan on this planner service (host:port of `swapplan serve`); the output is the "
-              "same as a local run's");
+              "Run this command's work on this planner service (host:port of `swapplan serve`); "
+              "the output is the same as a local run's");
   flags->Text(sub, "--token-file", &r->token_file,
               "With --server: the service's bearer token (default: $SWAPPLAN_TOKEN)");
   flags->Text(sub, "--tls-ca", &r->tls_ca,
@@ -23,16 +24,36 @@ void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r) {
                   "With --server: deadline of each call, e.g. 30s (default none)");
 }
 
-absl::StatusOr<std::unique_ptr<PlannerClient>> ConnectRemote(const RemoteFlags& r) {
+absl::StatusOr<RemoteSession> RemoteSession::Open(const RemoteFlags& r, const Trace& trace) {
   ClientOptions o;
   SWAPPLAN_ASSIGN_OR_RETURN(o.token, ReadClientToken(r.token_file.value_or("")));
   o.tls_ca_file = r.tls_ca.value_or("");
   o.timeout_ns = r.timeout_ns.value_or(0);
-  return PlannerClient::Connect(r.server.value_or(""), std::move(o));
+  const std::string server = r.server.value_or("");
+  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PlannerClient> client,
+                            PlannerClient::Connect(server, std::move(o)));
+  SWAPPLAN_ASSIGN_OR_RETURN(std::string id,
+                            client->UploadTrace(TraceToBinary(trace), trace.source()));
+  return RemoteSession(std::move(client), std::move(id), server);
 }
 
-absl::StatusOr<std::string> UploadRemote(PlannerClient& client, const Trace& trace) {
-  return client.UploadTrace(TraceToBinary(trace), trace.source());
+v1::TraceRef RemoteSession::trace_ref() const {
+  v1::TraceRef ref;
+  ref.set_trace_id(trace_id_);
+  return ref;
+}
+
+absl::StatusOr<Policy> RemoteSession::Plan(int32_t iteration, const DeviceModel& device,
+                                           const std::string& planner,
+                                           const std::map<std::string, std::string>& options) {
+  v1::PlanRequest req;
+  *req.mutable_trace() = trace_ref();
+  req.set_iteration(iteration);
+  *req.mutable_device() = DeviceSpecFor(device);
+  req.set_planner(planner);
+  for (const auto& [name, value] : options) (*req.mutable_options())[name] = value;
+  SWAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse response, client_->Plan(req));
+  return ParsePolicyBinary(response.policy(), absl::StrCat(server_, " policy"));
 }
 
 v1::DeviceSpec DeviceSpecFor(const DeviceModel& m) {
@@ -51,26 +72,17 @@ v1::DeviceSpec DeviceSpecFor(const DeviceModel& m) {
 absl::StatusOr<Policy> RemotePlan(const RemoteFlags& r, const Trace& trace, int32_t iteration,
                                   const DeviceModel& device, const std::string& planner,
                                   const std::map<std::string, std::string>& options) {
-  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PlannerClient> client, ConnectRemote(r));
-  SWAPPLAN_ASSIGN_OR_RETURN(std::string id, UploadRemote(*client, trace));
-  v1::PlanRequest req;
-  req.mutable_trace()->set_trace_id(id);
-  req.set_iteration(iteration);
-  *req.mutable_device() = DeviceSpecFor(device);
-  req.set_planner(planner);
-  for (const auto& [name, value] : options) (*req.mutable_options())[name] = value;
-  SWAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse response, client->Plan(req));
-  return ParsePolicyBinary(response.policy(), absl::StrCat(*r.server, " policy"));
+  SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
+  return session.Plan(iteration, device, planner, options);
 }
 
 absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace,
                                         const Policy& policy) {
-  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<PlannerClient> client, ConnectRemote(r));
-  SWAPPLAN_ASSIGN_OR_RETURN(std::string id, UploadRemote(*client, trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
   v1::CheckRequest req;
-  req.mutable_trace()->set_trace_id(id);
+  *req.mutable_trace() = session.trace_ref();
   req.set_policy(PolicyToBinary(policy));
-  SWAPPLAN_ASSIGN_OR_RETURN(v1::CheckResponse c, client->Check(req));
+  SWAPPLAN_ASSIGN_OR_RETURN(v1::CheckResponse c, session.client().Check(req));
   CheckReport out;
   out.iteration = c.iteration();
   out.items = c.items();
@@ -94,7 +106,7 @@ absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace
     }
     if (!known) {
       return Error(ErrorKind::kInternal,
-                   absl::StrCat(*r.server, ": unknown violation kind '", v.kind(),
+                   absl::StrCat(session.server(), ": unknown violation kind '", v.kind(),
                                 "' (a newer server?)"));
     }
     o.item = v.item();
@@ -104,6 +116,51 @@ absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace
     out.violations.push_back(std::move(o));
   }
   return out;
+}
+
+absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trace& trace,
+                                                const Policy& policy,
+                                                const SimulatorOptions& options) {
+  if (!options.device.tiers.empty()) {
+    return Error(ErrorKind::kUsage,
+                 "--server: the service does not take a device with memory tiers: drop --server");
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
+  v1::SimulateRequest req;
+  *req.mutable_trace() = session.trace_ref();
+  req.set_policy(PolicyToBinary(policy));
+  DeviceModelToProto(options.device, req.mutable_device_model());
+  SimulatorSettingsToProto(options, req.mutable_settings());
+  SWAPPLAN_ASSIGN_OR_RETURN(v1::SimulateResponse response, session.client().Simulate(req));
+  return SimulationFromProto(response);
+}
+
+absl::StatusOr<RemoteSearchOutcome> RemoteSearch(
+    const RemoteFlags& r, const Trace& trace, int32_t iteration, const DeviceModel& device,
+    const std::map<std::string, std::string>& options, const ProgressCallback& progress) {
+  SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
+  v1::SearchRequest req;
+  *req.mutable_trace() = session.trace_ref();
+  req.set_iteration(iteration);
+  *req.mutable_device() = DeviceSpecFor(device);
+  for (const auto& [name, value] : options) (*req.mutable_options())[name] = value;
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      v1::SearchResult result,
+      session.client().Search(req, [&](const v1::SearchProgress& p) {
+        if (progress) progress(GenerationFromProto(p));
+      }));
+  RemoteSearchOutcome out;
+  SWAPPLAN_ASSIGN_OR_RETURN(out.policy, ParsePolicyBinary(result.plan().policy(),
+                                                          absl::StrCat(session.server(), " policy")));
+  SWAPPLAN_ASSIGN_OR_RETURN(out.result, SearchFromProto(result));
+  return out;
+}
+
+CompareOptions::PlanFn RemoteComparePlanner(RemoteSession* session) {
+  return [session](const std::string& planner, const PlanningProblem& problem,
+                   const std::map<std::string, std::string>& options) {
+    return session->Plan(problem.iteration, problem.device, planner, options);
+  };
 }
 
 }  // namespace swapplan::cli

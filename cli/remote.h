@@ -10,8 +10,8 @@
 //   --tls-ca F           PEM roots: speak TLS and verify the server with them
 //   --server-timeout T   deadline of each call, e.g. 30s (default none)
 //
-//   RemoteFlags r;  AddRemoteFlags(sub, &flags, &r);
-//   ...
+//   RemoteFlags r;  AddRemoteFlags(sub, &flags, &r);     // plan, check, simulate,
+//   ...                                                  // compare, search
 //   if (r.server) { SWAPPLAN_ASSIGN_OR_RETURN(Policy p, RemotePlan(r, trace, ...)); }
 #ifndef SWAPPLAN_CLI_REMOTE_H_
 #define SWAPPLAN_CLI_REMOTE_H_
@@ -27,9 +27,12 @@
 #include "absl/status/statusor.h"
 #include "flags.h"
 #include "swapplan/device/device_model.h"
+#include "swapplan/eval/compare.h"
+#include "swapplan/planners/advisor/search.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/service/client.h"
 #include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan::cli {
@@ -44,19 +47,38 @@ struct RemoteFlags {
 // Declares --server, --token-file, --tls-ca and --server-timeout on `sub`.
 void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r);
 
-// A client of r.server with the token and TLS roots of the flags.
-absl::StatusOr<std::unique_ptr<PlannerClient>> ConnectRemote(const RemoteFlags& r);
+// A connection to r.server (the token and TLS roots of the flags) with the
+// command's trace uploaded: what every --server command starts with.
+class RemoteSession {
+ public:
+  // Connects and uploads `trace` (its binary form). The server's errors keep
+  // their kinds.
+  static absl::StatusOr<RemoteSession> Open(const RemoteFlags& r, const Trace& trace);
 
-// Uploads `trace` (its binary form); returns the trace id.
-absl::StatusOr<std::string> UploadRemote(PlannerClient& client, const Trace& trace);
+  PlannerClient& client() { return *client_; }
+  // The uploaded trace, as requests name it.
+  v1::TraceRef trace_ref() const;
+  const std::string& server() const { return server_; }
+
+  // The policy planner `planner` makes on the server for iteration
+  // `iteration` on `device`, with `options` (Planner::SetOption spellings).
+  absl::StatusOr<Policy> Plan(int32_t iteration, const DeviceModel& device,
+                              const std::string& planner,
+                              const std::map<std::string, std::string>& options);
+
+ private:
+  RemoteSession(std::unique_ptr<PlannerClient> client, std::string trace_id, std::string server)
+      : client_(std::move(client)), trace_id_(std::move(trace_id)), server_(std::move(server)) {}
+  std::unique_ptr<PlannerClient> client_;
+  std::string trace_id_;
+  std::string server_;
+};
 
 // The device fields the service resolves to `m` (its preset by name when
 // it is one, then every figure).
 v1::DeviceSpec DeviceSpecFor(const DeviceModel& m);
 
-// The policy planner `planner` makes on the server for iteration
-// `iteration` of `trace`, on `device`, with `options` (Planner::SetOption
-// spellings). The server's errors keep their kinds (infeasible: exit 3).
+// RemoteSession::Plan of a session opened for this one call.
 absl::StatusOr<Policy> RemotePlan(const RemoteFlags& r, const Trace& trace, int32_t iteration,
                                   const DeviceModel& device, const std::string& planner,
                                   const std::map<std::string, std::string>& options);
@@ -64,6 +86,32 @@ absl::StatusOr<Policy> RemotePlan(const RemoteFlags& r, const Trace& trace, int3
 // The checker's report computed by the server (CheckOptionsFor the policy).
 absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace,
                                         const Policy& policy);
+
+// The evaluation simulator's result computed by the server with `options`
+// (its device as given, its settings): the same as Simulate(trace, policy,
+// options) here, but for the timeline (local only).
+absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trace& trace,
+                                                const Policy& policy,
+                                                const SimulatorOptions& options);
+
+// What `search --server` gets: the policy and the search's figures (one
+// island, no chromosome).
+struct RemoteSearchOutcome {
+  Policy policy;
+  SearchResult result;
+};
+
+// The Advisor's search on the server for iteration `iteration` of `trace`
+// on `device` with `options` (its option table's names); `progress` (may be
+// empty) gets each generation as the server sends it (none when the answer
+// comes from the server's cache: the result's history has them all).
+absl::StatusOr<RemoteSearchOutcome> RemoteSearch(
+    const RemoteFlags& r, const Trace& trace, int32_t iteration, const DeviceModel& device,
+    const std::map<std::string, std::string>& options, const ProgressCallback& progress);
+
+// ComparePlanners' way of making each row's policy on the server
+// (CompareOptions::plan); `session` must outlive the comparison.
+CompareOptions::PlanFn RemoteComparePlanner(RemoteSession* session);
 
 }  // namespace swapplan::cli
 

@@ -9,14 +9,16 @@ processes (default 16) with --requests mixed requests each (default 200):
 Plan, Check and Simulate on the traces, a --repeat fraction (default half)
 of them exact repeats of an earlier request of the same client. A new Plan
 asks for a budget no request asked before (the prepared budget plus a unique
-multiple of 4 KiB), so that it plans; a repeated Plan is answered from the
-cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
+multiple of 4 KiB), so that it plans, 1M-op traces included; a repeated Plan
+is answered from the cache. A request refused with RESOURCE_EXHAUSTED (--max-concurrent-plans)
 is retried after a capped exponential back-off; those refusals are counted,
 not failed. Every other error is a failure.
 
 Reports throughput, p50/p99 latency per method (the answered attempt, and
-end to end with back-offs), the cache hit rate of Plan, the cached Plan p99,
-the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
+end to end with back-offs), the cache hit rate of Plan, the cached Plan p99
+(all sizes, and per trace size with the plans computed per size), a probe of
+cached Plans of the smallest trace sent every --load-probe-interval-s from
+the driving process during the mixed run, the server's peak RSS (VmHWM of /proc/PID/status), the failed requests,
 the latencies the server logs (no client, no network), and a probe of
 --cached-probe sequential cached Plans by one client after the mixed run,
 as text and with --json FILE as JSON; the server's log (one line per call)
@@ -130,10 +132,10 @@ def make_requests(client, n, repeat, weights, seed):
             continue
         method = rng.choice(METHODS)
         label = rng.choices(labels, [weights[x] for x in labels])[0]
-        # A new Plan: a budget no request asked for before (a new cache key);
-        # the 1M-op Plan asks for the prepared budget (planning 1M ops takes
-        # tens of seconds on a loaded 2-core machine: one plan, then hits).
-        offset = (client * n + k + 1) * 4096 if method == "Plan" and label != "1M" else 0
+        # A new Plan: a budget no request asked for before (a new cache key),
+        # on every trace size, so that 1M-op plans are computed during the
+        # mixed run too (they compete for the CPU with the cache hits).
+        offset = (client * n + k + 1) * 4096 if method == "Plan" else 0
         out.append((method, label, offset))
     return out
 
@@ -173,6 +175,7 @@ def run_client(args):
     records, uploads, refusals = [], [], {}
     uploaded = {}
     rng = random.Random(client)
+    stat = "/proc/self/task/%d/schedstat" % threading.get_native_id()
     for method, label, offset in requests:
         if time.time() > deadline:
             break
@@ -197,14 +200,101 @@ def run_client(args):
                 else:
                     planner.simulate(trace, policies[label])
                 return False
+            w0 = schedstat_wait_ns(stat)
             rec["cache_hit"] = with_retries(once, deadline, rng, refusals)
             now = time.perf_counter()
+            rec["queue_wait_s"] = (schedstat_wait_ns(stat) - w0) / 1e9
             rec.update(ok=True, latency_s=now - last[0], end_to_end_s=now - start)
         except PlannerError as e:
             rec["error"] = str(e)
         records.append(rec)
     planner.close()
     return {"records": records, "uploads": uploads, "refusals": refusals}
+
+
+class LoadProbe:
+    """During the mixed run: one cached Plan of the smallest trace every
+    `interval_s` from a thread of this (otherwise idle) process, so that the
+    cached latency is seen apart from the clients' own CPU use."""
+
+    def __init__(self, address, path, budget, interval_s):
+        from swapplan.client import Planner
+        self.planner = Planner(address, timeout_s=600)
+        self.trace = self.planner.upload(path)
+        self.budget = budget
+        self.planner.plan(self.trace, device_memory=budget)
+        self.latencies_ms = []
+        self.stop = threading.Event()
+        self.interval_s = interval_s
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        # The probe thread's own time waiting for a CPU (run queue), per call:
+        # the part of its latency that is this client not being scheduled.
+        self.queue_wait_ms = []
+        stat = "/proc/self/task/%d/schedstat" % threading.get_native_id()
+        while not self.stop.wait(self.interval_s):
+            w0 = schedstat_wait_ns(stat)
+            t0 = time.perf_counter()
+            r = self.planner.plan(self.trace, device_memory=self.budget)
+            self.latencies_ms.append((time.perf_counter() - t0) * 1e3)
+            self.queue_wait_ms.append((schedstat_wait_ns(stat) - w0) / 1e6)
+            assert r.cache_hit, "the load probe's plan was not a cache hit"
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        self.planner.close()
+        v, q = self.latencies_ms, self.queue_wait_ms
+        return {"count": len(v), "p50_ms": round(percentile(v, 50), 3) if v else None,
+                "p99_ms": round(percentile(v, 99), 3) if v else None,
+                "max_ms": round(max(v), 3) if v else None,
+                "client_run_queue_wait_p50_ms": round(percentile(q, 50), 3) if q else None,
+                "client_run_queue_wait_p99_ms": round(percentile(q, 99), 3) if q else None}
+
+
+def schedstat_wait_ns(path):
+    """Nanoseconds the thread has waited on a run queue (schedstat field 2)."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def server_threads(pid):
+    """Per thread of the server: (name, run ns, run-queue wait ns) by tid."""
+    out = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                name = re.sub(r"[0-9]+$", "", f.read().strip())
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                run, wait = [int(x) for x in f.read().split()[:2]]
+        except (OSError, ValueError):
+            continue
+        out[tid] = (name, run, wait)
+    return out
+
+
+def thread_deltas(before, after):
+    """Per thread name: run and run-queue wait seconds between two
+    server_threads() samples (threads started meanwhile count from 0; those
+    that ended meanwhile are not counted)."""
+    out = {}
+    for tid, (name, run, wait) in after.items():
+        _, run0, wait0 = before.get(tid, (name, 0, 0))
+        acc = out.setdefault(name, {"threads": 0, "run_s": 0.0, "run_queue_wait_s": 0.0})
+        acc["threads"] += 1
+        acc["run_s"] += (run - run0) / 1e9
+        acc["run_queue_wait_s"] += (wait - wait0) / 1e9
+    return {k: {"threads": v["threads"], "run_s": round(v["run_s"], 2),
+                "run_queue_wait_s": round(v["run_queue_wait_s"], 2)}
+            for k, v in sorted(out.items())}
 
 
 def cached_plan_probe(address, path, budget, n):
@@ -280,9 +370,27 @@ def summarize(results, wall_s, server, rss_peak_kib, args):
                 "end_to_end_p99_ms": round(percentile(e2e, 99), 2)}
     plans = [r for r in done if r["method"] == "Plan"]
     hits = [r["latency_s"] * 1e3 for r in plans if r["cache_hit"]]
+    out["plans_by_size"] = {}
+    for label in SIZES:
+        sel = [r for r in plans if r["label"] == label]
+        if not sel:
+            continue
+        size_hits = [r["latency_s"] * 1e3 for r in sel if r["cache_hit"]]
+        out["plans_by_size"][label] = {
+            "computed": sum(1 for r in sel if not r["cache_hit"]), "cache_hits": len(size_hits),
+            "cache_hit_p50_ms": round(percentile(size_hits, 50), 2) if size_hits else None,
+            "cache_hit_p99_ms": round(percentile(size_hits, 99), 2) if size_hits else None}
     out["plan_cache_hit_rate"] = round(len(hits) / len(plans), 3) if plans else None
     out["cached_plan_p50_ms"] = round(percentile(hits, 50), 2) if hits else None
     out["cached_plan_p99_ms"] = round(percentile(hits, 99), 2) if hits else None
+    # The client process's own run-queue wait during each cached Plan (it
+    # was runnable but not on a CPU): the share of the latency that is the
+    # client's scheduling, not the server.
+    waits = [r.get("queue_wait_s", 0) * 1e3 for r in plans if r["cache_hit"]]
+    out["cached_plan_client_run_queue_wait_p50_ms"] = (
+        round(percentile(waits, 50), 2) if waits else None)
+    out["cached_plan_client_run_queue_wait_p99_ms"] = (
+        round(percentile(waits, 99), 2) if waits else None)
     out["server_log_cache_hits"] = server.cache_hits_logged
     for res in results:
         for reason, n in res["refusals"].items():
@@ -313,6 +421,9 @@ def main(argv=None):
                    help="a flag for swapplan serve (repeat), e.g. --serve-arg=--threads=16")
     p.add_argument("--cached-probe", type=int, default=500,
                    help="after the mixed run: this many sequential cached Plans by one client")
+    p.add_argument("--load-probe-interval-s", type=float, default=0.05,
+                   help="during the mixed run: a cached Plan of the smallest trace this often "
+                        "from the driving process (0 = none)")
     p.add_argument("--json", default=None, help="write the summary here")
     args = p.parse_args(argv)
     weights = {}
@@ -338,16 +449,33 @@ def main(argv=None):
             while not stop.wait(0.5):
                 peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         threading.Thread(target=sample, daemon=True).start()
+        small = next(x for x in SIZES if x in paths)
+        probe_during = None
+        if args.load_probe_interval_s > 0:
+            probe_during = LoadProbe(server.address, paths[small], budgets[small],
+                                     args.load_probe_interval_s)
         ctx = multiprocessing.get_context("spawn")
+        threads_before = server_threads(server.proc.pid)
         t0 = time.perf_counter()
+        if probe_during:
+            probe_during.thread.start()
         with ctx.Pool(args.clients) as pool:
             results = pool.map(run_client, jobs)
         wall = time.perf_counter() - t0
+        threads_after = server_threads(server.proc.pid)
         stop.set()
+        if probe_during:
+            during = probe_during.finish()
         peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         summary = summarize(results, wall, server, peak_rss[0], args)
+        # Where the server's threads spent the mixed run, by thread name:
+        # on a CPU, and waiting for one (threads that ended meanwhile are
+        # not counted).
+        summary["server_threads_during_load"] = thread_deltas(threads_before, threads_after)
+        if probe_during:
+            summary["cached_plan_probe_during_load"] = dict(during, trace=small,
+                                                            interval_s=args.load_probe_interval_s)
         if args.cached_probe > 0:
-            small = next(x for x in SIZES if x in paths)
             probe = cached_plan_probe(server.address, paths[small], budgets[small],
                                       args.cached_probe)
             summary["cached_plan_probe"] = {

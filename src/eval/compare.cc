@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -198,7 +199,16 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
     }
     if (planner->UsesSeedPolicies()) planner->SetSeedPolicies(fitting, o);
     const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<Policy> policy = planner->Plan(problem);
+    absl::StatusOr<Policy> policy = absl::UnknownError("not planned");
+    if (options.plan) {
+      std::map<std::string, std::string> given;
+      for (const CompareOptions::PlannerOption& opt : options.planner_options) {
+        if (opt.planner == info->name) given[opt.name] = opt.value;
+      }
+      policy = options.plan(info->name, problem, given);
+    } else {
+      policy = planner->Plan(problem);
+    }
     row.plan_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::steady_clock::now() - t0)
                            .count();

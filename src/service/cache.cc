@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -274,7 +275,7 @@ absl::Status BlobCache::Put(const std::string& key, const std::string& value) {
 
 absl::StatusOr<std::string> BlobCache::GetOrCompute(
     const std::string& key, const std::function<absl::StatusOr<Computed>()>& compute,
-    bool* hit) {
+    bool* hit, const std::function<bool()>& give_up) {
   if (hit != nullptr) *hit = false;
   for (;;) {
     if (std::optional<std::string> v = Get(key)) {
@@ -293,7 +294,17 @@ absl::StatusOr<std::string> BlobCache::GetOrCompute(
       } else {
         flight = it->second;
         ++stats_.shared_flights;
-        flight_done_.wait(lock, [&] { return flight->done; });
+        while (!flight_done_.wait_for(lock, std::chrono::milliseconds(20),
+                                      [&] { return flight->done; })) {
+          if (!give_up) continue;
+          lock.unlock();  // give_up may take a while (it asks gRPC)
+          const bool stop = give_up();
+          lock.lock();
+          if (stop && !flight->done) {
+            return Error(ErrorKind::kCancelled,
+                         "gave up waiting for an identical request's computation");
+          }
+        }
       }
     }
     if (!leader) {

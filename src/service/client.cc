@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -39,6 +40,11 @@ ErrorKind KindFromGrpc(grpc::StatusCode code) {
 }
 
 }  // namespace
+
+std::unique_ptr<PlannerGrpcClient> NewPlannerGrpcClient(
+    const std::shared_ptr<grpc::ChannelInterface>& channel) {
+  return v1::Planner::NewStub(channel);
+}
 
 absl::Status ClientOptions::Validate() const {
   if (timeout_ns < 0) {
@@ -85,7 +91,7 @@ absl::StatusOr<std::unique_ptr<PlannerClient>> PlannerClient::Connect(const std:
 PlannerClient::PlannerClient(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       channel_(std::move(channel)),
-      rpc_(v1::Planner::NewStub(channel_)) {}
+      rpc_(NewPlannerGrpcClient(channel_)) {}
 
 void PlannerClient::Prepare(grpc::ClientContext* ctx) const {
   if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);
@@ -135,6 +141,25 @@ absl::StatusOr<std::string> PlannerClient::UploadTrace(absl::string_view bytes,
   writer->WritesDone();
   SWAPPLAN_RETURN_IF_ERROR(ToStatus(writer->Finish(), ctx));
   return response.trace().trace_id();
+}
+
+absl::StatusOr<v1::SearchResult> PlannerClient::Search(
+    const v1::SearchRequest& request,
+    const std::function<void(const v1::SearchProgress&)>& progress) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  auto reader = rpc_->Search(&ctx, request);
+  v1::SearchUpdate u;
+  std::optional<v1::SearchResult> result;
+  while (reader->Read(&u)) {
+    if (u.has_progress() && progress) progress(u.progress());
+    if (u.has_result()) result = u.result();
+  }
+  SWAPPLAN_RETURN_IF_ERROR(ToStatus(reader->Finish(), ctx));
+  if (!result.has_value()) {
+    return Error(ErrorKind::kInternal, "Search: the stream ended without a result");
+  }
+  return *std::move(result);
 }
 
 #define SWAPPLAN_CLIENT_UNARY(Method, Request, Response)                        \

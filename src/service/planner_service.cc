@@ -1,5 +1,6 @@
 #include "swapplan/service/planner_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <utility>
@@ -7,15 +8,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "service/call.h"
+#include "service/compute_pool.h"
 #include "service/requests.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
-namespace {
-
-}  // namespace
 
 const char* GrpcCodeName(grpc::StatusCode c) {
   switch (c) {
@@ -61,6 +60,9 @@ absl::Status PlannerServiceOptions::Validate() const {
   if (max_concurrent_plans < 1) {
     return bad("max_concurrent_plans", max_concurrent_plans, "must be >= 1");
   }
+  if (compute_nice_increment < 0 || compute_nice_increment > 19) {
+    return bad("compute_nice_increment", compute_nice_increment, "must be in 0..19");
+  }
   if (max_cache_memory_bytes < 1) {
     return bad("max_cache_memory_bytes", max_cache_memory_bytes, "must be >= 1");
   }
@@ -101,6 +103,18 @@ grpc::StatusCode GrpcCodeFor(const absl::Status& status) {
   }
   return grpc::StatusCode::INTERNAL;
 }
+
+PlannerService::PlannerService(PlannerServiceOptions options, RequestLogSink log)
+    : options_(std::move(options)),
+      log_(std::move(log)),
+      // Clamped: Create validates, the constructor must never start 0 workers.
+      compute_(std::make_unique<service::ComputePool>(
+          std::max(options_.max_concurrent_plans, 1),
+          std::clamp(options_.compute_nice_increment, 0, 19))) {}
+
+PlannerService::~PlannerService() = default;
+
+int64_t PlannerService::computations_run() const { return compute_->tasks_run(); }
 
 absl::StatusOr<std::unique_ptr<PlannerService>> PlannerService::Create(
     PlannerServiceOptions options, RequestLogSink log) {

@@ -14,6 +14,7 @@
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/service/cache.h"
+#include "swapplan/service/convert.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/util/error.h"
@@ -73,7 +74,7 @@ void FillReport(const Trace& trace, int32_t iteration, const Policy& p, const Ch
   out->set_iteration(iteration);
   out->set_num_ops(trace.iteration(iteration).num_ops());
   out->set_planner(p.planner);
-  DeviceToProto(p.device, out->mutable_device());
+  DeviceModelToProto(p.device, out->mutable_device());
   out->set_budget_bytes(p.BudgetBytes());
   out->set_num_items(static_cast<int32_t>(p.items.size()));
   out->set_d2h_bytes(p.TotalItemBytes());
@@ -119,16 +120,6 @@ absl::StatusOr<DeviceModel> ResolveDeviceSpec(const v1::DeviceSpec& spec, const 
   return m;
 }
 
-void DeviceToProto(const DeviceModel& m, v1::DeviceModel* out) {
-  out->set_name(m.name);
-  out->set_capacity_bytes(m.capacity_bytes);
-  out->set_reserve_bytes(m.reserve_bytes);
-  out->set_h2d_bandwidth_bytes_per_s(m.h2d_bandwidth_bytes_per_s);
-  out->set_d2h_bandwidth_bytes_per_s(m.d2h_bandwidth_bytes_per_s);
-  out->set_copy_latency_ns(m.copy_latency_ns);
-  out->set_copy_engines(m.copy_engines);
-  out->set_compute_time_scale(m.compute_time_scale);
-}
 
 std::string PlanCacheKey(const std::string& kind, const std::string& trace_id, int32_t iteration,
                          const DeviceModel& d, const std::string& planner,
@@ -200,11 +191,7 @@ absl::StatusOr<PlanOutcome> RunPlan(const Trace& trace, int32_t iteration,
   out.response.set_policy(PolicyToBinary(policy));
   out.response.set_plan_time_ns(plan_ns);
   if (advisor != nullptr && advisor->last_result().has_value()) {
-    const SearchResult& r = *advisor->last_result();
-    out.searched = true;
-    out.stop_reason = r.stop_reason;
-    out.generations = r.generations;
-    out.evaluations = r.evaluations;
+    out.search = *advisor->last_result();
   }
   return out;
 }
@@ -248,8 +235,10 @@ absl::StatusOr<v1::CheckResponse> RunCheck(const Trace& trace, absl::string_view
 }
 
 absl::StatusOr<v1::SimulateResponse> RunSimulate(const Trace& trace,
-                                                 absl::string_view policy_bytes,
-                                                 int32_t iteration, const v1::DeviceSpec& spec) {
+                                                 const v1::SimulateRequest& req) {
+  const std::string& policy_bytes = req.policy();
+  const v1::DeviceSpec& spec = req.device();
+  const int32_t iteration = req.iteration();
   Policy policy;
   DeviceModel m;
   const TraceMetadata& md = trace.metadata();
@@ -276,30 +265,18 @@ absl::StatusOr<v1::SimulateResponse> RunSimulate(const Trace& trace,
   }
   ApplySpec(spec, &m);
   if (m.capacity_bytes <= 0) m.capacity_bytes = kUnlimitedCapacityBytes;
+  // The client's own resolution of its device flags, taken as it is.
+  if (req.has_device_model()) m = DeviceModelFromProto(req.device_model());
   if (!policy.items.empty()) SWAPPLAN_RETURN_IF_ERROR(NeedBandwidths(m, trace));
   SimulatorOptions o;
   o.device = m;
+  if (req.has_settings()) ApplySimulatorSettings(req.settings(), &o);
   if (absl::Status s = o.Validate(); !s.ok()) {
     return Error(ErrorKind::kUsage, absl::StrCat("device: ", s.message()));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, Simulate(trace, policy, o));
   v1::SimulateResponse out;
-  out.set_iteration(r.iteration);
-  out.set_num_ops(r.num_ops);
-  DeviceToProto(r.device, out.mutable_device());
-  out.set_iteration_time_ns(r.iteration_time_ns);
-  out.set_ideal_time_ns(r.ideal_time_ns);
-  out.set_overhead_vs_ideal_fraction(r.overhead_vs_ideal);
-  out.set_compute_ns(r.compute_ns);
-  out.set_stall_ns(r.stall_ns);
-  out.set_peak_bytes(r.peak_bytes);
-  out.set_peak_op(r.peak_op);
-  out.set_oom(r.oom.occurred);
-  out.set_oom_op(r.oom.occurred ? r.oom.op : -1);
-  out.set_bytes_d2h(r.bytes_d2h);
-  out.set_bytes_h2d(r.bytes_h2d);
-  out.set_copies_d2h(r.copies_d2h);
-  out.set_copies_h2d(r.copies_h2d);
+  SimulationToProto(r, &out);
   return out;
 }
 

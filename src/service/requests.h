@@ -13,6 +13,7 @@
 #define SWAPPLAN_SERVICE_REQUESTS_H_
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -33,9 +34,6 @@ namespace swapplan::service {
 absl::StatusOr<DeviceModel> ResolveDeviceSpec(const v1::DeviceSpec& spec, const Trace& trace,
                                               bool need_capacity);
 
-// Every field of `m` that the protocol carries.
-void DeviceToProto(const DeviceModel& m, v1::DeviceModel* out);
-
 // The cache key of a Plan (or Search, `kind` "search"): hex SHA-256 of the
 // trace id, iteration, every field of the resolved device, the planner and
 // the options sorted by name. O(options).
@@ -55,10 +53,7 @@ struct PlanHooks {
 struct PlanOutcome {
   v1::PlanResponse response;
   // The advisor's search, when the planner was the advisor.
-  bool searched = false;
-  std::string stop_reason;
-  int32_t generations = 0;
-  int64_t evaluations = 0;
+  std::optional<SearchResult> search;
 };
 
 // Plans iteration `iteration` of `trace` for `device` with planner
@@ -81,13 +76,14 @@ absl::StatusOr<Policy> ParsePolicyBytes(absl::string_view bytes, const std::stri
 // kFingerprintMismatch; violations are the report's, not an error.
 absl::StatusOr<v1::CheckResponse> RunCheck(const Trace& trace, absl::string_view policy_bytes);
 
-// The evaluation simulator on `policy_bytes` (empty: iteration
-// `iteration` with no policy). The device: the policy's (capacity = its
-// budget), the trace's bandwidths where it records none, then the fields of
-// `spec`. An OOM is reported (oom, oom_op), not an error.
+// The evaluation simulator on the request's policy (empty: iteration
+// `iteration` with no policy). The device: the request's device_model when
+// set; else the policy's (capacity = its budget), the trace's bandwidths
+// where it records none, then the fields of `device`. The simulator's
+// settings from `settings`. An OOM is reported (oom, oom_op, detail), not an
+// error.
 absl::StatusOr<v1::SimulateResponse> RunSimulate(const Trace& trace,
-                                                 absl::string_view policy_bytes,
-                                                 int32_t iteration, const v1::DeviceSpec& spec);
+                                                 const v1::SimulateRequest& req);
 
 // ComparePlanners on the request's budget, device and planners.
 absl::StatusOr<v1::CompareResponse> RunCompare(const Trace& trace, const v1::CompareRequest& req);

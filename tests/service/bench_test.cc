@@ -38,7 +38,7 @@ TEST_CASE("bench: Plan latency over loopback", "[.bench]") {
   {
     grpc::ClientContext ctx;
     v1::PlanResponse r;
-    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &r).ok());  // fills the cache
+    REQUIRE(t.rpc->Plan(&ctx, ToyPlan(id), &r).ok());  // fills the cache
   }
   constexpr int kCalls = 2000;
   std::vector<double> one;
@@ -46,7 +46,7 @@ TEST_CASE("bench: Plan latency over loopback", "[.bench]") {
     grpc::ClientContext ctx;
     v1::PlanResponse r;
     const auto start = Clock::now();
-    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &r).ok());
+    REQUIRE(t.rpc->Plan(&ctx, ToyPlan(id), &r).ok());
     one.push_back(Since(start));
     REQUIRE(r.cache_hit());
   }
@@ -63,13 +63,13 @@ TEST_CASE("bench: Plan latency over loopback", "[.bench]") {
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&, c] {
       // One channel per client, as separate processes would have.
-      auto stub = v1::Planner::NewStub(grpc::CreateChannel(
+      auto rpc = NewPlannerGrpcClient(grpc::CreateChannel(
           absl::StrCat("127.0.0.1:", t.server->port()), grpc::InsecureChannelCredentials()));
       for (int i = 0; i < kEach; ++i) {
         grpc::ClientContext ctx;
         v1::PlanResponse r;
         const auto s = Clock::now();
-        const grpc::Status st = stub->Plan(&ctx, ToyPlan(id), &r);
+        const grpc::Status st = rpc->Plan(&ctx, ToyPlan(id), &r);
         if (!st.ok()) {
           ++failures;
           std::printf("failed: %d %s\n", static_cast<int>(st.error_code()),
@@ -97,7 +97,7 @@ TEST_CASE("bench: Plan latency over loopback", "[.bench]") {
     req.set_skip_cache(true);
     v1::PlanResponse r;
     const auto s = Clock::now();
-    REQUIRE(t.stub->Plan(&ctx, req, &r).ok());
+    REQUIRE(t.rpc->Plan(&ctx, req, &r).ok());
     miss.push_back(Since(s));
   }
   const Percentiles pm = Of(miss);

@@ -133,7 +133,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
     TestServer t(po);
     id = t.UploadToy();
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &first).ok());
+    REQUIRE(t.rpc->Plan(&ctx, ToyPlan(id), &first).ok());
     CHECK_FALSE(first.cache_hit());
     t.server->Shutdown(std::chrono::seconds(1));
   }
@@ -141,7 +141,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
   // The trace id is known without uploading again, and the plan is cached.
   v1::PlanResponse again;
   grpc::ClientContext ctx;
-  grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &again);
+  grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &again);
   INFO(s.error_message());
   REQUIRE(s.ok());
   CHECK(again.cache_hit());
@@ -150,7 +150,7 @@ TEST_CASE("service: a restarted server answers from its warm cache dir", "[servi
   g.set_cache_key(first.cache_key());
   v1::PlanResponse got;
   grpc::ClientContext ctx2;
-  REQUIRE(t.stub->GetPolicy(&ctx2, g, &got).ok());
+  REQUIRE(t.rpc->GetPolicy(&ctx2, g, &got).ok());
   CHECK(got.policy() == first.policy());
   CHECK(t.server->service().cache_stats().disk_hits == 1);
 }
@@ -164,13 +164,126 @@ TEST_CASE("service: concurrent identical Plans plan once", "[service][cache]") {
     threads.emplace_back([&] {
       v1::PlanResponse r;
       grpc::ClientContext ctx;
-      grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &r);
+      grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &r);
       CHECK(s.ok());
       if (!r.cache_hit()) ++misses;
     });
   }
   for (std::thread& th : threads) th.join();
   CHECK(misses == 1);
+}
+
+// A search that runs for `seconds` of wall time (no generation limit).
+v1::SearchRequest TimedSearch(const std::string& id, const std::string& seconds) {
+  v1::SearchRequest req;
+  req.mutable_trace()->set_trace_id(id);
+  req.mutable_device()->set_reserve_bytes(100);
+  (*req.mutable_options())["max-generations"] = "0";
+  (*req.mutable_options())["convergence-generations"] = "0";
+  (*req.mutable_options())["time-limit-ns"] = seconds;
+  (*req.mutable_options())["population"] = "8";
+  (*req.mutable_options())["seed"] = "1";
+  return req;
+}
+
+// Reads a Search to its end: the result (REQUIREs one) and the progress
+// messages seen.
+v1::SearchResult ReadSearch(grpc::ClientReaderInterface<v1::SearchUpdate>* reader,
+                            int* progress) {
+  v1::SearchUpdate u;
+  v1::SearchResult result;
+  int results = 0;
+  while (reader->Read(&u)) {
+    if (u.has_progress()) ++*progress;
+    if (u.has_result()) {
+      result = u.result();
+      ++results;
+    }
+  }
+  const grpc::Status s = reader->Finish();
+  INFO(s.error_message());
+  REQUIRE(s.ok());
+  REQUIRE(results == 1);
+  return result;
+}
+
+// A 1.5 s search of the toy, running: its first progress message was read.
+std::unique_ptr<grpc::ClientReaderInterface<v1::SearchUpdate>> StartSearch(
+    TestServer& t, const std::string& id, grpc::ClientContext* ctx) {
+  auto reader = t.rpc->Search(ctx, TimedSearch(id, "1500ms"));
+  v1::SearchUpdate u;
+  REQUIRE(reader->Read(&u));
+  REQUIRE(u.has_progress());
+  return reader;
+}
+
+TEST_CASE("service: concurrent identical Searches search once", "[service][cache]") {
+  TestServer t;
+  const std::string id = t.UploadToy();
+  // The first search runs for 1.5 s; the second, identical, arrives while
+  // it runs (after its first progress message) and waits for its answer.
+  grpc::ClientContext first_ctx;
+  auto first = StartSearch(t, id, &first_ctx);
+  int second_progress = 0;
+  v1::SearchResult second_result;
+  std::thread second([&] {
+    grpc::ClientContext ctx;
+    auto reader = t.rpc->Search(&ctx, TimedSearch(id, "1500ms"));
+    second_result = ReadSearch(reader.get(), &second_progress);
+  });
+  int first_progress = 1;
+  const v1::SearchResult first_result = ReadSearch(first.get(), &first_progress);
+  second.join();
+  // One search ran: the second waited on the first (a shared flight), so
+  // without single flight computations_run would be 2 and shared_flights 0.
+  CHECK(t.server->service().computations_run() == 1);
+  CHECK(t.server->service().cache_stats().shared_flights == 1);
+  CHECK_FALSE(first_result.plan().cache_hit());
+  CHECK(second_result.plan().cache_hit());
+  CHECK(second_progress == 0);  // a waiter streams no progress, then the result
+  CHECK(first_progress >= 2);
+  // The waiter's answer is the first search's, counts included.
+  CHECK(second_result.plan().policy() == first_result.plan().policy());
+  CHECK(first_result.stop_reason() == "time limit");
+  CHECK(second_result.stop_reason() == "time limit");
+  CHECK(first_result.generations() >= 1);
+  CHECK(second_result.generations() == first_result.generations());
+  CHECK(second_result.evaluations() == first_result.evaluations());
+}
+
+TEST_CASE("service: a waiter whose client goes away stops waiting", "[service][cache]") {
+  TestServer t;
+  const std::string id = t.UploadToy();
+  grpc::ClientContext first_ctx;
+  auto first = StartSearch(t, id, &first_ctx);
+  v1::SearchUpdate u;
+  // The second waits on the first; its deadline (300 ms) passes long
+  // before the first's answer (1.5 s): it ends DEADLINE_EXCEEDED on time.
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  auto reader = t.rpc->Search(&ctx, TimedSearch(id, "1500ms"));
+  while (reader->Read(&u)) {
+  }
+  const grpc::Status s = reader->Finish();
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+  CHECK(waited_s < 1.2);
+  int progress = 1;
+  CHECK(ReadSearch(first.get(), &progress).stop_reason() == "time limit");
+  CHECK(t.server->service().computations_run() == 1);
+  // Server side: the waiter's handler ended soon after its deadline
+  // (CANCELLED, "gave up waiting"), not when the first search answered.
+  bool seen = false;
+  for (const RequestLog& r : t.Logs()) {
+    if (r.method != "Search" || r.code == grpc::StatusCode::OK) continue;
+    seen = true;
+    CHECK(r.code == grpc::StatusCode::CANCELLED);
+    CHECK(r.message.find("gave up waiting") != std::string::npos);
+    CHECK(r.latency_ns < 1'000'000'000);
+  }
+  CHECK(seen);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ TEST_CASE("service: a search stops at the deadline with its best so far", "[serv
   grpc::ClientContext ctx;
   ctx.set_deadline(In(milliseconds(1500)));
   const auto start = std::chrono::steady_clock::now();
-  auto reader = t.stub->Search(&ctx, EndlessSearch(id));
+  auto reader = t.rpc->Search(&ctx, EndlessSearch(id));
   v1::SearchUpdate u;
   v1::SearchResult result;
   bool got_result = false;
@@ -60,7 +60,7 @@ TEST_CASE("service: a search stops at the deadline with its best so far", "[serv
   v1::GetPolicyRequest g;
   g.set_cache_key(result.plan().cache_key());
   v1::PlanResponse r;
-  CHECK(t.stub->GetPolicy(&ctx2, g, &r).error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(t.rpc->GetPolicy(&ctx2, g, &r).error_code() == grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_CASE("service: a cancelled search ends and frees its slot; the limit refuses the excess",
@@ -70,14 +70,14 @@ TEST_CASE("service: a cancelled search ends and frees its slot; the limit refuse
   TestServer t(po);
   const std::string id = t.UploadToy();
   grpc::ClientContext search_ctx;
-  auto reader = t.stub->Search(&search_ctx, EndlessSearch(id));
+  auto reader = t.rpc->Search(&search_ctx, EndlessSearch(id));
   v1::SearchUpdate u;
   REQUIRE(reader->Read(&u));  // the search is running: it holds the one slot
   REQUIRE(u.has_progress());
   {
     grpc::ClientContext ctx;
     v1::PlanResponse r;
-    grpc::Status s = t.stub->Plan(&ctx, ToyPlan(id), &r);
+    grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &r);
     CHECK(s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
     CHECK(s.error_message().find("--max-concurrent-plans") != std::string::npos);
   }
@@ -96,7 +96,7 @@ TEST_CASE("service: a cancelled search ends and frees its slot; the limit refuse
   CHECK(logged);
   grpc::ClientContext ctx;
   v1::PlanResponse r;
-  CHECK(t.stub->Plan(&ctx, ToyPlan(id), &r).ok());
+  CHECK(t.rpc->Plan(&ctx, ToyPlan(id), &r).ok());
 }
 
 TEST_CASE("service: a client gone mid-upload leaves nothing behind", "[service][lifecycle]") {
@@ -105,7 +105,7 @@ TEST_CASE("service: a client gone mid-upload leaves nothing behind", "[service][
   {
     grpc::ClientContext ctx;
     v1::UploadTraceResponse r;
-    auto w = t.stub->UploadTrace(&ctx, &r);
+    auto w = t.rpc->UploadTrace(&ctx, &r);
     v1::UploadTraceRequest req;
     req.set_name("half.json");
     req.set_chunk(bytes.substr(0, 1000));
@@ -124,7 +124,7 @@ TEST_CASE("service: a client gone mid-upload leaves nothing behind", "[service][
   // Neither the half nor the whole is held.
   grpc::ClientContext ctx;
   v1::PlanResponse r;
-  CHECK(t.stub->Plan(&ctx, ToyPlan(Sha256Hex(bytes)), &r).error_code() ==
+  CHECK(t.rpc->Plan(&ctx, ToyPlan(Sha256Hex(bytes)), &r).error_code() ==
         grpc::StatusCode::NOT_FOUND);
 }
 
@@ -137,23 +137,23 @@ TEST_CASE("service: the token is checked on every call", "[service][security]") 
   v1::PlanResponse r;
   {
     grpc::ClientContext ctx;  // none
-    CHECK(t.stub->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::UNAUTHENTICATED);
+    CHECK(t.rpc->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::UNAUTHENTICATED);
   }
   {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer s3cre");
-    CHECK(t.stub->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::UNAUTHENTICATED);
+    CHECK(t.rpc->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::UNAUTHENTICATED);
   }
   {
     grpc::ClientContext ctx;
     ctx.AddMetadata("authorization", "Bearer s3cret");
     // Past authentication: the key is simply unknown.
-    CHECK(t.stub->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::NOT_FOUND);
+    CHECK(t.rpc->GetPolicy(&ctx, g, &r).error_code() == grpc::StatusCode::NOT_FOUND);
   }
   {
     grpc::ClientContext ctx;
     v1::UploadTraceResponse u;
-    auto w = t.stub->UploadTrace(&ctx, &u);
+    auto w = t.rpc->UploadTrace(&ctx, &u);
     w->WritesDone();
     CHECK(w->Finish().error_code() == grpc::StatusCode::UNAUTHENTICATED);
   }
@@ -185,7 +185,7 @@ TEST_CASE("service: TLS with a certificate made for the test", "[service][securi
   v1::PlanResponse r;
   {
     grpc::ClientContext ctx;
-    grpc::Status s = t.stub->Plan(&ctx, ToyPlan(""), &r);  // reaches the service: no trace
+    grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(""), &r);  // reaches the service: no trace
     INFO(s.error_message());
     CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   }
@@ -193,7 +193,7 @@ TEST_CASE("service: TLS with a certificate made for the test", "[service][securi
   t.Connect(grpc::InsecureChannelCredentials());
   grpc::ClientContext ctx;
   ctx.set_deadline(In(milliseconds(2000)));
-  CHECK(t.stub->Plan(&ctx, ToyPlan(""), &r).error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(t.rpc->Plan(&ctx, ToyPlan(""), &r).error_code() == grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_CASE("service: a non-loopback address needs TLS, a token or --insecure",
@@ -220,13 +220,13 @@ TEST_CASE("service: a non-loopback address needs TLS, a token or --insecure",
 TEST_CASE("serve: SIGTERM lets a call in flight finish within the grace period",
           "[service][cli]") {
   ServeProcess serve({"--grace", "10s"}, "serve_drain");
-  auto stub = v1::Planner::NewStub(
+  auto rpc = NewPlannerGrpcClient(
       grpc::CreateChannel(serve.Address(), grpc::InsecureChannelCredentials()));
   v1::SearchRequest req = EndlessSearch("");
   req.mutable_trace()->set_inline_trace(ToyBytes());
   grpc::ClientContext ctx;
   ctx.set_deadline(In(milliseconds(2000)));  // the search answers at ~1.8 s
-  auto reader = stub->Search(&ctx, req);
+  auto reader = rpc->Search(&ctx, req);
   v1::SearchUpdate u;
   REQUIRE(reader->Read(&u));  // in flight
   kill(serve.pid, SIGTERM);
@@ -243,13 +243,13 @@ TEST_CASE("serve: SIGTERM lets a call in flight finish within the grace period",
 TEST_CASE("serve: listens, logs each call, drains on SIGTERM and exits 0",
           "[service][cli]") {
   ServeProcess serve({"--grace", "2s"});
-  auto stub = v1::Planner::NewStub(
+  auto rpc = NewPlannerGrpcClient(
       grpc::CreateChannel(serve.Address(), grpc::InsecureChannelCredentials()));
   v1::PlanRequest req = ToyPlan("");
   req.mutable_trace()->set_inline_trace(ToyBytes());
   grpc::ClientContext ctx;
   v1::PlanResponse r;
-  CHECK(stub->Plan(&ctx, req, &r).ok());
+  CHECK(rpc->Plan(&ctx, req, &r).ok());
   CHECK(serve.Stop() == 0);
   const std::string text = serve.Err();
   CHECK(text.find("swapplan serve: method=Plan trace=" + Sha256Hex(ToyBytes()).substr(0, 16)) !=

@@ -1,7 +1,12 @@
-// `--server ADDR`: plan and check run on a `swapplan serve` child process
-// and print exactly what the local run prints (tests/golden/plan_toy.*).
+// `--server ADDR`: plan, check, simulate, compare and search run on a
+// `swapplan serve` child process and print exactly what the local run
+// prints (the goldens of tests/cli: plan_toy.*, simulate_*.*,
+// compare_two_layers*.*; plan times masked as there).
 #include <fstream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "service/service_fixture.h"
 
@@ -47,6 +52,154 @@ TEST_CASE("remote: plan and check print the local output", "[service][cli]") {
   CHECK(denied.err.find("UNAUTHENTICATED") == std::string::npos);
   CHECK(denied.err.find("missing or wrong token") != std::string::npos);
   CHECK(serve.Stop() == 0);
+}
+
+// A token file for the servers below.
+std::string TokenFile() {
+  const std::string path = TempDir() + "/token2";
+  std::ofstream(path) << "t0ken\n";
+  return path;
+}
+
+// A `swapplan serve` child with a token, and the flags that reach it.
+struct TokenServe {
+  std::string token_file;
+  ServeProcess serve;
+  std::string flags;
+  explicit TokenServe(const std::string& name)
+      : token_file(TokenFile()),
+        serve({"--token-file", token_file}, name),
+        flags(" --server " + serve.Address() + " --token-file " + token_file) {}
+};
+
+// `args` run locally and with `remote` appended: the same exit status, and
+// each output as `mask` leaves it equal to the golden `golden` ("" = no
+// golden, equal to each other).
+void ExpectSameOutput(const std::string& args, const std::string& remote,
+                      const std::string& golden,
+                      std::string (*mask)(const std::string&) = nullptr) {
+  CliRun local = Swapplan(args);
+  CliRun far = Swapplan(args + remote);
+  INFO(args);
+  INFO(far.err);
+  CHECK(far.exit_code == local.exit_code);
+  const std::string want = mask ? mask(local.out) : local.out;
+  const std::string got = mask ? mask(far.out) : far.out;
+  CHECK(got == want);
+  if (!golden.empty()) CheckGolden(golden, got);
+}
+
+std::string PlanTimesMasked(const std::string& text) { return MaskPlanTimes(text); }
+
+// compare --json: plan_time_ns differs from run to run (0 here).
+std::string PlanTimesMaskedJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  for (auto& row : j["rows"]) row["plan_time_ns"] = 0;
+  return j.dump(2) + "\n";
+}
+
+TEST_CASE("remote: simulate prints the local output", "[service][cli]") {
+  TokenServe s("serve_remote_simulate");
+  const std::string vdnn = "simulate traces/two_layers.json policies/two_layers/vdnn.json";
+  ExpectSameOutput(vdnn, s.flags, "simulate_vdnn.txt");
+  ExpectSameOutput(vdnn + " --json", s.flags, "simulate_vdnn.json");
+  ExpectSameOutput("simulate traces/two_layers.json policies/two_layers/recompute.json", s.flags,
+                   "simulate_recompute.txt");
+  // The simulator's settings travel: link, half duplex, naive record stream.
+  ExpectSameOutput(vdnn + " --copy-latency 10ns --half-duplex --naive-record-stream "
+                          "--launch-queue-depth 3",
+                   s.flags, "simulate_vdnn_naive.txt");
+  // An OOM: printed, then exit 3 with the local message.
+  ExpectSameOutput("simulate traces/two_layers.json policies/two_layers/lru.json "
+                   "--device-memory 550B",
+                   s.flags, "simulate_lru_oom.txt");
+  ExpectSameOutput("simulate traces/two_layers.json policies/two_layers/lru.json "
+                   "--device-memory 550B --oom-handling algorithm3",
+                   s.flags, "simulate_lru_algorithm3.txt");
+  ExpectSameOutput(vdnn + " --top-stalls 1 --host-dispatch 10ns --json", s.flags, "");
+  // The timeline is local only.
+  CliRun timeline = Swapplan(vdnn + " --timeline " + TempDir() + "/t.json" + s.flags);
+  CHECK(timeline.exit_code == 2);
+  CHECK(timeline.err.find("--timeline needs the simulator in this process") != std::string::npos);
+  CHECK(s.serve.Stop() == 0);
+  // Every simulation ran on the server.
+  CHECK(s.serve.Err().find("method=Simulate") != std::string::npos);
+}
+
+TEST_CASE("remote: compare prints the local output", "[service][cli]") {
+  TokenServe s("serve_remote_compare");
+  const std::string two = "compare traces/two_layers.json --device-memory 700B --reserve 100B";
+  ExpectSameOutput(two, s.flags, "compare_two_layers.txt", PlanTimesMasked);
+  ExpectSameOutput(two + " --json", s.flags, "compare_two_layers.json", PlanTimesMaskedJson);
+  ExpectSameOutput("compare traces/two_layers.json --device-memory 800B --half-duplex "
+                   "--copy-latency 10ns --planners vdnn,bucket,lru,recompute",
+                   s.flags, "compare_two_layers_800.txt", PlanTimesMasked);
+  // Planner options reach the server's planners.
+  ExpectSameOutput("compare traces/chameleon_toy.json --reserve 100B --planners chameleon "
+                   "--planner-option chameleon.min-tensor-bytes=0 --json",
+                   s.flags, "", PlanTimesMaskedJson);
+  // The advisor searches from the other rows' policies: local only.
+  CliRun advisor = Swapplan(two + " --planners lru,advisor" + s.flags);
+  CHECK(advisor.exit_code == 2);
+  CHECK(advisor.err.find("--planners advisor: it searches from the other rows' policies") !=
+        std::string::npos);
+  CHECK(s.serve.Stop() == 0);
+  CHECK(s.serve.Err().find("method=Plan") != std::string::npos);
+}
+
+// The search time in `search`'s summary (as tests/cli/advisor_cli_test.cc).
+std::string SearchTimeMasked(const std::string& text) {
+  return MaskDurations(text, " in ", ";", " in <time>;");
+}
+
+// search --json: the search time aside.
+std::string SearchTimeMaskedJson(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j.erase("search_time_ns");
+  return j.dump(2) + "\n";
+}
+
+TEST_CASE("remote: search prints the local output", "[service][cli]") {
+  TokenServe s("serve_remote_search");
+  const std::string base =
+      "search traces/two_layers.json --device-memory 600B --max-generations 5 --population 8 "
+      "--threads 1";
+  const std::string search = base + " --seed 3";
+  ExpectSameOutput(search, s.flags, "search_two_layers.txt", SearchTimeMasked);
+  // Again: now a cache hit on the server, the same report (the figures of
+  // the search that made the policy travel with it).
+  ExpectSameOutput(search + " --json", s.flags, "", SearchTimeMaskedJson);
+  ExpectSameOutput(search, s.flags, "search_two_layers.txt", SearchTimeMasked);
+  // Progress streams: one line per generation, 0 .. 5, on a fresh search.
+  CliRun logged = Swapplan(base + " --seed 4 --log-generations" + s.flags);
+  INFO(logged.err);
+  CHECK(logged.exit_code == 0);
+  CHECK(logged.err.find("gen    0  best ") != std::string::npos);
+  CHECK(logged.err.find("gen    5  best ") != std::string::npos);
+  // The history CSV is the same from the cache as from the search.
+  const std::string local_csv = TempDir() + "/history_local.csv";
+  const std::string far_csv = TempDir() + "/history_far.csv";
+  REQUIRE(Swapplan(search + " --quiet --history " + local_csv).exit_code == 0);
+  REQUIRE(Swapplan(search + " --quiet --history " + far_csv + s.flags).exit_code == 0);
+  auto generations = [](const std::string& csv) {  // the elapsed column aside
+    std::string out;
+    std::istringstream in(ReadFile(csv));
+    for (std::string line; std::getline(in, line);) {
+      const size_t a = line.find(','), b = line.find(',', a + 1);
+      out += line.substr(0, a) + line.substr(b) + "\n";
+    }
+    return out;
+  };
+  CHECK(generations(far_csv) == generations(local_csv));
+  // Infeasible: the same message and exit 3; --islands is local only.
+  ExpectSameOutput("search traces/two_layers.json --device-memory 100B --max-generations 2 "
+                   "--quiet",
+                   s.flags, "");
+  CliRun islands = Swapplan(search + " --islands" + s.flags);
+  CHECK(islands.exit_code == 2);
+  CHECK(islands.err.find("--islands runs over MPI in this process") != std::string::npos);
+  CHECK(s.serve.Stop() == 0);
+  CHECK(s.serve.Err().find("method=Search") != std::string::npos);
 }
 
 }  // namespace

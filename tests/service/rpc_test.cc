@@ -45,7 +45,7 @@ TEST_CASE("service: Plan answers the numbers of `plan --json`, then from the cac
     grpc::ClientContext ctx;
     v1::PlanRequest req = ToyPlan(id);
     req.set_policy_as_json(true);
-    grpc::Status s = t.stub->Plan(&ctx, req, &first);
+    grpc::Status s = t.rpc->Plan(&ctx, req, &first);
     INFO(s.error_message());
     REQUIRE(s.ok());
   }
@@ -79,7 +79,7 @@ TEST_CASE("service: Plan answers the numbers of `plan --json`, then from the cac
   // The same request again: from the cache, the same policy bytes.
   v1::PlanResponse second;
   grpc::ClientContext ctx2;
-  REQUIRE(t.stub->Plan(&ctx2, ToyPlan(id), &second).ok());
+  REQUIRE(t.rpc->Plan(&ctx2, ToyPlan(id), &second).ok());
   CHECK(second.cache_hit());
   CHECK(second.plan_time_ns() == 0);
   CHECK(second.policy() == first.policy());
@@ -91,7 +91,7 @@ TEST_CASE("service: Plan answers the numbers of `plan --json`, then from the cac
   g.set_cache_key(first.cache_key());
   v1::PlanResponse got;
   grpc::ClientContext ctx3;
-  REQUIRE(t.stub->GetPolicy(&ctx3, g, &got).ok());
+  REQUIRE(t.rpc->GetPolicy(&ctx3, g, &got).ok());
   CHECK(got.policy() == first.policy());
   CHECK(got.report().peak_with_policy_bytes() == 900);
 
@@ -100,7 +100,7 @@ TEST_CASE("service: Plan answers the numbers of `plan --json`, then from the cac
   (*other.mutable_options())["layers"] = "1";
   v1::PlanResponse third;
   grpc::ClientContext ctx4;
-  REQUIRE(t.stub->Plan(&ctx4, other, &third).ok());
+  REQUIRE(t.rpc->Plan(&ctx4, other, &third).ok());
   CHECK_FALSE(third.cache_hit());
   CHECK(third.cache_key() != first.cache_key());
 }
@@ -112,13 +112,13 @@ TEST_CASE("service: an inline trace plans like an uploaded one", "[service]") {
   req.mutable_trace()->set_inline_name("inline-toy.json");
   v1::PlanResponse r;
   grpc::ClientContext ctx;
-  REQUIRE(t.stub->Plan(&ctx, req, &r).ok());
+  REQUIRE(t.rpc->Plan(&ctx, req, &r).ok());
   CHECK(r.report().trace() == "inline-toy.json");
   CHECK(r.report().peak_with_policy_bytes() == 900);
   // The inline trace is now held under its digest.
   v1::PlanResponse again;
   grpc::ClientContext ctx2;
-  REQUIRE(t.stub->Plan(&ctx2, ToyPlan(Sha256Hex(ToyBytes())), &again).ok());
+  REQUIRE(t.rpc->Plan(&ctx2, ToyPlan(Sha256Hex(ToyBytes())), &again).ok());
   CHECK(again.cache_hit());
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
   v1::PlanResponse plan;
   {
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Plan(&ctx, ToyPlan(id), &plan).ok());
+    REQUIRE(t.rpc->Plan(&ctx, ToyPlan(id), &plan).ok());
   }
   SECTION("Check: the planned policy is clean") {
     v1::CheckRequest req;
@@ -136,7 +136,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
     req.set_policy(plan.policy());
     v1::CheckResponse r;
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Check(&ctx, req, &r).ok());
+    REQUIRE(t.rpc->Check(&ctx, req, &r).ok());
     CHECK(r.clean());
     CHECK(r.items() == 2);
     CHECK(r.budget_bytes() == 900);
@@ -153,7 +153,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
     req.set_policy(PolicyToJson(*p));  // the JSON form is accepted too
     v1::CheckResponse r;
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Check(&ctx, req, &r).ok());
+    REQUIRE(t.rpc->Check(&ctx, req, &r).ok());
     CHECK_FALSE(r.clean());
     REQUIRE(r.violations_size() >= 1);
     CHECK(r.violations(0).kind() == "over-budget");
@@ -165,7 +165,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
     req.set_policy(plan.policy());
     v1::SimulateResponse r;
     grpc::ClientContext ctx;
-    REQUIRE(t.stub->Simulate(&ctx, req, &r).ok());
+    REQUIRE(t.rpc->Simulate(&ctx, req, &r).ok());
     CHECK(r.iteration_time_ns() == 1300);
     CHECK_FALSE(r.oom());
     CHECK(r.peak_bytes() == 900);
@@ -176,7 +176,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
     bare.mutable_trace()->set_trace_id(id);
     v1::SimulateResponse b;
     grpc::ClientContext ctx2;
-    REQUIRE(t.stub->Simulate(&ctx2, bare, &b).ok());
+    REQUIRE(t.rpc->Simulate(&ctx2, bare, &b).ok());
     CHECK(b.oom());
     CHECK(b.oom_op() >= 0);
   }
@@ -192,7 +192,7 @@ TEST_CASE("service: Check, Simulate and Compare", "[service]") {
     req.mutable_planner_options(0)->set_value("0");
     v1::CompareResponse r;
     grpc::ClientContext ctx;
-    grpc::Status s = t.stub->Compare(&ctx, req, &r);
+    grpc::Status s = t.rpc->Compare(&ctx, req, &r);
     INFO(s.error_message());
     REQUIRE(s.ok());
     CHECK(r.budget_bytes() == 900);
@@ -218,15 +218,17 @@ TEST_CASE("service: Search streams progress, then its result", "[service]") {
   (*req.mutable_options())["population"] = "8";
   (*req.mutable_options())["seed"] = "1";
   grpc::ClientContext ctx;
-  auto reader = t.stub->Search(&ctx, req);
+  auto reader = t.rpc->Search(&ctx, req);
   v1::SearchUpdate u;
   int progress = 0;
   int results = 0;
   v1::SearchResult result;
+  v1::SearchProgress last;
   while (reader->Read(&u)) {
     if (u.has_progress()) {
       ++progress;
       CHECK(u.progress().population() == 8);
+      last = u.progress();
     } else {
       ++results;
       result = u.result();
@@ -238,6 +240,13 @@ TEST_CASE("service: Search streams progress, then its result", "[service]") {
   CHECK(progress >= 3);  // generation 0 and generations 1..3
   CHECK(results == 1);
   CHECK(result.stop_reason() == "generation limit");
+  // The search's own counts: 3 generations after the initial population;
+  // at least the evaluations the last progress message counted (local
+  // search on the elite may add some after it).
+  CHECK(result.generations() == 3);
+  CHECK(last.generation() == 3);
+  CHECK(result.evaluations() >= last.evaluations());
+  CHECK(result.evaluations() >= 8);  // the initial population alone
   CHECK(result.plan().report().planner() == "advisor");
   CHECK(result.plan().report().feasible());
   CHECK(result.plan().report().peak_with_policy_bytes() <= 900);
@@ -249,7 +258,7 @@ void ExpectPlanError(TestServer& t, const v1::PlanRequest& req, grpc::StatusCode
                      const std::string& kind, const std::string& message_part) {
   grpc::ClientContext ctx;
   v1::PlanResponse r;
-  grpc::Status s = t.stub->Plan(&ctx, req, &r);
+  grpc::Status s = t.rpc->Plan(&ctx, req, &r);
   INFO(s.error_message());
   CHECK(s.error_code() == code);
   CHECK(s.error_message().find(message_part) != std::string::npos);
@@ -280,7 +289,7 @@ TEST_CASE("service: each error kind has its gRPC code", "[service][errors]") {
   SECTION("a declared size over the limit: refused at the first message") {
     grpc::ClientContext ctx;
     v1::UploadTraceResponse r;
-    auto w = t.stub->UploadTrace(&ctx, &r);
+    auto w = t.rpc->UploadTrace(&ctx, &r);
     v1::UploadTraceRequest req;
     req.set_name("big.trace");
     req.set_total_bytes(int64_t{1} << 40);
@@ -332,13 +341,13 @@ TEST_CASE("service: each error kind has its gRPC code", "[service][errors]") {
     const std::string id = u.UploadToy();
     v1::PlanResponse plan;
     grpc::ClientContext ctx;
-    REQUIRE(u.stub->Plan(&ctx, ToyPlan(id), &plan).ok());
+    REQUIRE(u.rpc->Plan(&ctx, ToyPlan(id), &plan).ok());
     v1::CheckRequest req;
     req.mutable_trace()->set_inline_trace(ReadFile(DataPath("traces/toy_valid.json")));
     req.set_policy(plan.policy());
     v1::CheckResponse r;
     grpc::ClientContext ctx2;
-    grpc::Status s = u.stub->Check(&ctx2, req, &r);
+    grpc::Status s = u.rpc->Check(&ctx2, req, &r);
     CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
     CHECK(Trailer(ctx2, "swapplan-error-kind") == "fingerprint-mismatch");
   }
@@ -350,7 +359,7 @@ TEST_CASE("service: each error kind has its gRPC code", "[service][errors]") {
     req.set_policy("{\"format\": 7}");
     v1::CheckResponse r;
     grpc::ClientContext ctx;
-    grpc::Status s = u.stub->Check(&ctx, req, &r);
+    grpc::Status s = u.rpc->Check(&ctx, req, &r);
     CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
     CHECK(s.error_message().find("policy") != std::string::npos);
   }
@@ -359,7 +368,7 @@ TEST_CASE("service: each error kind has its gRPC code", "[service][errors]") {
     g.set_cache_key("abc");
     v1::PlanResponse r;
     grpc::ClientContext ctx;
-    grpc::Status s = t.stub->GetPolicy(&ctx, g, &r);
+    grpc::Status s = t.rpc->GetPolicy(&ctx, g, &r);
     CHECK(s.error_code() == grpc::StatusCode::NOT_FOUND);
     CHECK(Trailer(ctx, "swapplan-error-kind") == "not-found");
   }

@@ -1,9 +1,10 @@
 // Test fixture of the service suites: a PlannerServer on a loopback port the
-// system picks (port 0), a client stub, the log records it wrote, and the
-// two-layer toy trace (tests/data/traces/chameleon_toy.json: 13 ops, device
-// memory 1000 B, h2d 1 GB/s, d2h 2 GB/s; with a 100 B reserve Chameleon
-// swaps 2 tensors, 300 B, and the peak drops from 1200 B to 900 B — the
-// worked example of tests/planners/chameleon_test.cc).
+// system picks (port 0), a generated client (PlannerGrpcClient), the log
+// records it wrote, and the two-layer toy trace
+// (tests/data/traces/chameleon_toy.json: 13 ops, device memory 1000 B, h2d
+// 1 GB/s, d2h 2 GB/s; with a 100 B reserve Chameleon swaps 2 tensors, 300 B,
+// and the peak drops from 1200 B to 900 B — the worked example of
+// tests/planners/chameleon_test.cc).
 #ifndef SWAPPLAN_TESTS_SERVICE_SERVICE_FIXTURE_H_
 #define SWAPPLAN_TESTS_SERVICE_SERVICE_FIXTURE_H_
 
@@ -26,6 +27,7 @@
 #include "planner_service.grpc.pb.h"
 #include "support/cli_runner.h"
 #include "support/test_traces.h"
+#include "swapplan/service/client.h"
 #include "swapplan/service/server.h"
 
 namespace swapplan::testing {
@@ -35,7 +37,7 @@ inline std::string ToyBytes() { return ReadFile(DataPath("traces/chameleon_toy.j
 struct TestServer {
   std::unique_ptr<PlannerServer> server;
   std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<v1::Planner::Stub> stub;
+  std::unique_ptr<PlannerGrpcClient> rpc;
   std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
   std::shared_ptr<std::vector<RequestLog>> logs = std::make_shared<std::vector<RequestLog>>();
 
@@ -63,7 +65,7 @@ struct TestServer {
     args.SetMaxReceiveMessageSize(256 << 20);
     if (host == "localhost") args.SetSslTargetNameOverride("localhost");
     channel = grpc::CreateCustomChannel(host + ":" + std::to_string(server->port()), creds, args);
-    stub = v1::Planner::NewStub(channel);
+    rpc = NewPlannerGrpcClient(channel);
   }
 
   std::vector<RequestLog> Logs() {
@@ -75,7 +77,7 @@ struct TestServer {
   grpc::Status Upload(const std::string& bytes, v1::UploadTraceResponse* out,
                       size_t chunk = 512, const std::string& name = "toy.json") {
     grpc::ClientContext ctx;
-    auto writer = stub->UploadTrace(&ctx, out);
+    auto writer = rpc->UploadTrace(&ctx, out);
     for (size_t i = 0; i < bytes.size(); i += chunk) {
       v1::UploadTraceRequest req;
       if (i == 0) req.set_name(name);

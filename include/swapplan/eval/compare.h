@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/optimum/optimum.h"
+#include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
@@ -93,6 +95,18 @@ struct CompareOptions {
     std::string value;
   };
   std::vector<PlannerOption> planner_options;
+  // How a row's policy is made instead of by the planner in this process
+  // (`swapplan compare --server` plans on a planner service): called with
+  // the planner's name, the problem and the options given for that planner
+  // (planner_options, by name); returns the policy or the planner's error
+  // (kInfeasible: a row that does not reach the budget). The planner is
+  // still created here and given its options (so a bad option fails the
+  // same way), but not run. A planner that uses seed policies (the
+  // Advisor) gets none through it. Empty = plan in this process.
+  using PlanFn = std::function<absl::StatusOr<Policy>(
+      const std::string& planner, const PlanningProblem& problem,
+      const std::map<std::string, std::string>& options)>;
+  PlanFn plan;
   // Also compute the exact bound (optimum/optimum.h) with these options,
   // warm-started from every policy that fits; each row then carries its
   // gap to the bound. Empty = no bound.

@@ -99,9 +99,11 @@ class BlobCache {
   // its cacheable OK result, and that result. *hit (optional) tells whether
   // the value came from the cache (or from another caller's computation).
   // A Put failure is not an error of the call (the value is returned).
+  // A caller waiting for another's computation asks `give_up` (optional)
+  // every 20 ms and, when it says true, stops waiting: kCancelled.
   absl::StatusOr<std::string> GetOrCompute(
       const std::string& key, const std::function<absl::StatusOr<Computed>()>& compute,
-      bool* hit = nullptr);
+      bool* hit = nullptr, const std::function<bool()>& give_up = nullptr);
 
   BlobCacheStats stats() const;
 

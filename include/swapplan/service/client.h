@@ -17,6 +17,7 @@
 #define SWAPPLAN_SERVICE_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,15 @@
 #include "planner_service.grpc.pb.h"
 
 namespace swapplan {
+
+// The client class protoc generates for swapplan.v1.Planner (gRPC's fixed
+// name for it is Planner::Stub; this alias is the one place that name is
+// spelled). Tests and tools that call the RPCs directly hold one of these.
+using PlannerGrpcClient = v1::Planner::Stub;
+
+// A generated client of the service on `channel`.
+std::unique_ptr<PlannerGrpcClient> NewPlannerGrpcClient(
+    const std::shared_ptr<grpc::ChannelInterface>& channel);
 
 struct ClientOptions {
   // Sent as `authorization: Bearer <token>`; "" = none.
@@ -64,6 +74,12 @@ class PlannerClient {
   absl::StatusOr<v1::SimulateResponse> Simulate(const v1::SimulateRequest& request);
   absl::StatusOr<v1::CompareResponse> Compare(const v1::CompareRequest& request);
   absl::StatusOr<v1::PlanResponse> GetPolicy(const v1::GetPolicyRequest& request);
+  // The Advisor's search: `progress` (may be empty) gets each generation as
+  // it arrives; returns the result (errors as the unary calls'; a stream
+  // that ends without a result is kInternal).
+  absl::StatusOr<v1::SearchResult> Search(
+      const v1::SearchRequest& request,
+      const std::function<void(const v1::SearchProgress&)>& progress);
 
   // The library status of a finished call (OK -> OK).
   static absl::Status ToStatus(const grpc::Status& status, const grpc::ClientContext& ctx);
@@ -75,7 +91,8 @@ class PlannerClient {
 
   const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Planner::Stub> rpc_;
+  // The generated client every call goes through.
+  std::unique_ptr<PlannerGrpcClient> rpc_;
 };
 
 }  // namespace swapplan

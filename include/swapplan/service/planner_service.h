@@ -31,18 +31,29 @@
 // (best_so_far = true, never cached); every call ends CANCELLED when the
 // client goes away (searches stop at their next evaluation).
 //
+// Single flight: concurrent identical Plans, and concurrent identical
+// Searches, compute once (the cache key of Plan, planner "advisor" for a
+// Search); the others wait for that answer (a waiting Search streams no
+// progress, then the result), and give up waiting when their own client goes
+// away or their deadline passes.
+//
 // Threading model: the gRPC synchronous server calls the handlers on its
 // own thread pool, any number at once. Shared state is the TraceStore and
 // the BlobCache (each thread-safe, see their headers), an atomic count of
 // running computations and the log sink, which is called on the handler's
-// thread and must be thread-safe itself. Planning runs on the handler's
-// thread.
+// thread and must be thread-safe itself. Computations (Plan and Search
+// misses, Check, Simulate, Compare) run on the service's own
+// max_concurrent_plans threads at a lower CPU priority
+// (compute_nice_increment) while the handler's thread waits; cache hits,
+// uploads and GetPolicy are answered on the handler's thread and never wait
+// for a computation (service/compute_pool.h).
 #ifndef SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 #define SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -55,12 +66,18 @@
 #include "swapplan/service/trace_store.h"
 
 namespace swapplan {
+namespace service {
+class ComputePool;
+}
 
 struct PlannerServiceOptions {
   // Most bytes of one trace, uploaded or inline (1 GiB).
   int64_t max_trace_bytes = int64_t{1} << 30;
   // Most computing calls at once; more are RESOURCE_EXHAUSTED.
   int32_t max_concurrent_plans = 4;
+  // How much lower (a nice increment, 0..19) the computing threads run than
+  // gRPC's threads, so that cache hits get a core first.
+  int32_t compute_nice_increment = 10;
   // Persistent cache of plans and uploaded traces; "" = memory only.
   std::string cache_dir;
   // Bounds of the plan cache (BlobCacheOptions) and of parsed traces.
@@ -123,30 +140,53 @@ class PlannerService final : public v1::Planner::Service {
                          v1::PlanResponse* response) override;
 
   BlobCacheStats cache_stats() const { return cache_->stats(); }
+  // Computations run (planner runs, searches, checks, simulations,
+  // comparisons): what single flight saves shows here.
+  int64_t computations_run() const;
 
-  PlannerService(PlannerServiceOptions options, RequestLogSink log)
-      : options_(std::move(options)), log_(std::move(log)) {}
+  PlannerService(PlannerServiceOptions options, RequestLogSink log);
+  ~PlannerService() override;
 
  private:
   class Call;
   class Slot;
+  // What Plan and Search ask for.
+  struct PlanQuery {
+    const v1::TraceRef* trace = nullptr;
+    int32_t iteration = 0;
+    const v1::DeviceSpec* device = nullptr;
+    std::string planner;  // "" = chameleon
+    std::map<std::string, std::string> options;
+    bool skip_cache = false;
+    bool policy_as_json = false;
+  };
+  using ProgressSink = std::function<void(const v1::SearchProgress&)>;
+  // A handler's work: fills the response, returns its size in bytes.
+  using CallBody = std::function<absl::StatusOr<int64_t>(Call&)>;
+
   absl::StatusOr<std::shared_ptr<const StoredTrace>> ResolveTrace(const v1::TraceRef& ref,
                                                                   Call* call);
-  // The plan behind Plan and Search (cache, single flight, limits).
-  absl::StatusOr<v1::PlanResponse> PlanCached(grpc::ServerContext* ctx, Call* call,
-                                              const v1::TraceRef& trace_ref, int32_t iteration,
-                                              const v1::DeviceSpec& spec,
-                                              const std::string& planner,
-                                              const std::map<std::string, std::string>& options,
-                                              bool skip_cache,
-                                              const std::function<void(const v1::SearchProgress&)>&
-                                                  progress,
-                                              std::string* stop_reason);
+  // One call: authentication, the request's size, `body`, the log record
+  // and the status mapping.
+  grpc::Status Serve(grpc::ServerContext* ctx, const char* method,
+                     const google::protobuf::Message& request, const CallBody& body);
+  // `work` on the trace of `ref`, in one of max_concurrent_plans slots on a
+  // computing thread (RESOURCE_EXHAUSTED when none is free).
+  template <typename T>
+  absl::StatusOr<T> Compute(Call& call, const v1::TraceRef& ref,
+                            const std::function<absl::StatusOr<T>(const Trace&)>& work);
+  // The answer behind Plan and Search (cache, single flight, limits,
+  // deadline): the PlanResponse and, for a search, its stop reason,
+  // generations and evaluations.
+  absl::StatusOr<v1::SearchResult> PlanCached(grpc::ServerContext* ctx, Call* call,
+                                              const PlanQuery& query,
+                                              const ProgressSink& progress);
 
   const PlannerServiceOptions options_;
   const RequestLogSink log_;
   std::unique_ptr<TraceStore> traces_;
   std::unique_ptr<BlobCache> cache_;
+  std::unique_ptr<service::ComputePool> compute_;
   std::atomic<int32_t> running_{0};
 };
 

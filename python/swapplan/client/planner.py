@@ -37,7 +37,7 @@ import grpc
 from ._convert import device_spec, option_text, to_dict
 from ._errors import NotFound, Unavailable, from_rpc_error
 from ._proto import pb
-from ._stubs import PlannerStub
+from ._methods import PlannerMethods
 
 DEFAULT_ADDRESS = "127.0.0.1:7070"
 CHUNK_BYTES = 1 << 20  # the proto's largest chunk
@@ -224,7 +224,7 @@ class Planner:
                 address, grpc.ssl_channel_credentials(root_certificates=roots), options=options)
         else:
             self._channel = grpc.insecure_channel(address, options=options)
-        self._stub = PlannerStub(self._channel)
+        self._rpc = PlannerMethods(self._channel)
         self._uploaded = {}  # source key -> UploadedTrace
         self._lock = threading.Lock()
 
@@ -253,7 +253,7 @@ class Planner:
 
     def _unary(self, method, request, timeout_s):
         try:
-            return getattr(self._stub, method)(request, timeout=self._timeout(timeout_s),
+            return getattr(self._rpc, method)(request, timeout=self._timeout(timeout_s),
                                                metadata=self._metadata)
         except grpc.RpcError as e:
             raise from_rpc_error(method, e) from None
@@ -277,7 +277,7 @@ class Planner:
         """UploadTrace with the UploadTraceRequest messages of `requests`
         (an iterator, consumed as gRPC sends); the UploadedTrace."""
         try:
-            resp = self._stub.UploadTrace(requests, timeout=self._timeout(timeout_s),
+            resp = self._rpc.UploadTrace(requests, timeout=self._timeout(timeout_s),
                                           metadata=self._metadata)
         except grpc.RpcError as e:
             raise from_rpc_error("UploadTrace", e) from None
@@ -399,7 +399,7 @@ class Planner:
         req = pb.SearchRequest(trace=ref, iteration=int(iteration), device=spec, options=opts,
                                policy_as_json=bool(policy_as_json), skip_cache=bool(skip_cache))
         try:
-            call = self._stub.Search(req, timeout=self._timeout(timeout_s),
+            call = self._rpc.Search(req, timeout=self._timeout(timeout_s),
                                      metadata=self._metadata)
         except grpc.RpcError as e:
             raise from_rpc_error("Search", e) from None

@@ -1,7 +1,7 @@
-"""Hand-written gRPC method stubs of swapplan.v1.Planner.
+"""Hand-written gRPC method bindings of swapplan.v1.Planner.
 
 grpc_tools (which would generate planner_service_pb2_grpc.py) is not in
-Debian, so each method is bound here as the generated stub would bind it:
+Debian, so each method is bound here as generated code would bind it:
 by its full name, with the request serializer and response deserializer of
 its messages (proto/planner_service.proto, `service Planner`).
 """
@@ -11,7 +11,7 @@ from ._proto import pb
 SERVICE = "/swapplan.v1.Planner/"
 
 
-class PlannerStub:
+class PlannerMethods:
     """One callable per RPC on `channel` (a grpc.Channel)."""
 
     def __init__(self, channel):
