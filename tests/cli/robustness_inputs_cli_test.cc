@@ -85,6 +85,29 @@ TEST_CASE("check and simulate refuse the same policy header values", "[cli][robu
   }
 }
 
+// Issue 19 (silent acceptance), round 4: a planner estimate no planner
+// writes (an overhead of 2^63 - 1 ns, a negative simulated time) was read
+// and carried into reports; an iteration past the trace named only the
+// trace in simulate's message.
+TEST_CASE("check and simulate refuse estimates out of range, and name the policy",
+          "[cli][robustness]") {
+  for (const char* verb : {"check", "simulate"}) {
+    INFO(verb);
+    CheckOneLine(Swapplan(std::string(verb) + " " + kToy + " robustness/huge_overhead_policy.json"),
+                 "robustness/huge_overhead_policy.json: policy: expected_overhead_ns is "
+                 "9223372036854775807; must be in [0, 1e17] [bad-estimate]");
+    CheckOneLine(Swapplan(std::string(verb) + " " + kToy +
+                          " robustness/negative_simulated_time_policy.json"),
+                 "robustness/negative_simulated_time_policy.json: policy: "
+                 "simulated_iteration_time_ns is -1; must be in [0, 1e17] [bad-estimate]");
+  }
+  const CliRun r =
+      Swapplan(std::string("simulate ") + kToy + " robustness/iteration_past_trace_policy.json");
+  CheckOneLine(r, std::string("robustness/iteration_past_trace_policy.json: policy was made for "
+                              "iteration 2147483647 but ") +
+                      kToy + " has 1 iterations [fingerprint-mismatch]");
+}
+
 TEST_CASE("a policy claiming 2^31 - 1 ops fails fast on the fingerprint", "[cli][robustness]") {
   // Before: simulate filled an 8 GiB vector (49 s) before comparing.
   for (const char* verb : {"check", "simulate"}) {
