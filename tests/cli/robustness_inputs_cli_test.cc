@@ -108,6 +108,17 @@ TEST_CASE("check and simulate refuse estimates out of range, and name the policy
                       kToy + " has 1 iterations [fingerprint-mismatch]");
 }
 
+// long_op.json: traces/two_layers.json with op 0 taking 2^62 ns: the plan's
+// simulated iteration (2^62 ns + the other ops' 1100 ns) is past what a
+// policy may state, refused naming the trace (not "policy: ..." alone).
+TEST_CASE("plan: an iteration longer than a policy may state names the trace",
+          "[cli][robustness]") {
+  CheckOneLine(Swapplan("plan robustness/long_op.json --device-memory 1GiB --h2d-bandwidth 1GB/s "
+                        "--d2h-bandwidth 1GB/s"),
+               "robustness/long_op.json: policy: simulated_iteration_time_ns is "
+               "4611686018427389004; must be in [0, 1e17] [bad-estimate]");
+}
+
 TEST_CASE("a policy claiming 2^31 - 1 ops fails fast on the fingerprint", "[cli][robustness]") {
   // Before: simulate filled an 8 GiB vector (49 s) before comparing.
   for (const char* verb : {"check", "simulate"}) {
