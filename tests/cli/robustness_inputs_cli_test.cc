@@ -119,6 +119,23 @@ TEST_CASE("plan: an iteration longer than a policy may state names the trace",
                "4611686018427389004; must be in [0, 1e17] [bad-estimate]");
 }
 
+// Same trace, found while checking the one above: Chameleon's times are
+// doubles, and after an op of 2^62 ns (double spacing 1024 ns) the copy of
+// a tensor out "ended" at or before op 0, so its release came before its
+// swap-out op and the planner's own policy failed the checker (compare:
+// "invalid policy ... [bad-op-order]"). The release is never before the
+// swap-out op now; the budget of 400 B (r = 2) is reached.
+TEST_CASE("chameleon: an op of 2^62 ns does not put a release before its swap-out",
+          "[cli][robustness]") {
+  const CliRun r = Swapplan(
+      "compare robustness/long_op.json --oversubscription 2x --h2d-bandwidth 1GB/s "
+      "--d2h-bandwidth 1GB/s --planners chameleon --planner-option chameleon.min-tensor-bytes=0");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("chameleon  yes"));
+  CHECK_THAT(r.out + r.err, !Catch::Contains("invalid policy"));
+}
+
 TEST_CASE("a policy claiming 2^31 - 1 ops fails fast on the fingerprint", "[cli][robustness]") {
   // Before: simulate filled an 8 GiB vector (49 s) before comparing.
   for (const char* verb : {"check", "simulate"}) {
