@@ -214,6 +214,9 @@ def generate(count, seed, traces, policies, baseline, only=None):
             template, flag, kind = rng.choice(om.FLAG_SITES)
             value, must = om.site_value(flag, kind, rng)
             pname = rng.choice(pol_names)
+            device = policies[pname][0].get("device", {}).get("capacity_bytes", 1 << 30) \
+                if template.startswith("simulate") else 1 << 30
+            must = must or om.reserve_exhausts(flag, value, device)
             files = {"t.json": tm.dumps(traces[pname]), "p.json": tm.dumps(policies[pname][0])}
             args = template.format(t="{d}/t.json", p="{d}/p.json", o="{d}/out.json")
             args += " %s %s" % (flag, shlex.quote(value))

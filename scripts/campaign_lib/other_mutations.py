@@ -412,14 +412,25 @@ SYNTH_FLAGS = ["--hidden", "--layers", "--seq", "--micro-batch", "--micro-batche
 SYNTH_EXTREMES = ["2147483640", "2147483647", "9223372036854775807", "1099511627776"]
 
 
+# Bytes of the valid sizes, for the reserve rule below.
+OK_SIZE_BYTES = {"1B": 1, "1KiB": 1 << 10, "512MiB": 512 << 20, "1TiB": 1 << 40,
+                 "1000TiB": 1000 << 40, "8388607TiB": 8388607 << 40, "1.5GiB": 3 << 29}
+
+
+def reserve_exhausts(flag, value, device_bytes):
+    """Whether a valid size given to --reserve takes all of the site's
+    device memory `device_bytes` (1 GiB where the command gives
+    --device-memory 1GiB; simulate's is the policy's capacity, 80 GiB for a
+    synthesized trace), which is refused."""
+    return flag == "--reserve" and value in OK_SIZE_BYTES and OK_SIZE_BYTES[value] >= device_bytes
+
+
 def site_value(flag, kind, rng):
     """(value, must_fail) for `flag` of `kind` at its site: flag_value plus
-    the site's own rules (no reserve of the device memory or more, no
-    device memory of 0, an iteration index past the trace's, at least one
-    op dispatched ahead)."""
+    the site's own rules (no device memory of 0, an iteration index past
+    the trace's, at least one op dispatched ahead; the reserve rule needs
+    the site's device memory: reserve_exhausts)."""
     value, must = flag_value(kind, rng)
-    if flag == "--reserve" and value in ("1TiB", "1000TiB", "8388607TiB", "1.5GiB"):
-        must = True  # the site's device memory is 1 GiB (simulate: the policy's)
     if flag == "--iteration" and value == "2147483647":
         must = True  # past the trace's iterations
     if flag == "--launch-queue-depth" and value == "0":
