@@ -403,6 +403,15 @@ absl::Status RunPlan(PlanArgs& a) {
   sim_options.device = device.model;
   SWAPPLAN_ASSIGN_OR_RETURN(c.simulation, Simulate(trace, *policy, sim_options));
   policy->simulated_iteration_time_ns = c.simulation.iteration_time_ns;
+  // A trace whose iteration takes longer than a policy may state (1e17 ns:
+  // Policy::ValidateHeader, `bad-estimate`) is refused naming the trace,
+  // before WritePolicy would refuse the policy naming no file.
+  if (absl::Status st = policy->ValidateHeader(); !st.ok()) {
+    absl::Status named(st.code(), absl::StrCat(trace.source(), ": ", st.message()));
+    st.ForEachPayload(
+        [&](absl::string_view url, const absl::Cord& p) { named.SetPayload(url, p); });
+    return named;
+  }
   const std::string output = a.output.value_or("");
   if (!output.empty()) SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*policy, output));
   std::string out;

@@ -365,10 +365,12 @@ absl::Status Run(SimulateArgs& args) {
                                                    : Simulate(trace, policy, o);
   if (!simulated.ok()) {
     // What the policy breaks names the policy file (its items, schedule and
-    // sums come from it); the trace's own errors already name the trace.
+    // sums come from it); the trace's own errors already name the trace. A
+    // fingerprint mismatch names the trace inside: the policy goes first.
     const ErrorKind kind = KindOf(simulated.status());
     const bool names_trace = absl::StartsWith(simulated.status().message(), trace.source());
-    if (kind == ErrorKind::kMalformedInput && !names_trace) {
+    if ((kind == ErrorKind::kMalformedInput && !names_trace) ||
+        kind == ErrorKind::kFingerprintMismatch) {
       return WithPrefix(simulated.status(), args.policy);
     }
     return simulated.status();

@@ -137,13 +137,22 @@ def make_bases(binary, work):
 
 # --- case generation -----------------------------------------------------------
 
-def generate(count, seed, traces, policies, baseline):
+FAMILIES = ("trace-json", "trace-binary", "policy", "baseline", "flag", "synth", "gzip")
+
+
+def generate(count, seed, traces, policies, baseline, only=None):
+    """The campaign's cases, made one at a time as they are asked for (a
+    generator: 10,000 cases held at once took 500 MB, which every fork of
+    the harness then had to copy the page tables of). The sequence for a
+    seed does not depend on how fast it is consumed. `only`: the families
+    to yield (None: all); the others are drawn and skipped, so a family's
+    cases are the same ones as in a full run of the same seed."""
     rng = random.Random(seed)
     names = sorted(traces)
     json_mut = {n: tm.TraceJsonMutator(traces[n]) for n in names}
     bin_mut = {n: tm.TraceBinaryMutator(traces[n]) for n in names}
     pol_names = sorted(policies)
-    pol_mut = {n: om.PolicyMutator(policies[n][0]) for n in pol_names}
+    pol_mut = {n: om.PolicyMutator(policies[n][0], traces[n]) for n in pol_names}
     base_mut = om.BaselineMutator(baseline)
     # Share of cases per family (the rest are JSON traces).
     families = [("trace-binary", 0.25), ("policy", 0.15), ("baseline", 0.06), ("flag", 0.12),
@@ -151,6 +160,10 @@ def generate(count, seed, traces, policies, baseline):
     cases = []
     bombs = 0
     for i in range(count):
+        for c in cases:
+            if only is None or c.family in only:
+                yield c
+        cases = []
         r, family = rng.random(), "trace-json"
         for fam, share in families:
             if r < share:
@@ -201,6 +214,9 @@ def generate(count, seed, traces, policies, baseline):
             template, flag, kind = rng.choice(om.FLAG_SITES)
             value, must = om.site_value(flag, kind, rng)
             pname = rng.choice(pol_names)
+            device = policies[pname][0].get("device", {}).get("capacity_bytes", 1 << 30) \
+                if template.startswith("simulate") else 1 << 30
+            must = must or om.reserve_exhausts(flag, value, device)
             files = {"t.json": tm.dumps(traces[pname]), "p.json": tm.dumps(policies[pname][0])}
             args = template.format(t="{d}/t.json", p="{d}/p.json", o="{d}/out.json")
             args += " %s %s" % (flag, shlex.quote(value))
@@ -209,7 +225,9 @@ def generate(count, seed, traces, policies, baseline):
             flag, value, must = om.synth_flag(rng)
             args = "synth -q -o {d}/s.trace %s %s" % (flag, shlex.quote(value))
             cases.append(Case(i, family, "synth:%s=%r" % (flag, value), must, {}, args, flag))
-    return cases
+    for c in cases:
+        if only is None or c.family in only:
+            yield c
 
 
 def gzip_bomb(rng):
@@ -316,7 +334,8 @@ def run_case(binary, case, work, timeout, sanitized, memory_mb):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binary", help="swapplan binary (e.g. build-sanitize/swapplan)")
-    ap.add_argument("--count", type=int, default=10500, help="cases (default 10500)")
+    ap.add_argument("--count", type=int, default=10500,
+                    help="cases drawn (default 10500; all run unless --families)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=10.0,
@@ -324,87 +343,116 @@ def main():
     ap.add_argument("--time-limit", type=float, default=3600,
                     help="stop starting new runs after this many seconds (default 3600)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="per-run memory limit")
+    ap.add_argument("--families", default="",
+                    help="comma-separated families to run (default all: %s); the cases of "
+                         "a family are those of a full run with the same seed and count"
+                    % ",".join(FAMILIES))
     ap.add_argument("--out", default=os.path.join(ROOT, "build-campaign"))
     args = ap.parse_args()
+    families = set(f for f in args.families.split(",") if f) or None
+    if families and not families <= set(FAMILIES):
+        ap.error("unknown families: %s" % ",".join(sorted(families - set(FAMILIES))))
     binary = os.path.abspath(args.binary)
     os.makedirs(os.path.join(args.out, "examples"), exist_ok=True)
     work = tempfile.mkdtemp(prefix="swapplan-campaign-")
     try:
         traces, policies, baseline = make_bases(binary, work)
-        cases = generate(args.count, args.seed, traces, policies, baseline)
         sanitized = is_sanitized(binary)
-        print("campaign: %d cases, seed %d, %d jobs, %s build" %
-              (len(cases), args.seed, args.jobs, "sanitizer" if sanitized else "plain"),
-              flush=True)
-        results = [None] * len(cases)
+        print("campaign: %d cases drawn%s, seed %d, %d jobs, %s build" %
+              (args.count, " (families %s)" % ",".join(sorted(families)) if families else "",
+               args.seed, args.jobs, "sanitizer" if sanitized else "plain"), flush=True)
+        # Cases are made as runs finish (at most 4 per job waiting), so the
+        # harness stays small; each run is still one swapplan process.
+        records, examples = [], {}
         start = time.monotonic()
+        stopped = 0
+        log = open(os.path.join(args.out, "results.jsonl"), "w")
+        gen = generate(args.count, args.seed, traces, policies, baseline, families)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {}
-            for c in cases:
-                futures[pool.submit(
-                    lambda c=c: None if time.monotonic() - start > args.time_limit else
-                    run_case(binary, c, work, args.timeout, sanitized, args.memory_mb))] = c
-            done = 0
-            # One line per finished run, as it finishes: a long campaign can
-            # be read (and a stopped one salvaged) before the tables exist.
-            log = open(os.path.join(args.out, "results.jsonl"), "w")
-            for f in concurrent.futures.as_completed(futures):
-                c = futures[f]
-                results[c.index] = f.result()
-                if results[c.index] is not None:
-                    cls, line, elapsed = results[c.index]
+            pending = {}
+
+            def fill():
+                nonlocal stopped
+                while len(pending) < 4 * args.jobs:
+                    c = next(gen, None)
+                    if c is None:
+                        return
+                    if time.monotonic() - start > args.time_limit:
+                        stopped += 1
+                        continue
+                    pending[pool.submit(run_case, binary, c, work, args.timeout, sanitized,
+                                        args.memory_mb)] = c
+
+            fill()
+            while pending:
+                done, _ = concurrent.futures.wait(
+                    pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for f in done:
+                    c = pending.pop(f)
+                    cls, line, elapsed = f.result()
+                    # One line per finished run, as it finishes: a long
+                    # campaign can be read (and a stopped one salvaged)
+                    # before the tables exist.
                     log.write(json.dumps({"case": c.index, "family": c.family,
                                           "mutation": c.mutation, "class": cls,
                                           "seconds": round(elapsed, 3), "line": line}) + "\n")
                     log.flush()
-                done += 1
-                if done % 1000 == 0:
-                    print("  %d/%d (%.0f s)" % (done, len(cases), time.monotonic() - start),
-                          flush=True)
+                    records.append((c.index, c.family, c.must_fail, cls, elapsed))
+                    keep_example(c, cls, line, args.out, examples)
+                    if len(records) % 1000 == 0:
+                        print("  %d runs (%.0f s)" % (len(records), time.monotonic() - start),
+                              flush=True)
+                fill()
+        log.close()
         wall = time.monotonic() - start
-        report(cases, results, args, wall, binary)
-        bad = sum(1 for r in results if r is not None and r[0] not in GOOD)
+        report(records, stopped, examples, args, wall, binary)
+        bad = sum(1 for r in records if r[3] not in GOOD)
         return 1 if bad else 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def report(cases, results, args, wall, binary):
+def example_key(c, cls):
+    m = c.mutation
+    return (cls, m.split(":")[0] + ":" + m.split(":")[1].split("=")[0] if ":" in m else m)
+
+
+def keep_example(c, cls, line, out, examples):
+    """The first input of each (bad class, mutation), written to
+    OUT/examples/ as the run finishes."""
+    key = example_key(c, cls)
+    if cls in GOOD or key in examples:
+        return
+    path = None
+    if c.files:
+        name = sorted(c.files)[-1]
+        path = os.path.join(out, "examples", "%s-%d%s" % (cls, c.index, os.path.splitext(name)[1]))
+        with open(path, "wb") as f:
+            f.write(c.files[name])
+    examples[key] = {"class": cls, "family": c.family, "mutation": c.mutation,
+                     "must_fail": c.must_fail, "command": "swapplan " + c.args,
+                     "stderr": line[:300], "input": os.path.relpath(path, ROOT) if path else None}
+
+
+def report(records, stopped, examples, args, wall, binary):
+    """records: (index, family, must_fail, class, wall seconds) per run."""
     by_family = collections.defaultdict(collections.Counter)
-    examples = {}
-    slowest = 0.0
-    skipped = 0
-    for c, r in zip(cases, results):
-        if r is None:
-            skipped += 1
-            continue
-        cls, line, elapsed = r
-        slowest = max(slowest, elapsed)
-        by_family[c.family][cls] += 1
-        key = (cls, c.mutation.split(":")[0] + ":" + c.mutation.split(":")[1].split("=")[0]
-               if ":" in c.mutation else c.mutation)
-        if cls not in GOOD and key not in examples:
-            ext = os.path.splitext(sorted(c.files)[-1])[1] if c.files else ""
-            path = os.path.join(args.out, "examples", "%s-%d%s" % (cls, c.index, ext))
-            if c.files:
-                with open(path, "wb") as f:
-                    f.write(c.files[sorted(c.files)[-1]])
-            examples[key] = {"class": cls, "family": c.family, "mutation": c.mutation,
-                             "must_fail": c.must_fail, "command": "swapplan " + c.args,
-                             "stderr": line[:300], "input": os.path.relpath(path, ROOT)
-                             if c.files else None}
+    for _, family, _, cls, _ in records:
+        by_family[family][cls] += 1
     total = collections.Counter()
     for counts in by_family.values():
         total.update(counts)
-    must_fail = sum(1 for c, r in zip(cases, results) if r is not None and c.must_fail)
+    must_fail = sum(1 for r in records if r[2])
     # Wall seconds per run (on a shared machine mostly waiting for a core;
     # the per-run limit itself is on CPU time).
-    walls = sorted(r[2] for r in results if r is not None) or [0.0]
+    walls = sorted(r[4] for r in records) or [0.0]
     median_s, p99_s = walls[len(walls) // 2], walls[min(len(walls) - 1, int(len(walls) * 0.99))]
     over_10s_wall = sum(1 for w in walls if w > 10)
-    summary = {"binary": binary, "seed": args.seed, "cases": len(cases), "skipped": skipped,
-               "must_fail_cases": must_fail, "jobs": args.jobs, "timeout_s": args.timeout,
-               "wall_s": round(wall, 1), "slowest_run_s": round(slowest, 2),
+    summary = {"binary": binary, "seed": args.seed, "count": args.count,
+               "families": args.families or "all", "runs": len(records),
+               "skipped": stopped, "must_fail_cases": must_fail, "jobs": args.jobs,
+               "timeout_s": args.timeout, "wall_s": round(wall, 1),
+               "slowest_run_s": round(walls[-1], 2),
                "median_run_s": round(median_s, 2), "p99_run_s": round(p99_s, 2),
                "runs_over_10s_wall": over_10s_wall,
                "classes": {k: total.get(k, 0) for k in CLASSES},
@@ -424,9 +472,9 @@ def report(cases, results, args, wall, binary):
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(table)
     print(table)
-    print("cases %d (must fail %d, skipped past the time limit %d), wall %.0f s, run wall time "
-          "median %.2f s, p99 %.2f s, slowest %.2f s, over 10 s %d" %
-          (len(cases), must_fail, skipped, wall, median_s, p99_s, slowest, over_10s_wall))
+    print("runs %d (must fail %d, not started past the time limit %d), wall %.0f s, run wall "
+          "time median %.2f s, p99 %.2f s, slowest %.2f s, over 10 s %d" %
+          (len(records), must_fail, stopped, wall, median_s, p99_s, walls[-1], over_10s_wall))
     for e in summary["examples"]:
         print("  [%s] %s (%s): %s -> %s" % (e["class"], e["mutation"], e["family"],
                                             e["command"], e["stderr"][:160]))

@@ -29,19 +29,47 @@ def _policy_objects(p):
     return out
 
 
+# Bounds of a policy's planner estimates (policy/policy.h, ValidateHeader):
+# expected_overhead_ns and simulated_iteration_time_ns in [0, 1e17],
+# expected_peak_bytes >= 0.
+MAX_POLICY_TIME_NS = 10 ** 17
+ESTIMATE_FIELDS = ("expected_peak_bytes", "expected_overhead_ns", "simulated_iteration_time_ns")
+
+
+def estimate_in_range(key, v):
+    if key == "expected_peak_bytes":
+        return 0 <= v <= tm.I64_MAX
+    return 0 <= v <= MAX_POLICY_TIME_NS
+
+
 class PolicyMutator:
     """Mutations of a JSON policy that `check` and `simulate` accept on its
-    trace (made by `plan` at the start of the campaign)."""
+    trace (made by `plan` at the start of the campaign). `trace` (the JSON
+    trace the policy was made for) tells which iterations share the planned
+    iteration's op sequence: a policy naming one of those still matches its
+    fingerprint (the hash and op count), so it is rightly accepted."""
 
     OP_FIELDS = ("swap_out_op", "release_op", "swap_in_op", "first_use_op")
 
-    def __init__(self, policy):
+    def __init__(self, policy, trace=None):
         self.base = policy
+        seqs = [tuple((op.get("name"), op.get("phase")) for op in it.get("ops", []))
+                for it in (trace or {}).get("iterations", [])]
+        planned = policy.get("fingerprint", {}).get("iteration", 0)
+        self.matching_iterations = {i for i, s in enumerate(seqs)
+                                    if planned < len(seqs) and s == seqs[planned]}
 
     def mutations(self):
         return [self.unknown_field, self.format_version, self.fingerprint, self.type_swap,
                 self.number_overflow, self.truncate, self.negative_bandwidth, self.budget,
-                self.op_out_of_range, self.byte_flip, self.extreme_int, self.delete_field]
+                self.op_out_of_range, self.byte_flip, self.extreme_int, self.delete_field,
+                self.estimate]
+
+    def iteration_must_fail(self, v):
+        """Whether fingerprint.iteration = v must be refused: any iteration
+        but those with the planned op sequence (refused as a fingerprint
+        mismatch, or past 2^31 - 1 at read)."""
+        return v not in self.matching_iterations
 
     def unknown_field(self, rng):
         p = copy.deepcopy(self.base)
@@ -51,7 +79,10 @@ class PolicyMutator:
 
     def format_version(self, rng):
         p = copy.deepcopy(self.base)
-        p["format_version"] = rng.choice([0, 2, (1 << 32) + 1, -1, 1 << 40])
+        # Never the policy's own version (a v2 policy stays valid as 2); 1 on
+        # a v2 policy is refused (it has v2 sections).
+        p["format_version"] = rng.choice([v for v in [0, 1, 2, 3, (1 << 32) + 1, -1, 1 << 40]
+                                          if v != self.base.get("format_version")])
         return "policy-format-version:%d" % p["format_version"], tm.dumps(p), True
 
     def fingerprint(self, rng):
@@ -62,7 +93,17 @@ class PolicyMutator:
             fp[key] = "0x0123456789abcdef"
         else:
             fp[key] = rng.choice([fp[key] + 1, (1 << 31) - 1, (1 << 32) + fp[key], -1])
-        return "policy-fingerprint:%s" % key, tm.dumps(p), True
+        must = key != "iteration" or self.iteration_must_fail(fp[key])
+        return "policy-fingerprint:%s" % key, tm.dumps(p), must
+
+    def estimate(self, rng):
+        """A planner estimate at, inside or past its bounds (issue 19: any
+        int64 was accepted and carried into reports and replay's sums)."""
+        p = copy.deepcopy(self.base)
+        key = rng.choice(ESTIMATE_FIELDS)
+        v = p[key] = rng.choice([-1, 0, MAX_POLICY_TIME_NS, MAX_POLICY_TIME_NS + 1, 1 << 62,
+                                 tm.I64_MAX, tm.I64_MIN, tm.I32_MAX])
+        return "policy-estimate:%s=%d" % (key, v), tm.dumps(p), not estimate_in_range(key, v)
 
     def type_swap(self, rng):
         p = copy.deepcopy(self.base)
@@ -126,7 +167,10 @@ class PolicyMutator:
         # changed fingerprint no longer matches the trace; an op index must
         # lie inside the iteration.
         must = v < 0 or v > tm.I64_MAX or kind == "fingerprint" or \
-            (key in self.OP_FIELDS and v >= p["fingerprint"]["iteration_ops"])
+            (key in self.OP_FIELDS and v >= p["fingerprint"]["iteration_ops"]) or \
+            (kind == "policy" and key in ESTIMATE_FIELDS and not estimate_in_range(key, v))
+        if kind == "fingerprint" and key == "iteration":
+            must = self.iteration_must_fail(v)
         return "policy-extreme-int:%s.%s" % (kind, key), tm.dumps(p), must
 
     def delete_field(self, rng):
@@ -172,7 +216,18 @@ class BaselineMutator:
     def mutations(self):
         return [self.unknown_field, self.type_swap, self.identity, self.format_version,
                 self.unknown_planner, self.number_overflow, self.truncate, self.extreme_int,
-                self.missing_trace, self.oversubscription]
+                self.missing_trace, self.oversubscription, self.budget]
+
+    def budget(self, rng):
+        """A recorded budget_bytes the entry's settings do not give (issue
+        19: it was read and never compared): 0 is refused at read, any other
+        change fails every row of the entry (budget-changed)."""
+        b = copy.deepcopy(self.base)
+        e = rng.choice(b["entries"])
+        old = e.get("budget_bytes", 0)
+        e["budget_bytes"] = rng.choice([v for v in [0, 1, old - 1, old + 1, 1 << 32, 1 << 62,
+                                                    tm.I64_MAX] if v != old and v >= 0])
+        return "baseline-budget:%d" % e["budget_bytes"], tm.dumps(b), True
 
     def unknown_field(self, rng):
         b = copy.deepcopy(self.base)
@@ -357,14 +412,25 @@ SYNTH_FLAGS = ["--hidden", "--layers", "--seq", "--micro-batch", "--micro-batche
 SYNTH_EXTREMES = ["2147483640", "2147483647", "9223372036854775807", "1099511627776"]
 
 
+# Bytes of the valid sizes, for the reserve rule below.
+OK_SIZE_BYTES = {"1B": 1, "1KiB": 1 << 10, "512MiB": 512 << 20, "1TiB": 1 << 40,
+                 "1000TiB": 1000 << 40, "8388607TiB": 8388607 << 40, "1.5GiB": 3 << 29}
+
+
+def reserve_exhausts(flag, value, device_bytes):
+    """Whether a valid size given to --reserve takes all of the site's
+    device memory `device_bytes` (1 GiB where the command gives
+    --device-memory 1GiB; simulate's is the policy's capacity, 80 GiB for a
+    synthesized trace), which is refused."""
+    return flag == "--reserve" and value in OK_SIZE_BYTES and OK_SIZE_BYTES[value] >= device_bytes
+
+
 def site_value(flag, kind, rng):
     """(value, must_fail) for `flag` of `kind` at its site: flag_value plus
-    the site's own rules (no reserve of the device memory or more, no
-    device memory of 0, an iteration index past the trace's, at least one
-    op dispatched ahead)."""
+    the site's own rules (no device memory of 0, an iteration index past
+    the trace's, at least one op dispatched ahead; the reserve rule needs
+    the site's device memory: reserve_exhausts)."""
     value, must = flag_value(kind, rng)
-    if flag == "--reserve" and value in ("1TiB", "1000TiB", "8388607TiB", "1.5GiB"):
-        must = True  # the site's device memory is 1 GiB (simulate: the policy's)
     if flag == "--iteration" and value == "2147483647":
         must = True  # past the trace's iterations
     if flag == "--launch-queue-depth" and value == "0":

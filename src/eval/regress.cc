@@ -34,13 +34,16 @@ absl::string_view VerdictName(Verdict v) {
       return "trace-changed";
     case Verdict::kOrderBroken:
       return "order-broken";
+    case Verdict::kBudgetChanged:
+      return "budget-changed";
   }
   return "unknown";
 }
 
 bool IsFailure(Verdict v) {
   return v == Verdict::kSlower || v == Verdict::kLostFeasibility || v == Verdict::kNoBaseline ||
-         v == Verdict::kTraceChanged || v == Verdict::kOrderBroken;
+         v == Verdict::kTraceChanged || v == Verdict::kOrderBroken ||
+         v == Verdict::kBudgetChanged;
 }
 
 absl::Status RegressOptions::Validate() const {
@@ -145,6 +148,11 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
     const TraceIdentity identity{fp.op_sequence_hash, fp.iteration_ops, c->peak.bytes,
                                  c->persistent_bytes};
     const bool changed = e.identity.has_value() && !(*e.identity == identity);
+    // A recorded budget (written only when positive) that the entry's
+    // settings no longer give on the same trace: the results were measured
+    // at another budget (issue 19: an edited budget_bytes was ignored).
+    const bool budget_changed =
+        !changed && e.budget_bytes > 0 && e.budget_bytes != c->budget.budget_bytes;
     updated.identity = identity;
     updated.budget_bytes = c->budget.budget_bytes;
     updated.results.clear();
@@ -156,8 +164,10 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
       if (out.feasible) row.current.iteration_time_ns = out.sim->iteration_time_ns;
       auto base = e.results.find(out.planner);
       if (base != e.results.end()) row.baseline = base->second;
-      row.verdict = changed ? Verdict::kTraceChanged
-                            : Judge(row.baseline, row.current, options.tolerance, &row.change);
+      row.verdict = changed          ? Verdict::kTraceChanged
+                    : budget_changed ? Verdict::kBudgetChanged
+                                     : Judge(row.baseline, row.current, options.tolerance,
+                                             &row.change);
       if (changed && row.baseline && row.baseline->feasible && row.current.feasible) {
         row.change = static_cast<double>(row.current.iteration_time_ns) /
                          static_cast<double>(row.baseline->iteration_time_ns) -

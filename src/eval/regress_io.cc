@@ -215,6 +215,11 @@ class Parser {
         SWAPPLAN_ASSIGN_OR_RETURN(e.identity, Identity(v, p));
       } else if (key == "budget_bytes") {
         SWAPPLAN_ASSIGN_OR_RETURN(e.budget_bytes, NonNegative(v, p));
+        // Written only when positive (0 means "not recorded" and would
+        // silently skip the comparison with the budget regress computes).
+        if (e.budget_bytes == 0) {
+          return Fail(p, "0 is not a recorded budget; must be > 0 (or absent)", "out-of-range");
+        }
       } else if (key == "results") {
         if (!v.is_object()) return Fail(p, "expected an object of planner results");
         for (auto r = v.begin(); r != v.end(); ++r) {

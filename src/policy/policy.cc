@@ -105,6 +105,26 @@ absl::Status Policy::ValidateHeader() const {
                         fingerprint.iteration_ops, " ops: must not be negative [bad-fingerprint]")),
                     "bad-fingerprint");
   }
+  // The planner's estimates: informational, but replay sums
+  // simulated_iteration_time_ns over runs and reports print them, so a
+  // value no planner writes is refused, never carried along: a negative
+  // one, or a time past 1e17 ns (about 3.2 years per iteration, the bound
+  // the device model puts on one copy, kMaxCopyNs), which keeps such sums
+  // far from overflowing.
+  auto bad_estimate = [](absl::string_view field, int64_t value, absl::string_view range) {
+    return WithRule(absl::InvalidArgumentError(absl::StrCat("policy: ", field, " is ", value,
+                                                            "; must be in ", range,
+                                                            " [bad-estimate]")),
+                    "bad-estimate");
+  };
+  if (expected_peak_bytes < 0) {
+    return bad_estimate("expected_peak_bytes", expected_peak_bytes, "[0, 2^63 - 1]");
+  }
+  for (auto [field, value] :
+       {std::pair<absl::string_view, int64_t>{"expected_overhead_ns", expected_overhead_ns},
+        {"simulated_iteration_time_ns", simulated_iteration_time_ns}}) {
+    if (value < 0 || value > kMaxCopyNs) return bad_estimate(field, value, "[0, 1e17]");
+  }
   return absl::OkStatus();
 }
 

@@ -33,9 +33,11 @@ using internal_policy::Hex;
 absl::Status CheckFingerprint(const Policy& policy, const Trace& trace) {
   const int32_t it = policy.fingerprint.iteration;
   if (it < 0 || it >= trace.num_iterations()) {
-    return Error(ErrorKind::kFingerprintMismatch,
-                 absl::StrCat("policy was made for iteration ", it, " but ", trace.source(),
-                              " has ", trace.num_iterations(), " iterations"));
+    return WithRule(Error(ErrorKind::kFingerprintMismatch,
+                          absl::StrCat("policy was made for iteration ", it, " but ",
+                                       trace.source(), " has ", trace.num_iterations(),
+                                       " iterations [fingerprint-mismatch]")),
+                    "fingerprint-mismatch");
   }
   PolicyFingerprint fp = ComputeFingerprint(trace, it);
   if (!(fp == policy.fingerprint)) {

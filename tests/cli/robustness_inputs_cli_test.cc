@@ -85,6 +85,57 @@ TEST_CASE("check and simulate refuse the same policy header values", "[cli][robu
   }
 }
 
+// Issue 19 (silent acceptance), round 4: a planner estimate no planner
+// writes (an overhead of 2^63 - 1 ns, a negative simulated time) was read
+// and carried into reports; an iteration past the trace named only the
+// trace in simulate's message.
+TEST_CASE("check and simulate refuse estimates out of range, and name the policy",
+          "[cli][robustness]") {
+  for (const char* verb : {"check", "simulate"}) {
+    INFO(verb);
+    CheckOneLine(Swapplan(std::string(verb) + " " + kToy + " robustness/huge_overhead_policy.json"),
+                 "robustness/huge_overhead_policy.json: policy: expected_overhead_ns is "
+                 "9223372036854775807; must be in [0, 1e17] [bad-estimate]");
+    CheckOneLine(Swapplan(std::string(verb) + " " + kToy +
+                          " robustness/negative_simulated_time_policy.json"),
+                 "robustness/negative_simulated_time_policy.json: policy: "
+                 "simulated_iteration_time_ns is -1; must be in [0, 1e17] [bad-estimate]");
+  }
+  const CliRun r =
+      Swapplan(std::string("simulate ") + kToy + " robustness/iteration_past_trace_policy.json");
+  CheckOneLine(r, std::string("robustness/iteration_past_trace_policy.json: policy was made for "
+                              "iteration 2147483647 but ") +
+                      kToy + " has 1 iterations [fingerprint-mismatch]");
+}
+
+// long_op.json: traces/two_layers.json with op 0 taking 2^62 ns: the plan's
+// simulated iteration (2^62 ns + the other ops' 1100 ns) is past what a
+// policy may state, refused naming the trace (not "policy: ..." alone).
+TEST_CASE("plan: an iteration longer than a policy may state names the trace",
+          "[cli][robustness]") {
+  CheckOneLine(Swapplan("plan robustness/long_op.json --device-memory 1GiB --h2d-bandwidth 1GB/s "
+                        "--d2h-bandwidth 1GB/s"),
+               "robustness/long_op.json: policy: simulated_iteration_time_ns is "
+               "4611686018427389004; must be in [0, 1e17] [bad-estimate]");
+}
+
+// Same trace, found while checking the one above: Chameleon's times are
+// doubles, and after an op of 2^62 ns (double spacing 1024 ns) the copy of
+// a tensor out "ended" at or before op 0, so its release came before its
+// swap-out op and the planner's own policy failed the checker (compare:
+// "invalid policy ... [bad-op-order]"). The release is never before the
+// swap-out op now; the budget of 400 B (r = 2) is reached.
+TEST_CASE("chameleon: an op of 2^62 ns does not put a release before its swap-out",
+          "[cli][robustness]") {
+  const CliRun r = Swapplan(
+      "compare robustness/long_op.json --oversubscription 2x --h2d-bandwidth 1GB/s "
+      "--d2h-bandwidth 1GB/s --planners chameleon --planner-option chameleon.min-tensor-bytes=0");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("chameleon  yes"));
+  CHECK_THAT(r.out + r.err, !Catch::Contains("invalid policy"));
+}
+
 TEST_CASE("a policy claiming 2^31 - 1 ops fails fast on the fingerprint", "[cli][robustness]") {
   // Before: simulate filled an 8 GiB vector (49 s) before comparing.
   for (const char* verb : {"check", "simulate"}) {

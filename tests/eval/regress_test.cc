@@ -190,10 +190,39 @@ TEST_CASE("regress: trace identity and budget values are range-checked", "[eval]
         "negative; must be >= 0 [out-of-range]");
   CHECK(err(R"(, "budget_bytes": -1)") ==
         "q.json: $.entries[0].budget_bytes: -1 is negative; must be >= 0 [out-of-range]");
+  // 0 is never recorded (--update writes budget_bytes only when positive);
+  // read as "not recorded" it would skip the budget comparison below.
+  CHECK(err(R"(, "budget_bytes": 0)") ==
+        "q.json: $.entries[0].budget_bytes: 0 is not a recorded budget; must be > 0 (or absent) "
+        "[out-of-range]");
   // The recorded value itself reads back.
   const QualityBaseline ok = Parse(ToyEntry(kRecorded, identity("13", "1200")));
   REQUIRE(ok.entries[0].identity.has_value());
   CHECK(ok.entries[0].identity->iteration_ops == 13);
+}
+
+// Issue 19 (silent acceptance): budget_bytes was read and never compared,
+// so a baseline with an edited budget (9223372036854775807, 1) passed with
+// results measured at 700 bytes. The toy at r = 2 has a budget of
+// 1200 / 2 = 700 bytes (peak 1200, header comment).
+TEST_CASE("regress: a recorded budget the settings no longer give fails every row",
+          "[eval][robustness]") {
+  using V = Verdict;
+  CHECK(Verdicts(Parse(ToyEntry(kRecorded, R"(, "budget_bytes": 700)")), 0.01) ==
+        std::vector<V>{V::kOk, V::kOk, V::kOk});
+  for (const char* budget : {"1", "699", "701", "9223372036854775807"}) {
+    INFO(budget);
+    const QualityBaseline b = Parse(ToyEntry(kRecorded, absl::StrCat(", \"budget_bytes\": ", budget)));
+    CHECK(Verdicts(b, 0.01) ==
+          std::vector<V>{V::kBudgetChanged, V::kBudgetChanged, V::kBudgetChanged});
+    absl::StatusOr<RegressReport> r = RunRegression(b, {});
+    REQUIRE(r.ok());
+    CHECK(r->failures == 3);
+    // --update records the budget the settings give.
+    CHECK(r->updated.entries[0].budget_bytes == 700);
+  }
+  CHECK(IsFailure(V::kBudgetChanged));
+  CHECK(VerdictName(V::kBudgetChanged) == "budget-changed");
 }
 
 TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {

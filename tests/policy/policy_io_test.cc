@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 
 #include "support/cli_runner.h"
 #include "support/test_traces.h"
@@ -318,6 +319,65 @@ TEST_CASE("format_version past 32 bits is refused, not truncated", "[policy][rob
   CHECK(std::string(r.status().message()) ==
         "v.json: JSON $.format_version: 4294967297 is out of range (at most 4294967295) "
         "[policy-schema]");
+}
+
+// Issue 19 (silent acceptance): the planner's estimates were read as any
+// int64 — a negative peak, an overhead of 2^63 - 1 ns — and carried into
+// reports and replay's iteration-time sums. Every reader (JSON, binary, the
+// checker's) refuses them in Policy::ValidateHeader, naming field and value.
+TEST_CASE("policy estimates out of range are refused by every reader", "[policy][robustness]") {
+  struct Case {
+    int64_t Policy::*field;
+    int64_t value;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {&Policy::expected_peak_bytes, -1,
+       "policy: expected_peak_bytes is -1; must be in [0, 2^63 - 1] [bad-estimate]"},
+      {&Policy::expected_overhead_ns, INT64_MAX,
+       "policy: expected_overhead_ns is 9223372036854775807; must be in [0, 1e17] [bad-estimate]"},
+      {&Policy::expected_overhead_ns, -1,
+       "policy: expected_overhead_ns is -1; must be in [0, 1e17] [bad-estimate]"},
+      // One past the bound (1e17 ns, kMaxCopyNs).
+      {&Policy::simulated_iteration_time_ns, kMaxCopyNs + 1,
+       "policy: simulated_iteration_time_ns is 100000000000000001; must be in [0, 1e17] "
+       "[bad-estimate]"},
+      {&Policy::simulated_iteration_time_ns, INT64_MIN,
+       "policy: simulated_iteration_time_ns is -9223372036854775808; must be in [0, 1e17] "
+       "[bad-estimate]"},
+  };
+  for (const Case& c : cases) {
+    Policy p = SamplePolicy();
+    p.*(c.field) = c.value;
+    INFO(c.message);
+    const absl::StatusOr<Policy> j = ParsePolicyJson(PolicyToJson(p), "p.json");
+    CHECK(KindOf(j.status()) == ErrorKind::kMalformedInput);
+    CHECK(std::string(j.status().message()) == "p.json: " + c.message);
+    const absl::StatusOr<Policy> b = ParsePolicyBinary(PolicyToBinary(p), "p.pb");
+    CHECK(KindOf(b.status()) == ErrorKind::kMalformedInput);
+    CHECK(std::string(b.status().message()) == "p.pb: " + c.message);
+    CHECK(RuleOf(b.status()) == "bad-estimate");
+  }
+  // The bounds themselves are accepted.
+  Policy edge = SamplePolicy();
+  edge.expected_peak_bytes = INT64_MAX;
+  edge.expected_overhead_ns = kMaxCopyNs;
+  edge.simulated_iteration_time_ns = kMaxCopyNs;
+  const absl::StatusOr<Policy> ok = ParsePolicyJson(PolicyToJson(edge), "p.json");
+  INFO(ok.status().ToString());
+  CHECK(ok.ok());
+  // The checker's reader refuses the same file with the same line.
+  Policy bad = SamplePolicy();
+  bad.expected_overhead_ns = INT64_MAX;
+  const std::string path = testing::TempDir() + "/estimate.json";
+  {
+    std::ofstream(path) << PolicyToJson(bad);
+  }
+  const absl::StatusOr<Policy> fc = ReadPolicyForCheck(path);
+  CHECK(KindOf(fc.status()) == ErrorKind::kMalformedInput);
+  CHECK_THAT(std::string(fc.status().message()),
+             Catch::Contains("expected_overhead_ns is 9223372036854775807") &&
+                 Catch::Contains("[bad-estimate]"));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@
 //       // recorded by --update:
 //       "trace_identity": {"op_sequence_hash": "0x…", "iteration_ops": 3172,
 //                          "unswapped_peak_bytes": …, "persistent_bytes": …},
-//       "budget_bytes": …,
+//       "budget_bytes": …,                  // > 0; compared, see below
 //       "results": {"chameleon": {"feasible": true, "iteration_time_ns": …},
 //                   "noswap": {"feasible": false}}}]}
 //
@@ -37,6 +37,8 @@
 //   lost-feasibility feasible in the baseline, not now      -> regression
 //   no-baseline      nothing recorded for the planner       -> failure
 //   trace-changed    the trace is not the one recorded      -> failure
+//   budget-changed   same trace, but the entry's settings give another
+//                    budget than the recorded budget_bytes  -> failure
 // and per relation "A<=B" of the entry (a row named "A<=B", current = A's
 // result, baseline = B's of the same run):
 //   ok               A fits and is no slower than B, or B does not fit
@@ -142,9 +144,14 @@ enum class Verdict : uint8_t {
   kNoBaseline,
   kTraceChanged,
   kOrderBroken,
+  // The entry's settings give another budget than the recorded
+  // budget_bytes on the same trace (an edited or corrupt baseline, or a
+  // changed budget rule): the recorded results were measured at another
+  // budget, so none of them is compared.
+  kBudgetChanged,
 };
 // "ok", "faster", "newly-feasible", "slower", "lost-feasibility",
-// "no-baseline", "trace-changed", "order-broken".
+// "no-baseline", "trace-changed", "order-broken", "budget-changed".
 absl::string_view VerdictName(Verdict v);
 // True for the verdicts that fail the check.
 bool IsFailure(Verdict v);

@@ -328,9 +328,9 @@ struct Policy {
   // What every policy reader checks, the checker's (ReadPolicyForCheck)
   // included, so that `check` and `simulate` refuse the same policies: the
   // device model (DeviceModel::ValidatePartial: no negative or non-finite
-  // bandwidth, no negative budget; rule `bad-device`) and a fingerprint
-  // without negative values (`bad-fingerprint`). InvalidArgument with the
-  // rule tag. O(tiers).
+  // bandwidth, no negative budget; `bad-device`), a fingerprint without
+  // negative values (`bad-fingerprint`), estimates in range (`bad-estimate`:
+  // peak >= 0, overhead and simulated time in [0, 1e17] ns). O(tiers).
   absl::Status ValidateHeader() const;
 
   // The budget the policy must stay under: device capacity minus reserve

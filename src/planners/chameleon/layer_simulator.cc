@@ -122,7 +122,10 @@ std::vector<SwapOutResult> CompleteSwapOuts(absl::Span<const SwapOutRequest> req
     const double end = start + r.out_ns;
     // The tensor is off the device during release+1 .. swap_in-1: a release
     // at swap_in-1 or later frees nothing, and the swap is not issued.
-    const int32_t queue_release = timeline.OpEndingAtOrAfter(end);
+    // Never before the swap-out op: the copy starts when it ends. (In
+    // double precision an op of 2^62 ns absorbs the ones after it, so the
+    // op "ending at or after" the copy could be an earlier one.)
+    const int32_t queue_release = std::max(r.swap_out_op, timeline.OpEndingAtOrAfter(end));
     int32_t release = queue_release;
     int32_t layer = -1;
     if (mode == SwapOutCompletion::kLayerSearch && queue_release < r.swap_in_op - 1) {

@@ -146,7 +146,9 @@ std::optional<Policy> PlannerRun::ReleaseWaitFallback(std::vector<int64_t>* over
       const SwapWindow& w = windows_[sel[i].window];
       copy_start[i] = std::max(timeline_->end_ns(w.last_fwd_op), stream_free);
       copy_end[i] = stream_free = copy_start[i] + w.out_ns;
-      sel[i].release_op = std::min(timeline_->OpEndingAtOrAfter(copy_end[i]), n_ - 1);
+      // Not before the swap-out op (see CompleteSwapOuts: times are doubles).
+      sel[i].release_op = std::min(
+          std::max(w.last_fwd_op, timeline_->OpEndingAtOrAfter(copy_end[i])), n_ - 1);
       sel[i].release_waits = false;
     }
     bytes = Replay(sel);
