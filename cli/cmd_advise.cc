@@ -27,6 +27,7 @@
 #include "synth_flags.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
+#include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/synth/synth.h"
 #include "swapplan/util/error.h"
@@ -173,6 +174,13 @@ absl::Status Run(AdviseArgs& a) {
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
   options.budget = BudgetFor(device.model);
+  // A device with a remote tier: HyperOffload (seed 003) competes too.
+  if (!device.model.tiers.empty()) {
+    for (const PlannerInfo& p : RegisteredPlanners()) {
+      if (p.in_default_set) options.planners.push_back(p.name);
+    }
+    options.planners.push_back("hyperoffload");
+  }
   ProgressBar bar("advise");
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
@@ -318,7 +326,7 @@ void SetupAdvise(CLI::App& root, Action* action) {
                       /*required=*/false);
   AddSynthConfigFlags(sub, &a->flags, &a->synth,
                       {.reserve = true, .compute_scale = true, .roofline = true,
-                       .default_device = ""});
+                       .remote_tier = true, .default_device = ""});
   AddIterationFlag(sub, &a->flags, &a->iteration);
   a->flags.Text(sub, "-o,--output", &a->output, "Write the best policy (.json: JSON, else binary)");
   a->flags.Text(sub, "--html", &a->html, "Also write the HTML report page (docs/report.md)");

@@ -279,7 +279,7 @@ void SetupCompare(CLI::App& root, Action* action) {
       "with the evaluation simulator: feasible, peak, iteration time, overhead vs ideal, stall, "
       "bytes moved, planning time. Exit 3 when no planner reaches the budget.");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
-  AddDeviceFlags(sub, &args->flags, &args->device, {});
+  AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
   args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
                     "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
                     "(unswapped peak - persistent bytes) / r, e.g. 2x");

@@ -141,7 +141,7 @@ void SetupReport(CLI::App& root, Action* action) {
       "of each policy against the budget, the compute/d2h/h2d stream timeline with zoom, the "
       "swapped tensors, the compare table and what limits each policy (docs/report.md).");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
-  AddDeviceFlags(sub, &args->flags, &args->device, {});
+  AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
   args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
                     "Budget as a ratio r >= 1x instead of --device-memory, as compare's: "
                     "persistent bytes + (unswapped peak - persistent bytes) / r, e.g. 2x");

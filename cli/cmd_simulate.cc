@@ -103,6 +103,19 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
                   " copies (busy ", FormatDurationNs(r.d2h_busy_ns), "), h2d ",
                   FormatBytes(r.bytes_h2d), " in ", r.copies_h2d, " copies (busy ",
                   FormatDurationNs(r.h2d_busy_ns), ")\n");
+  // Per tier, when the device has tiers beyond the host.
+  for (size_t k = 1; k < r.tiers.size(); ++k) {
+    const TierTraffic& t = r.tiers[k];
+    absl::StrAppend(&out, absl::StrFormat("%-16s", absl::StrCat("tier ", t.name)), "stored ",
+                    FormatBytes(t.bytes_stored), " in ", t.stores, " copies (busy ",
+                    FormatDurationNs(t.store_busy_ns), "), loaded ", FormatBytes(t.bytes_loaded),
+                    " in ", t.loads, " copies (busy ", FormatDurationNs(t.load_busy_ns),
+                    "), holds at most ", FormatBytes(t.peak_bytes),
+                    t.capacity_bytes == kUnlimitedCapacityBytes
+                        ? std::string()
+                        : absl::StrCat(" of ", FormatBytes(t.capacity_bytes)),
+                    "\n");
+  }
   if (r.reuse.blocks > 0 || r.reuse.unreleased_blocks > 0) {
     absl::StrAppend(&out, "reuse interval  mean ", absl::StrFormat("%.2f", r.reuse.mean_ops),
                     " ops, max ", r.reuse.max_ops, " ops over ", r.reuse.blocks, " blocks");
@@ -238,6 +251,23 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["num_h2d_copies"] = r.copies_h2d;
   j["d2h_busy_ns"] = r.d2h_busy_ns;
   j["h2d_busy_ns"] = r.h2d_busy_ns;
+  if (r.tiers.size() > 1) {
+    json tiers = json::array();
+    for (const TierTraffic& t : r.tiers) {
+      tiers.push_back({{"name", t.name},
+                       {"capacity_bytes", t.capacity_bytes == kUnlimitedCapacityBytes
+                                              ? json(nullptr)
+                                              : json(t.capacity_bytes)},
+                       {"peak_bytes", t.peak_bytes},
+                       {"stored_bytes", t.bytes_stored},
+                       {"loaded_bytes", t.bytes_loaded},
+                       {"num_stores", t.stores},
+                       {"num_loads", t.loads},
+                       {"store_busy_ns", t.store_busy_ns},
+                       {"load_busy_ns", t.load_busy_ns}});
+    }
+    j["tiers"] = std::move(tiers);
+  }
   j["num_recomputed_items"] = r.recomputed_items;
   j["reuse_interval"] = {{"num_blocks", r.reuse.blocks},
                          {"mean_ops", r.reuse.mean_ops},
@@ -361,7 +391,7 @@ void SetupSimulate(CLI::App& root, Action* action) {
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   args->flags.Positional(sub, "policy", &args->policy, "Policy file (JSON or binary)",
                          /*required=*/true);
-  AddDeviceFlags(sub, &args->flags, &args->device, {});
+  AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
   sub->add_flag("--naive-record-stream", args->naive_record_stream,
                 "Reuse a swapped-out block only when the host sees its copy done (PyTorch "
                 "recordStream) instead of at the planned release op");

@@ -69,10 +69,19 @@ nlohmann::json OpJson(int32_t op) {
 
 std::string LinkText(const DeviceModel& m) {
   auto bw = [](double b) { return b > 0 ? FormatBandwidth(b) : std::string("unknown"); };
-  return absl::StrCat("h2d ", bw(m.h2d_bandwidth_bytes_per_s), ", d2h ",
+  std::string out = absl::StrCat("h2d ", bw(m.h2d_bandwidth_bytes_per_s), ", d2h ",
                       bw(m.d2h_bandwidth_bytes_per_s), ", latency ",
                       FormatDurationNs(m.copy_latency_ns),
                       m.copy_engines == 1 ? ", half duplex" : ", full duplex");
+  for (const MemoryTier& t : m.tiers) {
+    absl::StrAppend(&out, "; tier ", t.name, " ", FormatBytes(t.capacity_bytes), ", store ",
+                    FormatBandwidth(t.store_bandwidth_bytes_per_s), ", load ",
+                    FormatBandwidth(t.load_bandwidth_bytes_per_s), ", latency ",
+                    FormatDurationNs(t.latency_ns),
+                    t.shared_by_ranks > 1 ? absl::StrCat(", shared by ", t.shared_by_ranks, " ranks")
+                                          : std::string());
+  }
+  return out;
 }
 
 std::string DeviceText(const DeviceModel& m) {
@@ -96,6 +105,18 @@ nlohmann::json DeviceJson(const ResolvedDevice& d) {
   j["peak_flops_per_s"] = m.peak_flops_per_s;
   j["memory_bandwidth_bytes_per_s"] = m.memory_bandwidth_bytes_per_s;
   j["interconnect_bandwidth_bytes_per_s"] = m.interconnect_bandwidth_bytes_per_s;
+  if (!m.tiers.empty()) {
+    nlohmann::json tiers = nlohmann::json::array();
+    for (const MemoryTier& t : m.tiers) {
+      tiers.push_back({{"name", t.name},
+                       {"capacity_bytes", t.capacity_bytes},
+                       {"store_bandwidth_bytes_per_s", t.store_bandwidth_bytes_per_s},
+                       {"load_bandwidth_bytes_per_s", t.load_bandwidth_bytes_per_s},
+                       {"latency_ns", t.latency_ns},
+                       {"shared_by_ranks", t.shared_by_ranks}});
+    }
+    j["tiers"] = std::move(tiers);
+  }
   return j;
 }
 

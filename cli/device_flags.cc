@@ -110,7 +110,64 @@ void AddDeviceFlags(CLI::App* sub, FlagSet* flags, DeviceFlags* f, const DeviceF
                      "Device-to-device link bandwidth per direction for collectives, e.g. "
                      "300GB/s");
   }
+  if (c.remote_tier) {
+    flags->Size(sub, "--remote-memory", &f->remote_memory_bytes,
+                "Add a remote memory tier (a node's shared pool, tier 1 of a policy) of this "
+                "capacity, e.g. 1TiB");
+    flags->Bandwidth(sub, "--remote-bandwidth", &f->remote_bandwidth_bytes_per_s,
+                     "Remote tier bandwidth in both directions, e.g. 50GB/s (needed with "
+                     "--remote-memory)");
+    flags->Bandwidth(sub, "--remote-store-bandwidth", &f->remote_store_bandwidth_bytes_per_s,
+                     "Device-to-remote (Store) bandwidth (default --remote-bandwidth)");
+    flags->Bandwidth(sub, "--remote-load-bandwidth", &f->remote_load_bandwidth_bytes_per_s,
+                     "Remote-to-device (Prefetch) bandwidth (default --remote-bandwidth)");
+    flags->Duration(sub, "--remote-latency", &f->remote_latency_ns,
+                    "Fixed cost of every copy to or from the remote tier, e.g. 5us (default 0ns)");
+    flags->Int(sub, "--remote-shared-by", &f->remote_shared_by_ranks,
+               "Ranks of a node sharing the remote tier; each gets 1/N of its capacity and "
+               "bandwidth (default 1)",
+               1, 1 << 20);
+  }
 }
+
+namespace {
+
+// The remote tier of --remote-memory and its figures; problems to `flags`.
+void ResolveRemoteTier(const DeviceFlags& f, FlagSet* flags, DeviceModel* m) {
+  const bool any = f.remote_bandwidth_bytes_per_s || f.remote_store_bandwidth_bytes_per_s ||
+                   f.remote_load_bandwidth_bytes_per_s || f.remote_latency_ns ||
+                   f.remote_shared_by_ranks;
+  if (!f.remote_memory_bytes) {
+    if (any && !flags->Given("--remote-memory")) {
+      flags->Add("the --remote-* figures need --remote-memory (the remote tier's capacity)");
+    }
+    return;
+  }
+  MemoryTier t;
+  t.name = "remote";
+  t.capacity_bytes = *f.remote_memory_bytes;
+  const std::optional<double> both = f.remote_bandwidth_bytes_per_s;
+  const std::optional<double> store =
+      f.remote_store_bandwidth_bytes_per_s ? f.remote_store_bandwidth_bytes_per_s : both;
+  const std::optional<double> load =
+      f.remote_load_bandwidth_bytes_per_s ? f.remote_load_bandwidth_bytes_per_s : both;
+  if (!store || !load) {
+    flags->Add("--remote-memory: give --remote-bandwidth (or both --remote-store-bandwidth and "
+               "--remote-load-bandwidth)");
+    return;
+  }
+  t.store_bandwidth_bytes_per_s = *store;
+  t.load_bandwidth_bytes_per_s = *load;
+  t.latency_ns = f.remote_latency_ns.value_or(0);
+  t.shared_by_ranks = static_cast<int32_t>(f.remote_shared_by_ranks.value_or(1));
+  if (absl::Status s = t.Validate(); !s.ok()) {
+    flags->Add(absl::StrCat("--remote-memory: ", s.message()));
+    return;
+  }
+  m->tiers.push_back(std::move(t));
+}
+
+}  // namespace
 
 DeviceDefaults TraceDeviceDefaults(const Trace& trace) {
   const TraceMetadata& md = trace.metadata();
@@ -153,6 +210,7 @@ ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& d, cons
   if (f.interconnect_bandwidth_bytes_per_s) {
     m.interconnect_bandwidth_bytes_per_s = *f.interconnect_bandwidth_bytes_per_s;
   }
+  ResolveRemoteTier(f, flags, &m);
   bool complete = true;
   if (flags->Given("--device") && !f.device) {
     // A bad --device is a problem already; what it would have given is not

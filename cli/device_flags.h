@@ -11,6 +11,14 @@
 //   --compute-scale RATIO      recorded op durations x RATIO, e.g. 0.5x
 //   --peak-flops / --memory-bandwidth / --interconnect-bandwidth
 //                              roofline figures (synth, whatif)
+//   --remote-memory SIZE       adds a remote memory tier (seed 003's shared
+//                              pool; tier 1 in policies) of this capacity
+//   --remote-bandwidth RATE    its bandwidth, both directions (required
+//                              with --remote-memory); --remote-store-bandwidth
+//                              / --remote-load-bandwidth set one direction
+//   --remote-latency DURATION  fixed cost of every copy to or from it
+//   --remote-shared-by N       ranks of a node sharing it: each gets 1/N of
+//                              its capacity and bandwidth
 //
 // A model is built in three steps: what the input records (the trace's
 // metadata, a policy's budget), then the preset named by --device, then
@@ -63,6 +71,13 @@ struct DeviceFlags {
   std::optional<double> peak_flops_per_s;
   std::optional<double> memory_bandwidth_bytes_per_s;
   std::optional<double> interconnect_bandwidth_bytes_per_s;
+  // The remote tier (absent unless --remote-memory is given).
+  std::optional<int64_t> remote_memory_bytes;
+  std::optional<double> remote_bandwidth_bytes_per_s;
+  std::optional<double> remote_store_bandwidth_bytes_per_s;
+  std::optional<double> remote_load_bandwidth_bytes_per_s;
+  std::optional<int64_t> remote_latency_ns;
+  std::optional<int64_t> remote_shared_by_ranks;
 };
 
 // Which of the device flags a command declares.
@@ -73,6 +88,10 @@ struct DeviceFlagChoice {
   bool compute_scale = true;
   // --peak-flops, --memory-bandwidth, --interconnect-bandwidth.
   bool roofline = false;
+  // --remote-memory and its figures (commands that plan or simulate
+  // policies that may name the remote tier: advise, compare, report,
+  // simulate).
+  bool remote_tier = false;
   // --device default shown in --help ("" = none).
   std::string default_device;
 };

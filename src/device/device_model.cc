@@ -1,5 +1,6 @@
 #include "swapplan/device/device_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
@@ -68,11 +69,39 @@ int64_t DeviceModel::CopyNs(Direction dir, int64_t bytes) const {
 
 int64_t DeviceModel::TierCopyNs(int32_t tier, Direction dir, int64_t bytes) const {
   if (tier == 0) return CopyNs(dir, bytes);
+  return TransferNs(bytes, TierBandwidth(tier, dir), TierLatencyNs(tier));
+}
+
+const std::string& DeviceModel::TierName(int32_t tier) const {
+  static const std::string kHost = "host";
+  return tier == 0 ? kHost : tiers[static_cast<size_t>(tier - 1)].name;
+}
+
+int32_t DeviceModel::FindTier(absl::string_view name) const {
+  if (name == "host") return 0;
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    if (tiers[i].name == name) return static_cast<int32_t>(i) + 1;
+  }
+  return -1;
+}
+
+int64_t DeviceModel::TierCapacityBytes(int32_t tier) const {
+  if (tier == 0) return kUnlimitedCapacityBytes;
   const MemoryTier& t = tiers[static_cast<size_t>(tier - 1)];
-  return TransferNs(bytes,
-                    dir == Direction::kDeviceToHost ? t.store_bandwidth_bytes_per_s
-                                                    : t.load_bandwidth_bytes_per_s,
-                    t.latency_ns);
+  if (t.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
+  return t.capacity_bytes / std::max<int32_t>(t.shared_by_ranks, 1);
+}
+
+double DeviceModel::TierBandwidth(int32_t tier, Direction dir) const {
+  const bool store = dir == Direction::kDeviceToHost;
+  if (tier == 0) return store ? d2h_bandwidth_bytes_per_s : h2d_bandwidth_bytes_per_s;
+  const MemoryTier& t = tiers[static_cast<size_t>(tier - 1)];
+  return (store ? t.store_bandwidth_bytes_per_s : t.load_bandwidth_bytes_per_s) /
+         std::max<int32_t>(t.shared_by_ranks, 1);
+}
+
+int64_t DeviceModel::TierLatencyNs(int32_t tier) const {
+  return tier == 0 ? copy_latency_ns : tiers[static_cast<size_t>(tier - 1)].latency_ns;
 }
 
 absl::Status DeviceModel::Validate() const {

@@ -79,6 +79,14 @@ std::string Limit(const Trace& t, int32_t it, const PlannerOutcome& row) {
   if (r.bytes_d2h > 0 && r.stall_ns == 0) {
     parts.push_back(absl::StrCat("all ", FormatBytes(r.bytes_d2h), " of copies hidden"));
   }
+  // Tiers beyond the host that the policy used (HyperOffload's pool).
+  for (size_t k = 1; k < r.tiers.size(); ++k) {
+    const TierTraffic& tt = r.tiers[k];
+    if (tt.stores == 0 && tt.loads == 0) continue;
+    parts.push_back(absl::StrCat("tier ", tt.name, ": ", FormatBytes(tt.bytes_stored),
+                                 " stored, ", FormatBytes(tt.bytes_loaded), " loaded, holds ",
+                                 FormatBytes(tt.peak_bytes), " at most"));
+  }
   std::string out;
   for (const std::string& s : parts) absl::StrAppend(&out, out.empty() ? "" : "; ", s);
   return out;

@@ -7,6 +7,7 @@
 #include "swapplan/planners/baselines/practice.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
+#include "swapplan/planners/hyperoffload/hyperoffload_planner.h"
 
 namespace swapplan {
 namespace {
@@ -50,6 +51,10 @@ const PlannerInfo kPlanners[] = {
      true, &Make<TeOffloadPlanner>},
     {"save-on-cpu", "torch save_on_cpu: every saved activation out at save, back on use (no prefetch)",
      false, true, &Make<SaveOnCpuPlanner>},
+    // Not in the default set (its policies may reorder ops and name the
+    // remote tier; regress rows stay as they are): seed 003 (issue 17).
+    {"hyperoffload", "HyperOffload: Store/Detach/Prefetch on a memory tier, prefetches placed by "
+     "execution-order refinement (seed 003)", false, false, &Make<HyperOffloadPlanner>},
 };
 
 }  // namespace

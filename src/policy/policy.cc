@@ -177,6 +177,14 @@ absl::Status Policy::Validate() const {
     if ((it.wraps || it.clean) && it.action != ItemAction::kSwap) {
       return fail(absl::StrCat(it.wraps ? "wraps" : "clean", " is only allowed on SWAP items"));
     }
+    if (it.tier < 0 || it.tier >= device.num_tiers()) {
+      return fail(absl::StrCat("tier ", it.tier, " is not a tier of the device model (",
+                               device.num_tiers(), " tiers: the host and ", device.tiers.size(),
+                               " more)"));
+    }
+    if (it.tier != 0 && it.action != ItemAction::kSwap) {
+      return fail("a tier is only allowed on SWAP items");
+    }
   }
   return ValidatePolicyRuntime(*this);
 }

@@ -104,6 +104,7 @@ Json ToJson(const Policy& p) {
     if (it.release_waits_for_copy) item["release_waits_for_copy"] = true;
     if (it.wraps) item["wraps"] = true;
     if (it.clean) item["clean"] = true;
+    if (it.tier != 0) item["tier"] = it.tier;
     items.push_back(std::move(item));
   }
   Json out = {{"format", kPolicyFormat},
@@ -361,6 +362,9 @@ absl::Status Reader::Item(const Json& j, const std::string& path, pb::PolicyItem
       if (key == "release_waits_for_copy") o->set_release_waits_for_copy(b);
       if (key == "wraps") o->set_wraps(b);
       if (key == "clean") o->set_clean(b);
+    } else if (key == "tier") {
+      SWAPPLAN_ASSIGN_OR_RETURN(uint64_t x, U(v, p, kMaxIndex));
+      o->set_tier(static_cast<uint32_t>(x));
     } else {
       return Unknown();
     }

@@ -186,6 +186,7 @@ void ToProto(const Policy& p, pb::Policy* out) {
     o->set_release_waits_for_copy(it.release_waits_for_copy);
     o->set_wraps(it.wraps);
     o->set_clean(it.clean);
+    o->set_tier(static_cast<uint32_t>(it.tier));
   }
   for (int32_t op : p.schedule) out->add_schedule(static_cast<uint32_t>(op));
   if (!p.pool.empty() || !p.pool.tensor_sizes.empty()) {
@@ -301,6 +302,12 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     it.release_waits_for_copy = o.release_waits_for_copy();
     it.wraps = o.wraps();
     it.clean = o.clean();
+    it.tier = Clamp32(o.tier());
+    if (version == 1 && it.tier != 0) {
+      return Malformed(source, absl::StrCat("policy item ", p.items.size(), " (tensor ",
+                                            it.tensor_id, ") names tier ", it.tier,
+                                            ", a format_version 2 field"));
+    }
     p.items.push_back(std::move(it));
   }
   p.schedule.reserve(in.schedule_size());

@@ -333,6 +333,8 @@ int Item(Decoder& d, Reader& r, uint32_t type, Policy* p, Raw* raw) {
           return Decoder::Bool(rr, t, &it.wraps);
         case 12:
           return Decoder::Bool(rr, t, &it.clean);
+        case 13:
+          return Decoder::U32(rr, t, &it.tier);
         default:
           return 0;
       }
@@ -597,6 +599,13 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
     p.device.h2d_bandwidth_bytes_per_s = raw.h2d;
     p.device.d2h_bandwidth_bytes_per_s = raw.d2h;
     p.runtime = PolicyRuntime{};
+    for (size_t k = 0; k < p.items.size(); ++k) {
+      if (p.items[k].tier != 0) {
+        return malformed(absl::StrCat("policy item ", k, " (tensor ", p.items[k].tensor_id,
+                                      ") names tier ", p.items[k].tier,
+                                      ", a format_version 2 field"));
+      }
+    }
   } else {
     if (!raw.has_device) return malformed("a format_version 2 policy needs a device");
     const int64_t budget = BudgetOf(p.device);

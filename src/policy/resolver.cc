@@ -33,6 +33,9 @@ absl::string_view ResolveRuleTag(ResolveRule rule) {
     case ResolveRule::kOverlappingItems: return "overlapping-items";
     case ResolveRule::kCleanNotOnHost: return "clean-not-on-host";
     case ResolveRule::kCleanWritten: return "clean-but-written";
+    case ResolveRule::kUnknownTier: return "unknown-tier";
+    case ResolveRule::kCleanOtherTier: return "clean-other-tier";
+    case ResolveRule::kTierOverCapacity: return "tier-over-capacity";
   }
   return "unknown";
 }
@@ -157,6 +160,7 @@ class ResolveRun {
     for (size_t i = 0; i < policy_.items.size(); ++i) {
       if (ok_[i]) AddItem(i);
     }
+    AccountTiers();
     return std::move(out_);
   }
 
@@ -352,6 +356,22 @@ class ResolveRun {
                        "for)"));
       return false;
     }
+    if (item.tier != 0 && item.action != ItemAction::kSwap) {
+      Add(ResolveRule::kBadAction, idx, -1,
+          absl::StrCat(ItemText(i), ": tier ", item.tier,
+                       " is set on a RECOMPUTE item (it moves no bytes)"));
+      return false;
+    }
+    if (item.tier < 0 || item.tier >= device_.num_tiers()) {
+      Add(ResolveRule::kUnknownTier, idx, -1,
+          absl::StrCat(ItemText(i), ": tier ", item.tier, " is not a tier of device model \"",
+                       device_.name, "\" (",
+                       device_.tiers.empty()
+                           ? std::string("only the host, tier 0")
+                           : absl::StrCat("0 = host, 1..", device_.tiers.size(), " its tiers"),
+                       ")"));
+      return false;
+    }
     return true;
   }
 
@@ -460,9 +480,11 @@ class ResolveRun {
     }
   }
 
-  // Clean items: the tensor came back from the host (the latest first use
-  // of an accounted window of it at or before the swap-out — its own when
-  // it wraps) and nothing wrote it from there through the swap-out.
+  // Clean items: the tensor came back from the item's tier (the latest first
+  // use of an accounted window of it on that tier at or before the
+  // swap-out — its own when it wraps) and nothing wrote it from there
+  // through the swap-out. A tensor that came back only from other tiers is
+  // clean-other-tier.
   void CheckClean() {
     absl::flat_hash_map<TensorId, std::vector<int32_t>> by_tensor;
     bool any = false;
@@ -476,17 +498,35 @@ class ResolveRun {
       if (!ok_[i] || !policy_.items[i].clean) continue;
       const TensorId t = tensor_of_item_[i];
       const Window w = WindowOf(i);
-      int32_t arrival = -1;
+      const int32_t tier = policy_.items[i].tier;
+      int32_t arrival = -1, other_arrival = -1, other_tier = 0;
       for (int32_t j : by_tensor[t]) {
         const int32_t use = WindowOf(j).use;
-        if (use <= w.out) arrival = std::max(arrival, use);
+        if (use > w.out) continue;
+        if (policy_.items[j].tier == tier) {
+          arrival = std::max(arrival, use);
+        } else if (use > other_arrival) {
+          other_arrival = use;
+          other_tier = policy_.items[j].tier;
+        }
       }
       const int32_t idx = static_cast<int32_t>(i);
+      const std::string holder =
+          tier == 0 ? std::string("the host")
+                    : absl::StrCat("tier ", tier, " (", TierText(tier), ")");
+      if (arrival < 0 && other_arrival >= 0) {
+        Add(ResolveRule::kCleanOtherTier, idx, -1,
+            absl::StrCat(ItemText(i), ": marked clean on ", holder,
+                         ", but the tensor came back from tier ", other_tier, " (",
+                         TierText(other_tier), "), so ", holder, " holds no copy at its swap-out after ",
+                         Op(policy_.items[i].swap_out_op)));
+        continue;
+      }
       if (arrival < 0) {
         Add(ResolveRule::kCleanNotOnHost, idx, -1,
-            absl::StrCat(ItemText(i),
-                         ": marked clean, but the host holds no copy: the tensor was not brought "
-                         "back from the host before its swap-out after ",
+            absl::StrCat(ItemText(i), ": marked clean, but ", holder,
+                         " holds no copy: the tensor was not brought back from ",
+                         tier == 0 ? "the host" : "it", " before its swap-out after ",
                          Op(policy_.items[i].swap_out_op)));
         continue;
       }
@@ -498,9 +538,78 @@ class ResolveRun {
         if (std::find(outs.begin(), outs.end(), t) == outs.end()) continue;
         Add(ResolveRule::kCleanWritten, idx, local,
             absl::StrCat(ItemText(i), ": marked clean, but ", Op(local),
-                         " writes it after it came back from the host at ",
+                         " writes it after it came back from ", holder, " at ",
                          Op(out_.OpAt(arrival))));
         break;
+      }
+    }
+  }
+
+  std::string TierText(int32_t tier) const {
+    return tier >= 0 && tier < device_.num_tiers() ? device_.TierName(tier) : std::string("?");
+  }
+
+  // Per tier: the positions each tensor holds space there (see resolver.h
+  // "Tiers"), its peak against this rank's capacity, and the bytes moved.
+  void AccountTiers() {
+    const int32_t num_tiers = device_.num_tiers();
+    out_.tier_usage.assign(num_tiers, TierUsage{});
+    for (int32_t k = 0; k < num_tiers; ++k) {
+      out_.tier_usage[k].capacity_bytes = device_.TierCapacityBytes(k);
+    }
+    if (out_.items.empty() || n_ == 0) return;
+    // (slot, tier) -> [first, last] position held; a wrapping item holds the
+    // whole iteration.
+    struct Span {
+      int32_t first, last;
+      int64_t size;
+      int32_t tier;
+    };
+    absl::flat_hash_map<int64_t, Span> held;
+    for (const ResolvedItem& it : out_.items) {
+      if (!it.swap()) continue;
+      TierUsage& u = out_.tier_usage[it.tier];
+      ++u.items;
+      if (it.copies_out()) u.store_bytes += it.size_bytes;
+      u.load_bytes += it.size_bytes;
+      const int32_t first = it.wraps ? 0 : it.out;
+      const int32_t last = it.wraps ? n_ - 1 : it.use;
+      const int64_t key = static_cast<int64_t>(it.slot) * num_tiers + it.tier;
+      auto [pos, fresh] = held.try_emplace(key, Span{first, last, it.size_bytes, it.tier});
+      if (!fresh) {
+        pos->second.first = std::min(pos->second.first, first);
+        pos->second.last = std::max(pos->second.last, last);
+      }
+    }
+    std::vector<std::vector<int64_t>> delta(num_tiers);
+    for (const auto& [key, span] : held) {
+      std::vector<int64_t>& d = delta[span.tier];
+      if (d.empty()) d.assign(n_ + 1, 0);
+      d[span.first] += span.size;
+      d[span.last + 1] -= span.size;
+    }
+    for (int32_t k = 0; k < num_tiers; ++k) {
+      if (delta[k].empty()) continue;
+      TierUsage& u = out_.tier_usage[k];
+      int64_t running = 0;
+      for (int32_t p = 0; p < n_; ++p) {
+        running += delta[k][p];
+        if (running > u.peak_bytes) {
+          u.peak_bytes = running;
+          u.peak_position = p;
+        }
+      }
+      if (u.peak_bytes > u.capacity_bytes) {
+        const int32_t local = out_.OpAt(u.peak_position);
+        Add(ResolveRule::kTierOverCapacity, -1, local,
+            absl::StrCat("tier ", k, " (", TierText(k), ") holds ", u.peak_bytes, " bytes at ",
+                         Op(local), ", over this rank's capacity of ", u.capacity_bytes,
+                         " bytes", k > 0 && device_.tiers[k - 1].shared_by_ranks > 1
+                                       ? absl::StrCat(" (", device_.tiers[k - 1].capacity_bytes,
+                                                      " shared by ",
+                                                      device_.tiers[k - 1].shared_by_ranks,
+                                                      " ranks)")
+                                       : std::string()));
       }
     }
   }
@@ -518,15 +627,16 @@ class ResolveRun {
     r.wraps = it.wraps;
     r.clean = it.clean;
     r.release_waits_for_copy = it.release_waits_for_copy;
+    r.tier = it.tier;
     r.out = w.out;
     r.release = w.rel;
     r.in = w.in;
     r.use = w.use;
-    if (r.copies_out() && device_.d2h_bandwidth_bytes_per_s > 0) {
-      r.out_ns = device_.CopyNs(Direction::kDeviceToHost, r.size_bytes);
+    if (r.copies_out() && device_.TierBandwidth(r.tier, Direction::kDeviceToHost) > 0) {
+      r.out_ns = device_.TierCopyNs(r.tier, Direction::kDeviceToHost, r.size_bytes);
     }
-    if (r.swap() && device_.h2d_bandwidth_bytes_per_s > 0) {
-      r.in_ns = device_.CopyNs(Direction::kHostToDevice, r.size_bytes);
+    if (r.swap() && device_.TierBandwidth(r.tier, Direction::kHostToDevice) > 0) {
+      r.in_ns = device_.TierCopyNs(r.tier, Direction::kHostToDevice, r.size_bytes);
     }
     out_.accounted[i] = static_cast<int32_t>(out_.items.size());
     out_.items.push_back(r);

@@ -37,6 +37,14 @@ absl::Status CheckExecutable(const Policy& p) {
           "runtime: policy item ", k, " (tensor ", it.tensor_id,
           ") wraps around the iteration boundary; the runtime swaps within an iteration"));
     }
+    if (it.tier != 0) {
+      const std::string name = it.tier > 0 && it.tier < p.device.num_tiers()
+                                   ? p.device.TierName(it.tier)
+                                   : std::string("?");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "runtime: policy item ", k, " (tensor ", it.tensor_id, ") stores to tier ", it.tier,
+          " (", name, "); the runtime's backends reach only the host (pinned memory, tier 0)"));
+    }
   }
   return absl::OkStatus();
 }

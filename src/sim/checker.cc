@@ -43,6 +43,9 @@ absl::string_view ViolationTag(ViolationKind kind) {
     case ViolationKind::kPoolNoClass: return "pool-no-class";
     case ViolationKind::kPoolClassFull: return "pool-class-full";
     case ViolationKind::kBadAction: return "bad-action";
+    case ViolationKind::kUnknownTier: return "unknown-tier";
+    case ViolationKind::kCleanOtherTier: return "clean-other-tier";
+    case ViolationKind::kTierOverCapacity: return "tier-over-capacity";
   }
   return "unknown";
 }
@@ -80,6 +83,9 @@ ViolationKind KindOfRule(ResolveRule rule) {
     case ResolveRule::kOverlappingItems: return ViolationKind::kOverlappingItems;
     case ResolveRule::kCleanNotOnHost: return ViolationKind::kCleanNotOnHost;
     case ResolveRule::kCleanWritten: return ViolationKind::kCleanWritten;
+    case ResolveRule::kUnknownTier: return ViolationKind::kUnknownTier;
+    case ResolveRule::kCleanOtherTier: return ViolationKind::kCleanOtherTier;
+    case ResolveRule::kTierOverCapacity: return ViolationKind::kTierOverCapacity;
   }
   return ViolationKind::kBadOpOrder;
 }
@@ -106,6 +112,7 @@ class Checker {
       report_.violations.push_back({KindOfRule(i.rule), i.item, i.op, 0, i.message});
     }
     if (rp_.stopped) return std::move(report_);
+    report_.tier_usage = rp_.tier_usage;
     unswapped_ = rp_.UnswappedBytes();
     for (int32_t p = 0; p < n_; ++p) {
       report_.peak_unswapped_bytes = std::max(report_.peak_unswapped_bytes, unswapped_[p]);
@@ -170,8 +177,9 @@ class Checker {
                                 end_ns_.begin());
   }
 
-  // Items making a device->host copy, in FIFO order (swap-out position,
-  // then item order). RECOMPUTE and clean items make none.
+  // Items making a copy out, in issue order (swap-out position, then item
+  // order); each tier's stream is the FIFO of its items in this order.
+  // RECOMPUTE and clean items make none.
   std::vector<const ResolvedItem*> CopyOutOrder() const {
     std::vector<const ResolvedItem*> order;
     for (const ResolvedItem& it : rp_.items) {
@@ -182,26 +190,35 @@ class Checker {
     return order;
   }
 
+  // Eq. (3) bandwidth of the item's tier for a direction (0: unknown).
+  double Bandwidth(const ResolvedItem& it, Direction dir) const {
+    return device_.TierBandwidth(it.tier, dir);
+  }
+
   absl::Status CheckReleases(const CheckOptions& options) {
     // Only SWAP items move bytes (a RECOMPUTE item has no copy to time).
     if (std::none_of(rp_.items.begin(), rp_.items.end(),
                      [](const ResolvedItem& it) { return it.swap(); })) {
       return absl::OkStatus();
     }
-    const double bw = device_.d2h_bandwidth_bytes_per_s;
-    if (!(bw > 0)) {
+    // Tiers are validated with positive bandwidths; the host's may be
+    // unrecorded.
+    if (!(device_.d2h_bandwidth_bytes_per_s > 0) &&
+        std::any_of(rp_.items.begin(), rp_.items.end(),
+                    [](const ResolvedItem& it) { return it.swap() && it.tier == 0; })) {
       Add(ViolationKind::kNoBandwidth, -1, -1,
           "the policy has items but no d2h bandwidth, so its release points cannot be checked");
       return absl::OkStatus();
     }
     SWAPPLAN_RETURN_IF_ERROR(BuildTimeline(options));
     const std::vector<const ResolvedItem*> order = CopyOutOrder();
-    double stream_free = 0;
+    std::vector<double> stream_free(device_.num_tiers(), 0.0);
     for (const ResolvedItem* it : order) {
+      const double bw = Bandwidth(*it, Direction::kDeviceToHost);
       report_.bytes_out += it->size_bytes;
-      const double start = std::max(end_ns_[it->out], stream_free);
+      const double start = std::max(end_ns_[it->out], stream_free[it->tier]);
       const double done = start + TransferNs(it->size_bytes, bw);
-      stream_free = done;
+      stream_free[it->tier] = done;
       if (done <= end_ns_[it->release]) continue;
       // A wrapping item released by the last op may finish its copy after
       // it: the iteration ends when the copy does.
@@ -214,23 +231,25 @@ class Checker {
       std::string during = done_pos < n_ ? absl::StrCat("during ", Op(rp_.OpAt(done_pos)))
                                          : std::string("after the iteration ends");
       const PolicyItem& item = policy_.items[it->item];
+      const std::string tier =
+          it->tier == 0 ? std::string() : absl::StrCat(" to tier ", device_.TierName(it->tier));
       Add(ViolationKind::kReleaseBeforeCopyDone, it->item, done_pos < n_ ? rp_.OpAt(done_pos) : -1,
           absl::StrCat(ItemText(it->item), ": released after ", Op(item.release_op), " (",
-                       absl::StrFormat("%.1f", end_ns_[it->release]), " ns) but its copy out (",
-                       it->size_bytes, " bytes at ", FormatBandwidth(bw), ", started at ",
-                       absl::StrFormat("%.1f", start), " ns) completes at ",
+                       absl::StrFormat("%.1f", end_ns_[it->release]), " ns) but its copy out",
+                       tier, " (", it->size_bytes, " bytes at ", FormatBandwidth(bw),
+                       ", started at ", absl::StrFormat("%.1f", start), " ns) completes at ",
                        absl::StrFormat("%.1f", done), " ns, ", during));
     }
-    if (report_.release_waits > 0) EstimateReleaseWaits(order, bw);
+    if (report_.release_waits > 0) EstimateReleaseWaits(order);
     return absl::OkStatus();
   }
 
   // The waits of release_waits_for_copy items, on a timeline stretched by
   // the waits themselves: the op at position p starts at its stall-free
   // start plus the waits before it; a copy starts when its swap-out has
-  // ended (so stretched too) and the FIFO is free; the op after a flagged
-  // item's release point waits for its copy. O(ops + items).
-  void EstimateReleaseWaits(const std::vector<const ResolvedItem*>& order, double bw) {
+  // ended (so stretched too) and its tier's FIFO is free; the op after a
+  // flagged item's release point waits for its copy. O(ops + items).
+  void EstimateReleaseWaits(const std::vector<const ResolvedItem*>& order) {
     std::vector<std::vector<size_t>> waits_at(n_);
     for (size_t j = 0; j < order.size(); ++j) {
       if (order[j]->release_waits_for_copy && order[j]->release + 1 < n_) {
@@ -238,14 +257,16 @@ class Checker {
       }
     }
     std::vector<double> shift(n_, 0.0), copy_end(order.size(), 0.0);
-    double delay = 0, stream_free = 0;
+    std::vector<double> stream_free(device_.num_tiers(), 0.0);
+    double delay = 0;
     size_t queued = 0;
     for (int32_t k = 0; k < n_; ++k) {
       while (queued < order.size() && order[queued]->out < k) {
         const ResolvedItem& it = *order[queued];
-        const double start = std::max(end_ns_[it.out] + shift[it.out], stream_free);
-        stream_free = start + TransferNs(it.size_bytes, bw);
-        copy_end[queued++] = stream_free;
+        double& sf = stream_free[it.tier];
+        const double start = std::max(end_ns_[it.out] + shift[it.out], sf);
+        sf = start + TransferNs(it.size_bytes, Bandwidth(it, Direction::kDeviceToHost));
+        copy_end[queued++] = sf;
       }
       const double op_start = OpStartNs(k) + delay;
       double ready = op_start;
@@ -310,26 +331,26 @@ class Checker {
 
   void CheckPool();
 
-  // Informational: swap-ins (h2d FIFO in swap_in_op order, issued when the
-  // compute stream reaches swap_in_op) whose copy ends after first_use_op's
-  // op would start on the stall-free timeline.
+  // Informational: swap-ins (per tier an h2d FIFO in swap_in_op order,
+  // issued when the compute stream reaches swap_in_op) whose copy ends after
+  // first_use_op's op would start on the stall-free timeline.
   void TimeSwapIns() {
-    const double bw = device_.h2d_bandwidth_bytes_per_s;
-    if (end_ns_.empty() || !(bw > 0)) return;
+    if (end_ns_.empty()) return;
     std::vector<const ResolvedItem*> order;
     for (const ResolvedItem& it : rp_.items) {
-      if (it.swap()) order.push_back(&it);
+      if (it.swap() && Bandwidth(it, Direction::kHostToDevice) > 0) order.push_back(&it);
     }
     std::stable_sort(order.begin(), order.end(),
                      [](const ResolvedItem* a, const ResolvedItem* b) { return a->in < b->in; });
-    double stream_free = 0;
+    std::vector<double> stream_free(device_.num_tiers(), 0.0);
     for (const ResolvedItem* it : order) {
-      const double start = std::max(ReachNs(it->in), stream_free);
-      stream_free = start + TransferNs(it->size_bytes, bw);
+      double& sf = stream_free[it->tier];
+      const double start = std::max(ReachNs(it->in), sf);
+      sf = start + TransferNs(it->size_bytes, Bandwidth(*it, Direction::kHostToDevice));
       const double need = OpStartNs(it->use);
-      if (stream_free > need) {
+      if (sf > need) {
         ++report_.late_swap_ins;
-        report_.swap_in_wait_ns += stream_free - need;
+        report_.swap_in_wait_ns += sf - need;
       }
     }
   }
@@ -459,7 +480,9 @@ CheckOptions CheckOptionsFor(const Policy& policy) {
 absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
                                         const CheckOptions& options) {
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  const DeviceModel& device = options.device ? *options.device : policy.device;
+  DeviceModel device = options.device ? *options.device : policy.device;
+  // The tiers the items may name: the given device's, else the policy's.
+  if (device.tiers.empty()) device.tiers = policy.device.tiers;
   if (absl::Status fp = CheckFingerprint(policy, trace); !fp.ok()) {
     CheckReport r;
     r.iteration = policy.fingerprint.iteration;

@@ -15,7 +15,7 @@ constexpr int kHostTid = 1, kComputeTid = 2, kD2HTid = 3, kH2DTid = 4;
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-Json Track(int tid, const char* name) {
+Json Track(int tid, const std::string& name) {
   return {{"name", "thread_name"},
           {"ph", "M"},
           {"pid", kPid},
@@ -51,6 +51,23 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
   events.push_back(Track(kD2HTid, r.device.half_duplex() ? "link (d2h + h2d)" : "d2h"));
   if (!r.device.half_duplex()) events.push_back(Track(kH2DTid, "h2d"));
   const int h2d_tid = r.device.half_duplex() ? kD2HTid : kH2DTid;
+  // Tier k >= 1: its store and load tracks after the host's (one "link"
+  // track when half duplex).
+  const int num_tiers = r.device.num_tiers();
+  auto tier_tid = [&](int32_t tier, bool out) {
+    if (tier <= 0 || tier >= num_tiers) return out ? kD2HTid : h2d_tid;
+    const int base = kH2DTid + 1 + 2 * (tier - 1);
+    return out || r.device.half_duplex() ? base : base + 1;
+  };
+  for (int32_t k = 1; k < num_tiers; ++k) {
+    const std::string& name = r.device.TierName(k);
+    if (r.device.half_duplex()) {
+      events.push_back(Track(tier_tid(k, true), absl::StrCat(name, " link (store + load)")));
+    } else {
+      events.push_back(Track(tier_tid(k, true), absl::StrCat(name, " store")));
+      events.push_back(Track(tier_tid(k, false), absl::StrCat(name, " load")));
+    }
+  }
   // The memory counter: bytes in use from the start of each op.
   std::vector<int64_t> op_start(r.bytes_in_use.size(), -1);
   const TensorLabeler names(trace);
@@ -84,11 +101,12 @@ std::string TimelineToChromeTrace(const Trace& trace, const Policy& policy,
         const bool out = s.kind == SpanKind::kD2H;
         events.push_back(
             Span(absl::StrCat(out ? "out " : "in ", names.Label(it.tensor_id, LabelForm::kShort)),
-                 out ? "d2h" : "h2d", out ? kD2HTid : h2d_tid, s,
+                 out ? "d2h" : "h2d", tier_tid(it.tier, out), s,
                  {{"tensor", it.tensor_id},
                   {"label", names.Label(it.tensor_id)},
                   {"bytes", it.size_bytes},
-                  {"item", s.index}}));
+                  {"item", s.index},
+                  {"tier", it.tier}}));
         break;
       }
     }

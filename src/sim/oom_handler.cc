@@ -160,6 +160,9 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
       r->bytes_d2h += size;
       ++r->copies_d2h;
       r->d2h_busy_ns += dur;
+      r->tiers[0].bytes_stored += size;
+      ++r->tiers[0].stores;
+      r->tiers[0].store_busy_ns += dur;
       ++st.passive_swap_outs;
       st.passive_bytes_d2h += size;
       if (end > w.until_ns) w = {end, -2 - slot, StallCause::kPassive};
@@ -193,6 +196,9 @@ OomWait OomHandler::IssueSwapInsActive(int64_t reach, int64_t* in_stream, Simula
     r->bytes_h2d += size;
     ++r->copies_h2d;
     r->h2d_busy_ns += dur;
+    r->tiers[0].bytes_loaded += size;
+    ++r->tiers[0].loads;
+    r->tiers[0].load_busy_ns += dur;
     ++r->oom_handling.passive_swap_ins;
     r->oom_handling.passive_bytes_h2d += size;
     if (end > w.until_ns) w = {end, -2 - slot, StallCause::kPassive};

@@ -150,12 +150,15 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
   device.d2h_bandwidth_bytes_per_s =
       pick(options_.device.d2h_bandwidth_bytes_per_s, trace.metadata().d2h_bandwidth_bytes_per_s,
            policy.device.d2h_bandwidth_bytes_per_s);
+  // The tiers the items may name: the options', else the policy's.
+  if (device.tiers.empty()) device.tiers = policy.device.tiers;
   internal_sim::Prepared pr;
   SWAPPLAN_ASSIGN_OR_RETURN(pr.resolved,
                             resolver_->Resolve(policy, device, {.schedule = schedule}));
   const ResolvedPolicy& rp = pr.resolved;
   pr.h2d_bw = device.h2d_bandwidth_bytes_per_s;
   pr.d2h_bw = device.d2h_bandwidth_bytes_per_s;
+  pr.device = device;
   pr.initial_bytes = rp.initial_bytes;
   const size_t ni = rp.items.size();
   pr.items.resize(ni);
@@ -175,7 +178,8 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
     r.out_ns = ri.out_ns;
     r.in_ns = ri.in_ns;
     r.slot = ri.slot;
-    any_swap = any_swap || r.swap;
+    r.tier = ri.tier;
+    any_swap = any_swap || (r.swap && r.tier == 0);
     // A wrapping item's tensor is on the host when the iteration starts.
     if (r.wraps) pr.initial_bytes -= r.size;
   }

@@ -21,7 +21,8 @@ struct Item {
   int64_t out_ns = 0, in_ns = 0;                  // copy durations (SWAP)
   int32_t slot = 0;                               // index into resolved.tensors
   bool wraps = false;  // window wraps around the iteration (policy.h)
-  bool clean = false;  // no d2h copy: the host copy is current
+  bool clean = false;  // no copy out: the tier's copy is current
+  int32_t tier = 0;    // 0 = host; its copies run on the tier's streams
 };
 
 // Items grouped by one of their positions: items[begin[p] .. begin[p+1]).
@@ -66,6 +67,9 @@ struct Prepared {
   std::vector<Item> items;
   Buckets by_out, by_release, by_in, by_use;
   double h2d_bw = 0, d2h_bw = 0;
+  // The device model the copies run on: host bandwidths resolved, the tiers
+  // the items name (the options', else the policy's).
+  DeviceModel device;
   int64_t ideal_time_ns = 0;
   PoolPlan pool;
 };

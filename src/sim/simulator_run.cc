@@ -42,9 +42,7 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   r.num_ops = n;
   r.durations = sim.durations().source;
   r.record_stream = o.record_stream;
-  r.device = o.device;
-  r.device.h2d_bandwidth_bytes_per_s = pr.h2d_bw;
-  r.device.d2h_bandwidth_bytes_per_s = pr.d2h_bw;
+  r.device = pr.device;
   r.memory_limit_bytes = cap;
   r.ideal_time_ns = pr.ideal_time_ns;
   if (o.record_timeline) {
@@ -56,15 +54,30 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   const int32_t ring_size = std::min<int32_t>(o.launch_queue_depth, std::max(n, 1));
   std::vector<int64_t> ring(ring_size, 0);
   std::vector<int64_t> d2h_end(ni, 0), h2d_end(ni, 0);
-  // Naive record-stream: blocks whose release the host has not seen, in
-  // d2h issue order (a FIFO stream, so their copy ends are non-decreasing).
-  std::vector<int32_t> pending;
-  size_t pending_head = 0;
-  if (naive) pending.reserve(ni);
-
-  int64_t d2h_free = 0, h2d_free = 0;
-  int64_t& out_stream = d2h_free;
-  int64_t& in_stream = o.device.half_duplex() ? d2h_free : h2d_free;
+  // Copy streams: per tier one per direction (one shared by both when half
+  // duplex); each is a FIFO in program order.
+  const int32_t num_tiers = pr.device.num_tiers();
+  const bool half = pr.device.half_duplex();
+  std::vector<int64_t> stream_free(2 * static_cast<size_t>(num_tiers), 0);
+  auto out_stream_of = [&](int32_t tier) -> int64_t& { return stream_free[2 * tier]; };
+  auto in_stream_of = [&](int32_t tier) -> int64_t& {
+    return stream_free[half ? 2 * tier : 2 * tier + 1];
+  };
+  int64_t& out_stream = out_stream_of(0);
+  int64_t& in_stream = in_stream_of(0);
+  r.tiers.resize(num_tiers);
+  for (int32_t k = 0; k < num_tiers; ++k) {
+    TierTraffic& tt = r.tiers[k];
+    tt.name = pr.device.TierName(k);
+    tt.capacity_bytes = pr.resolved.tier_usage[k].capacity_bytes;
+    tt.peak_bytes = pr.resolved.tier_usage[k].peak_bytes;
+  }
+  // Naive record-stream: blocks whose release the host has not seen, per
+  // tier in d2h issue order (a FIFO stream, so their copy ends are
+  // non-decreasing).
+  std::vector<std::vector<int32_t>> pending(num_tiers);
+  std::vector<size_t> pending_head(num_tiers, 0);
+  size_t pending_count = 0;
 
   int64_t usage = pr.initial_bytes;
   int64_t peak = -1;
@@ -102,21 +115,31 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     if (p >= o.launch_queue_depth) t0 = std::max(t0, ring[ring_at]);
     int64_t t1 = t0 + o.host_dispatch_ns;
     if (naive) {
-      const int64_t queries = static_cast<int64_t>(pending.size() - pending_head);
+      const int64_t queries = static_cast<int64_t>(pending_count);
       r.host_event_queries += queries;
       t1 += queries * o.host_event_query_ns;
-      while (pending_head < pending.size() && d2h_end[pending[pending_head]] <= t1) {
-        release_block(pending[pending_head++], p);
+      for (int32_t k = 0; k < num_tiers && pending_count > 0; ++k) {
+        std::vector<int32_t>& q = pending[k];
+        size_t& head = pending_head[k];
+        while (head < q.size() && d2h_end[q[head]] <= t1) {
+          release_block(q[head++], p);
+          --pending_count;
+        }
       }
     }
     // Allocations at the start of op p.
     int64_t request = alloc_at[p] + oom_handler.SwapInBytesAt(p);
     for (int32_t k : pr.by_in.at(p)) request += items[k].size;
-    if (naive && usage + request > cap && pending_head < pending.size()) {
+    if (naive && usage + request > cap && pending_count > 0) {
       // The caching allocator synchronises on every outstanding event before
       // giving up: the host waits for the last pending copy.
-      t1 = std::max(t1, d2h_end[pending.back()]);
-      while (pending_head < pending.size()) release_block(pending[pending_head++], p);
+      for (int32_t k = 0; k < num_tiers; ++k) {
+        if (pending_head[k] < pending[k].size()) t1 = std::max(t1, d2h_end[pending[k].back()]);
+      }
+      for (int32_t k = 0; k < num_tiers; ++k) {
+        while (pending_head[k] < pending[k].size()) release_block(pending[k][pending_head[k]++], p);
+      }
+      pending_count = 0;
       ++r.host_syncs;
     }
     OomWait oom_wait;
@@ -159,11 +182,16 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
         ++r.recomputed_items;
         continue;
       }
-      const int64_t start = std::max({reach, d2h_end[k], in_stream});
-      h2d_end[k] = in_stream = start + it.in_ns;
+      int64_t& stream = in_stream_of(it.tier);
+      const int64_t start = std::max({reach, d2h_end[k], stream});
+      h2d_end[k] = stream = start + it.in_ns;
       r.bytes_h2d += it.size;
       ++r.copies_h2d;
       r.h2d_busy_ns += it.in_ns;
+      TierTraffic& tt = r.tiers[it.tier];
+      tt.bytes_loaded += it.size;
+      ++tt.loads;
+      tt.load_busy_ns += it.in_ns;
       if (o.record_timeline) r.timeline.push_back({SpanKind::kH2D, k, start, h2d_end[k]});
     }
     const int64_t ready = reach + recompute;
@@ -229,13 +257,21 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
     for (int32_t k : pr.by_out.at(p)) {
       const Item& it = items[k];
       if (!it.swap || it.clean) continue;
-      const int64_t s = std::max(end, out_stream);
-      d2h_end[k] = out_stream = s + it.out_ns;
+      int64_t& stream = out_stream_of(it.tier);
+      const int64_t s = std::max(end, stream);
+      d2h_end[k] = stream = s + it.out_ns;
       r.bytes_d2h += it.size;
       ++r.copies_d2h;
       r.d2h_busy_ns += it.out_ns;
+      TierTraffic& tt = r.tiers[it.tier];
+      tt.bytes_stored += it.size;
+      ++tt.stores;
+      tt.store_busy_ns += it.out_ns;
       if (o.record_timeline) r.timeline.push_back({SpanKind::kD2H, k, s, d2h_end[k]});
-      if (naive) pending.push_back(k);
+      if (naive) {
+        pending[it.tier].push_back(k);
+        ++pending_count;
+      }
       oom_handler.OnCopyOutIssued(k);
     }
 
@@ -253,14 +289,15 @@ SimulationResult Replay(const Simulator& sim, const Prepared& pr, const Policy& 
   }
 
   // Only a wrapping item's copy out can outlast the last op.
-  r.iteration_time_ns = std::max({end_prev, d2h_free, h2d_free});
+  r.iteration_time_ns = end_prev;
+  for (int64_t f : stream_free) r.iteration_time_ns = std::max(r.iteration_time_ns, f);
   r.peak_bytes = std::max<int64_t>(peak, 0);
   r.events += r.copies_d2h + r.copies_h2d;
   r.overhead_vs_ideal =
       r.ideal_time_ns > 0
           ? static_cast<double>(r.iteration_time_ns - r.ideal_time_ns) / r.ideal_time_ns
           : 0.0;
-  r.reuse.unreleased_blocks = static_cast<int32_t>(pending.size() - pending_head);
+  r.reuse.unreleased_blocks = static_cast<int32_t>(pending_count);
   r.reuse.mean_ops = r.reuse.blocks > 0 ? static_cast<double>(reuse_sum) / r.reuse.blocks : 0.0;
 
   r.ops_with_stall = static_cast<int32_t>(stalled.size());

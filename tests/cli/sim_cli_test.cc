@@ -206,7 +206,7 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, chameleon, "
                  "recompute, vdnn, lru, bucket, advisor"
-                 ", selective, te-offload, save-on-cpu)\n");
+                 ", selective, te-offload, save-on-cpu, hyperoffload)\n");
   r = Swapplan("compare traces/toy_valid.json");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
@@ -227,3 +227,42 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
 }
 
 }  // namespace
+
+// A remote tier (docs/hyperoffload.md): the hyperoffload planner on the
+// chameleon toy (tests/planners/hyperoffload_planner_test.cc) puts A (200
+// bytes) on the 300-byte remote tier and B on the host; compare's note
+// names the tier's traffic, and the --save-policies policy simulates with
+// one "tier remote" line and a "tiers" array in JSON.
+TEST_CASE("compare and simulate with a remote tier", "[cli]") {
+  const std::string dir = swapplan::testing::TempDir() + "/remote_tier";
+  const std::string device =
+      " --device-memory 900B --h2d-bandwidth 2GB/s --d2h-bandwidth 2GB/s --remote-memory 300B "
+      "--remote-bandwidth 4GB/s";
+  CliRun r = Swapplan("compare traces/chameleon_toy.json" + device +
+                      " --planners hyperoffload --planner-option hyperoffload.min-tensor-bytes=0"
+                      " --save-policies " + dir);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("tier remote: 200 B stored, 200 B loaded, holds 200 B at most") !=
+        std::string::npos);
+  CliRun s = Swapplan("simulate traces/chameleon_toy.json " + dir + "/hyperoffload.json" + device);
+  INFO(s.err);
+  CHECK(s.exit_code == 0);
+  CHECK(s.out.find("tier remote     stored 200 B in 1 copies (busy 50 ns), loaded 200 B in 1 "
+                   "copies (busy 50 ns), holds at most 200 B of 300 B\n") != std::string::npos);
+  CliRun j = Swapplan("simulate traces/chameleon_toy.json " + dir + "/hyperoffload.json" + device +
+                      " --json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["tiers"][1]["name"] == "remote");
+  CHECK(doc["tiers"][1]["stored_bytes"] == 200);
+  CHECK(doc["device"]["tiers"][0]["capacity_bytes"] == 300);
+  // The remote figures need --remote-memory, and it needs a bandwidth.
+  CliRun e = Swapplan("compare traces/chameleon_toy.json --device-memory 900B --remote-bandwidth "
+                      "4GB/s");
+  CHECK(e.exit_code == 2);
+  CHECK(e.err.find("the --remote-* figures need --remote-memory") != std::string::npos);
+  CliRun f = Swapplan("compare traces/chameleon_toy.json --device-memory 900B --remote-memory 1GiB");
+  CHECK(f.exit_code == 2);
+  CHECK(f.err.find("--remote-memory: give --remote-bandwidth") != std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "runtime_test_support.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/policy/policy_io.h"
@@ -101,6 +102,26 @@ TEST_CASE("policy: a self-contained (v2) policy loads without its trace") {
   CHECK(row.fingerprint_matched);
   CHECK(row.first_divergent_op == -1);
   CHECK(run.mismatches().empty());
+}
+
+TEST_CASE("policy: items on the host tier run; an item on a remote tier is refused") {
+  absl::StatusOr<Trace> trace = BuildTrace(ToyProgram());
+  REQUIRE(trace.ok());
+  Env env = MakeEnv({});
+  Policy p = ToyPolicy();
+  p.device.tiers.push_back({.name = "remote", .capacity_bytes = 1 << 20,
+                            .store_bandwidth_bytes_per_s = 1e9,
+                            .load_bandwidth_bytes_per_s = 1e9});
+  // Tier 0 (the host) named explicitly by a device that has a remote tier:
+  // loads as before.
+  REQUIRE(env.rt->LoadPolicyForTrace(p, *trace, 0).ok());
+  p.items[0].tier = 1;
+  absl::StatusOr<int32_t> remote = env.rt->LoadPolicyForTrace(p, *trace, 0);
+  CHECK(absl::IsInvalidArgument(remote.status()));
+  CHECK(remote.status().message() ==
+        absl::StrCat("runtime: policy item 0 (tensor ", p.items[0].tensor_id,
+                     ") stores to tier 1 (remote); the runtime's backends reach only the host "
+                     "(pinned memory, tier 0)"));
 }
 
 TEST_CASE("stages: WarmUp -> GenPolicy -> Stable, policies planned from the runtime's record") {

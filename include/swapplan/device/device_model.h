@@ -15,11 +15,29 @@
 //   int64_t ns = d.CopyNs(Direction::kDeviceToHost, 100);        // latency + 4 ns
 //
 // Memory tiers. The host (pinned memory, reached over the host link at
-// h2d/d2h bandwidth) is always there. `tiers` adds further places a tensor
-// may live while off the device (HyperOffload's remote pool, seed 003 §3):
-// each with its own capacity, bandwidth per direction and latency, possibly
-// shared by the ranks of a node. Tier 0 in policies is the host; tier i >= 1
-// is tiers[i - 1].
+// h2d/d2h bandwidth and copy_latency_ns, no capacity limit) is always there.
+// `tiers` adds further places a tensor may live while off the device
+// (HyperOffload's remote pool, seed 003 §2.2.2 and §6): each with its own
+// capacity, bandwidth per direction and latency, possibly shared by the
+// ranks of a node. Tier 0 in policies is the host; tier i >= 1 is
+// tiers[i - 1]. Every tier has its own copy streams, one per direction (one
+// for both when half duplex), so copies to different tiers overlap.
+//
+// Shared tiers. A tier's capacity and bandwidths are the figures of the
+// whole tier; `shared_by_ranks` ranks use it at once. One rank (the one a
+// trace and a policy describe) gets capacity / shared_by_ranks bytes and
+// bandwidth / shared_by_ranks bytes/s: data-parallel ranks run the same
+// schedule, so they store and load at the same moments (the conservative
+// reading; a pool whose links are per rank is described with
+// shared_by_ranks = 1 and the per-rank figures). TierCapacityBytes and
+// TierBandwidth give the per-rank figures; TierCopyNs uses them.
+//
+//   d.tiers.push_back({.name = "remote", .capacity_bytes = int64_t{1} << 40,
+//                      .store_bandwidth_bytes_per_s = 400e9,
+//                      .load_bandwidth_bytes_per_s = 400e9, .latency_ns = 2000,
+//                      .shared_by_ranks = 8});
+//   d.TierCapacityBytes(1);                        // 128 GiB for this rank
+//   d.TierCopyNs(1, Direction::kHostToDevice, 50'000'000);  // 2000 + 1000000 ns
 //
 // Copy engines. 2 (the default): device→host and host→device copies run
 // concurrently on their own streams (a duplex link). 1: one copy at a time
@@ -36,6 +54,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace swapplan {
 
@@ -58,8 +77,9 @@ struct MemoryTier {
   double load_bandwidth_bytes_per_s = 0;
   // Fixed cost of every copy to or from the tier.
   int64_t latency_ns = 0;
-  // Ranks of a node sharing the tier's capacity and bandwidth (the figures
-  // above are what one rank gets).
+  // Ranks of a node sharing the tier: the figures above are the tier's
+  // totals and one rank gets 1 / shared_by_ranks of the capacity and of
+  // each bandwidth (see "Shared tiers" above).
   int32_t shared_by_ranks = 1;
 
   // InvalidArgument naming the field (empty name, capacity <= 0, bandwidth
@@ -103,8 +123,27 @@ struct DeviceModel {
   // bandwidth of `dir`, copy_latency_ns). Requires a valid model and
   // bytes >= 0.
   int64_t CopyNs(Direction dir, int64_t bytes) const;
-  // The same for tier `tier` (0 = host). Requires 0 <= tier <= tiers.size().
+  // The same for tier `tier` (0 = host): TransferNs(bytes,
+  // TierBandwidth(tier, dir), the tier's latency). Requires a valid model,
+  // 0 <= tier < num_tiers() and bytes >= 0.
   int64_t TierCopyNs(int32_t tier, Direction dir, int64_t bytes) const;
+
+  // Tiers a policy item may name: the host plus `tiers`.
+  int32_t num_tiers() const { return static_cast<int32_t>(tiers.size()) + 1; }
+  // "host" for tier 0, tiers[tier - 1].name otherwise. Requires a tier in
+  // range.
+  const std::string& TierName(int32_t tier) const;
+  // The tier named `name` ("host" is 0), or -1. O(tiers).
+  int32_t FindTier(absl::string_view name) const;
+  // Bytes this rank may keep in `tier`: unlimited for the host and for an
+  // unlimited tier, else capacity_bytes / shared_by_ranks (rounded down).
+  int64_t TierCapacityBytes(int32_t tier) const;
+  // This rank's bandwidth to (kDeviceToHost: store) or from (kHostToDevice:
+  // load) `tier`: the host's d2h / h2d bandwidth, a tier's bandwidth /
+  // shared_by_ranks.
+  double TierBandwidth(int32_t tier, Direction dir) const;
+  // Fixed cost of every copy to or from `tier`.
+  int64_t TierLatencyNs(int32_t tier) const;
 
   // Both directions share one link (copy_engines == 1).
   bool half_duplex() const { return copy_engines == 1; }

@@ -44,9 +44,29 @@
 // The copy out writes the host copy the next iteration's copy in reads; it
 // may still run when the last op ends (the iteration then ends with it).
 //
-// Clean items (`clean`): the host already holds the bytes (the tensor came
-// from the host and nothing wrote it since), so the swap-out frees the block
-// without a device->host copy — seed 002 Fig. 1's parameters.
+// Clean items (`clean`): the item's tier already holds the bytes (the
+// tensor came back from that tier and nothing wrote it since), so the
+// swap-out frees the block without a copy — seed 002 Fig. 1's parameters.
+//
+// Memory tiers (`tier`, device/device_model.h): 0 = the host (the default,
+// and the only tier of schema v1), i >= 1 = device.tiers[i - 1]. The copy
+// out goes to the item's tier and the copy in comes from it, each on the
+// tier's own stream with its bandwidth and latency.
+//
+// HyperOffload's cache operators (seed 003 §4.2) are these items read as
+// operators on the computation graph:
+//
+//   Store(t -> tier)        the copy out after swap_out_op (none when clean)
+//   Detach(t)               the release after release_op: the device copy
+//                           is dropped; with `clean` a Detach without a
+//                           Store (the tier's copy is still valid: a
+//                           parameter, a KV block written once)
+//   Prefetch(t, consumer)   the copy in triggered at swap_in_op, completed
+//                           before first_use_op (its named consumer); a
+//                           Load when swap_in_op == first_use_op
+//   resident in a tier      `wraps`: off the device at the iteration
+//   across iterations       boundary — Prefetch before the first use,
+//                           Store after the last (an update), Detach
 //
 // Memory pool (`pool`, Advisor policies): the device memory is a set of size
 // classes with a fixed number of objects each (seed 002 §4.1); every tensor
@@ -166,8 +186,11 @@ struct PolicyItem {
   bool release_waits_for_copy = false;
   // The window wraps around the iteration boundary (see above).
   bool wraps = false;
-  // No device->host copy: the host copy is current (see above).
+  // No copy out: the item's tier holds a current copy (see above).
   bool clean = false;
+  // Where the tensor is while off the device: 0 = the host, i >= 1 =
+  // device.tiers[i - 1] (DeviceModel::TierName). SWAP items only.
+  int32_t tier = 0;
 };
 
 // Where a runtime finds an op of the planned iteration again without the
@@ -293,7 +316,9 @@ struct Policy {
   // permutation of the iteration's ops, op order within each item in
   // schedule positions (wrapping items in their own order), indices inside
   // the fingerprint's iteration, positive sizes, budget >= 0, wrapping and
-  // clean items are SWAP items, a valid pool, and a runtime section that
+  // clean items are SWAP items, every item's tier is one of the device
+  // model's (a tier other than the host only on SWAP items), a valid pool,
+  // and a runtime section that
   // belongs to the policy (ValidatePolicyRuntime, policy/policy_runtime.h).
   // InvalidArgument naming the item (index and tensor id) or field
   // otherwise. O(items + schedule + pool + ops of the runtime section).

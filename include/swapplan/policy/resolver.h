@@ -48,10 +48,35 @@
 //   clean-not-on-host        a clean item's tensor never came back from the
 //                            host before its swap-out
 //   clean-but-written        a clean item's tensor was written after it came
-//                            back from the host
+//                            back from its tier
+//   unknown-tier             the item names a tier the device model does
+//                            not have (tier >= DeviceModel::num_tiers())
+//   clean-other-tier         a clean item's tensor last came back from
+//                            another tier than the one it names: that tier
+//                            holds no copy to detach against
+//   tier-over-capacity       the items' tensors need more of a tier than
+//                            this rank has of it (TierCapacityBytes), at the
+//                            worst position; one issue per tier
 // Items with an unknown tensor, an op out of range, a bad op order or
-// action, a tensor not resident or not persistent, or that duplicate or
-// overlap an earlier item are left out of `items` (not accounted).
+// action, an unknown tier, a tensor not resident or not persistent, or that
+// duplicate or overlap an earlier item are left out of `items` (not
+// accounted).
+//
+// Tiers (device/device_model.h). A SWAP item's copies go to and come from
+// its tier (0 = host); their durations are the tier's TierCopyNs. A tensor
+// holds space in a tier from the first position one of its accounted items
+// on that tier copies it out (swap_out_op; for a clean item, its swap_out)
+// through the last first_use_op of its items on the tier (the last
+// Prefetch has completed): the copy stays in the tier between windows, so
+// clean items can detach against it. A wrapping item holds its tensor in
+// the tier for the whole iteration (the copy lives there across the
+// boundary). `tier_usage` gives each tier's peak; over the per-rank
+// capacity is the issue tier-over-capacity:
+//
+//   position        0 .. out_A .. use_A .. out_B .. use_B .. n-1
+//   item A (store)        |=====tier copy=====================|
+//   item B (clean)                         detach    prefetch
+//   the tier holds t from out_A through use_B (one copy, A's)
 //
 // Memory: a tensor occupies the device from its allocation to its free,
 // both inclusive (trace lifetimes clamped to the iteration; under a
@@ -67,8 +92,8 @@
 //               at `in` before the op runs; back from `in`
 //   wrapping    off before `in` and after `release`; copy out after `out`
 //
-// Complexity: Create O(ops + tensors of the trace); Resolve O(ops + items +
-// uses of the items' tensors) in the recorded order, plus O(uses of the
+// Complexity: Create O(ops + tensors of the trace); Resolve O(ops × tiers
+// used + items log items + uses of the items' tensors) in the recorded order, plus O(uses of the
 // iteration) under a schedule and the dataflow graph with
 // check_dependencies. Resolve is const and thread-safe.
 #ifndef SWAPPLAN_POLICY_RESOLVER_H_
@@ -106,6 +131,9 @@ enum class ResolveRule : uint8_t {
   kOverlappingItems,
   kCleanNotOnHost,
   kCleanWritten,
+  kUnknownTier,
+  kCleanOtherTier,
+  kTierOverCapacity,
 };
 
 // The tag of each rule, e.g. "use-while-off-device".
@@ -144,16 +172,33 @@ struct ResolvedItem {
   bool wraps = false;
   bool clean = false;
   bool release_waits_for_copy = false;
+  // The item's tier (0 = host; DeviceModel::TierName).
+  int32_t tier = 0;
   // Schedule positions.
   int32_t out = 0, release = 0, in = 0, use = 0;
-  // Copy durations on the device (DeviceModel::CopyNs): out_ns for a SWAP
-  // item that is not clean, in_ns for every SWAP item; 0 otherwise, and 0
-  // when the device's bandwidth for the direction is unknown (0).
+  // Copy durations on the device (DeviceModel::TierCopyNs of the item's
+  // tier): out_ns for a SWAP item that is not clean, in_ns for every SWAP
+  // item; 0 otherwise, and 0 when the bandwidth for the direction is
+  // unknown (0: a host link nobody recorded).
   int64_t out_ns = 0, in_ns = 0;
 
   bool swap() const { return action == ItemAction::kSwap; }
   // Whether the swap-out makes a device->host copy.
   bool copies_out() const { return action == ItemAction::kSwap && !clean; }
+};
+
+// How much of one tier the accounted items hold (see "Tiers" above).
+struct TierUsage {
+  // Bytes held at the worst position, and the first such position (-1 when
+  // no item uses the tier).
+  int64_t peak_bytes = 0;
+  int32_t peak_position = -1;
+  // This rank's capacity of the tier (DeviceModel::TierCapacityBytes).
+  int64_t capacity_bytes = kUnlimitedCapacityBytes;
+  // Accounted items on the tier, and the bytes their copies move.
+  int32_t items = 0;
+  int64_t store_bytes = 0;
+  int64_t load_bytes = 0;
 };
 
 // Move-only: the spans point into the resolver (recorded order) or into the
@@ -181,6 +226,9 @@ struct ResolvedPolicy {
   // item k in `items`, or -1.
   std::vector<ResolvedItem> items;
   std::vector<int32_t> accounted;
+  // Per tier of the device (index: tier, 0 = host); empty when resolution
+  // stopped early.
+  std::vector<TierUsage> tier_usage;
   // Every issue found (all_issues), else at most the first.
   std::vector<ResolveIssue> issues;
   // True when the fingerprint or the schedule stopped the resolution.
@@ -215,7 +263,8 @@ class PolicyResolver {
   static absl::StatusOr<PolicyResolver> Create(const Trace& trace, int32_t iteration);
 
   // Resolves `policy` (its op indices local to this iteration) on `device`
-  // (bandwidths of 0 leave copy durations at 0). With all_issues: the
+  // (bandwidths of 0 leave copy durations at 0; its tiers are the tiers the
+  // items may name). With all_issues: the
   // resolution with every issue. Otherwise: the first issue as the error —
   // FailedPrecondition (ErrorKind::kFingerprintMismatch) for a fingerprint
   // mismatch, InvalidArgument (kMalformedInput) for anything else, the

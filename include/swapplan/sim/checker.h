@@ -10,8 +10,13 @@
 // the release points and the pool.
 //
 // The device checked against is the policy's (its device model: budget =
-// capacity − reserve, bandwidths, compute_time_scale), or
-// CheckOptions::device.
+// capacity − reserve, bandwidths, compute_time_scale, tiers), or
+// CheckOptions::device (with the policy's tiers when it has none).
+//
+// Tiers. Every tier has its own copy streams (policy/resolver.h, "Tiers"):
+// the release points and the swap-in timing below are checked per tier,
+// each tier's copies on their own FIFO at the tier's per-rank bandwidth
+// (DeviceModel::TierBandwidth); the host is tier 0.
 //
 // Byte accounting follows the item semantics of policy/policy.h: during op i
 // the device holds the unswapped bytes of op i (the trace's lifetimes, as in
@@ -32,10 +37,11 @@
 // item makes no copy. With a pool, every tensor on the device also holds
 // one object of its class.
 //
-// Release points are checked against a device->host copy stream that is one
-// FIFO: copies are enqueued in swap_out_op order (ties: item order), each
-// starts when its swap_out_op has ended and the stream is free, and takes
-// bytes / d2h bandwidth (Eq. 3) on the op timeline of trace/op_times.h
+// Release points are checked against the copy-out stream of each tier (the
+// host's d2h link for tier 0), each one FIFO: copies are enqueued in
+// swap_out_op order (ties: item order), each starts when its swap_out_op
+// has ended and its stream is free, and takes bytes / the tier's store
+// bandwidth (Eq. 3) on the op timeline of trace/op_times.h
 // (durations scaled by the device's compute_time_scale, recomputations
 // included).
 // The block may be reused after release_op, so the copy must be done by the
@@ -80,7 +86,12 @@
 //   clean-not-on-host        a clean item's tensor never came back from the
 //                            host before its swap-out
 //   clean-but-written        a clean item's tensor was written after it came
-//                            back from the host
+//                            back from its tier
+//   unknown-tier             an item names a tier the device model lacks
+//   clean-other-tier         a clean item's tensor last came back from
+//                            another tier than the one it names
+//   tier-over-capacity       the items hold more of a tier than this rank's
+//                            capacity of it (one per tier, at the worst op)
 //   bad-pool                 the pool breaks a rule of MemoryPool::Validate
 //   pool-over-budget         the pool's objects exceed the budget
 //   pool-no-class            a tensor size no class can hold
@@ -111,6 +122,7 @@
 #include "absl/strings/string_view.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/trace.h"
 
@@ -140,6 +152,9 @@ enum class ViolationKind : uint8_t {
   kPoolNoClass,
   kPoolClassFull,
   kBadAction,
+  kUnknownTier,
+  kCleanOtherTier,
+  kTierOverCapacity,
 };
 
 // The bracketed tag of each kind, e.g. "use-while-off-device".
@@ -184,9 +199,13 @@ struct CheckReport {
   int64_t peak_unswapped_bytes = 0;
   int64_t peak_bytes = 0;
   int32_t peak_op = -1;
-  // Bytes copied device->host by the accounted SWAP items (clean and
-  // RECOMPUTE items copy nothing).
+  // Bytes copied off the device (to any tier) by the accounted SWAP items
+  // (clean and RECOMPUTE items copy nothing).
   int64_t bytes_out = 0;
+  // Per tier of the device checked against (0: the host): what the items
+  // hold there at most against this rank's capacity, and the bytes they
+  // store and load (policy/resolver.h TierUsage).
+  std::vector<TierUsage> tier_usage;
   // Informational, not violations: swap-ins whose copy (h2d FIFO in
   // swap_in_op order, on the stall-free timeline) ends after their
   // first_use_op starts, and the summed waits.

@@ -2,7 +2,8 @@
 // Chrome trace event format, so it opens in Perfetto (ui.perfetto.dev) or
 // chrome://tracing: one process, one track per stream — host (dispatch),
 // compute (ops, recomputation, stalls), d2h and h2d (or one "link" track
-// when half-duplex) — and a "device memory" counter with the bytes in use at
+// when half-duplex), and per memory tier beyond the host its store and load
+// tracks — and a "device memory" counter with the bytes in use at
 // the start of each op.
 //
 //   SimulatorOptions o;  o.record_timeline = true;

@@ -42,11 +42,23 @@
 //   attributed to op k and to the copy that finished last.
 // Copies. A SWAP item's d2h copy is ready at end of swap_out_op; its h2d copy
 //   at max(reach of swap_in_op, end of its own d2h copy). A copy starts at
-//   max(ready, its stream free) and takes the device model's TransferNs:
-//   copy_latency_ns + ceil(bytes / (bandwidth / 1e9)) ns. Each stream is FIFO in program
-//   order: for each op k, the h2d copies triggered at k (policy item order),
-//   op k, then the d2h copies after k (item order). Half duplex
-//   (copy_engines 1): one stream for both directions, in that same order.
+//   max(ready, its stream free) and takes the device model's TransferNs
+//   for the item's tier (DeviceModel::TierCopyNs): latency + ceil(bytes /
+//   (bandwidth / 1e9)) ns, the host's copy_latency_ns and h2d/d2h
+//   bandwidths for tier 0, a tier's own (per rank) otherwise. Every tier has
+//   its own streams, so copies to different tiers overlap; each stream is
+//   FIFO in program order: for each op k, the h2d copies triggered at k
+//   (policy item order), op k, then the d2h copies after k (item order).
+//   Half duplex (copy_engines 1): one stream per tier for both directions,
+//   in that same order.
+//
+//   compute  |.. op 3 ..|.. op 4 ..|.. op 5 ..|
+//   host d2h            |== A (tier 0) ==|
+//   pool d2h            |== B (tier 1) ======|     A and B overlap
+//   pool h2d                       |= C (tier 1) =|
+//
+//   The tiers the items may name are SimulatorOptions::device.tiers, else
+//   the policy's; SimulationResult::tiers reports each one's traffic.
 // Durations: recorded (or Eq. 1) op durations times the device's
 //   compute_time_scale (trace/op_times.h).
 // Memory (op-indexed, as in the unswapped curve; swaps recorded in the
@@ -133,6 +145,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -260,6 +273,25 @@ struct OomHandlingStats {
   bool no_bandwidth = false;
 };
 
+// One memory tier's part of a run (index 0: the host; i: device.tiers[i-1]).
+struct TierTraffic {
+  std::string name;
+  // This rank's capacity of the tier (DeviceModel::TierCapacityBytes) and
+  // the most the policy's items hold in it at once (policy/resolver.h
+  // TierUsage).
+  int64_t capacity_bytes = kUnlimitedCapacityBytes;
+  int64_t peak_bytes = 0;
+  // Copies to the tier (Store) and from it (Prefetch), their bytes and the
+  // time the tier's streams were busy with them. Passive swaps (Algorithm
+  // 3) go to the host.
+  int64_t bytes_stored = 0;
+  int64_t bytes_loaded = 0;
+  int32_t stores = 0;
+  int32_t loads = 0;
+  int64_t store_busy_ns = 0;
+  int64_t load_busy_ns = 0;
+};
+
 struct ReuseStats {
   // SWAP items whose block was released within the iteration.
   int32_t blocks = 0;
@@ -325,13 +357,18 @@ struct SimulationResult {
   // Bytes of the size-class pool modelled; 0 when none.
   int64_t pool_bytes = 0;
 
+  // Bytes and copies moved off the device (d2h: to any tier) and back
+  // (h2d: from any tier), summed over the tiers.
   int64_t bytes_d2h = 0;
   int64_t bytes_h2d = 0;
   int32_t copies_d2h = 0;
   int32_t copies_h2d = 0;
-  // Time each copy stream (or the shared link, counted in both) was busy.
+  // Time the copy streams of each direction were busy, summed over the
+  // tiers (a half-duplex link counts in both).
   int64_t d2h_busy_ns = 0;
   int64_t h2d_busy_ns = 0;
+  // Per tier of the device the run used: the host, then its tiers.
+  std::vector<TierTraffic> tiers;
   int32_t recomputed_items = 0;
 
   ReuseStats reuse;

@@ -1,0 +1,117 @@
+// HyperOffload planner (seed 003 §4–5): explicit cache operators on a
+// memory tier, placed by execution-order refinement.
+//
+//   HyperOffloadPlanner planner;                      // options: the table below
+//   SWAPPLAN_RETURN_IF_ERROR(planner.SetOption("tier", "remote"));
+//   SWAPPLAN_ASSIGN_OR_RETURN(Policy p, planner.Plan(problem));
+//   // p.items: Store / Detach / Prefetch per offloaded window (policy.h),
+//   // p.schedule: the refined order when it differs from the recorded one.
+//
+// Steps (docs/hyperoffload.md):
+//   1. Lifetime analysis over the iteration: for every ACTIVATION tensor,
+//      the idle gaps between consecutive uses, timed on the op timeline
+//      (trace/op_times.h, the device's compute_time_scale).
+//   2. Candidates by size and lifetime (§5.1): a gap qualifies when the
+//      tensor has at least min_tensor_bytes, at most max_uses uses in the
+//      iteration (a finely accessed tensor stays), and the gap's compute
+//      time is at least min_idle_ratio x (Store + Prefetch copy time) on
+//      its tier (a short-lived tensor stays: the transfers would cost more
+//      than the memory is worth).
+//   3. Tier: `auto` puts a window on the remote tier (device tier 1) while
+//      the bytes put there stay within this rank's capacity of it (a
+//      conservative sum), else on the host; `host` / `remote` force one.
+//   4. Selection: by bytes x idle time, largest first, until the planned
+//      peak (a range-add / max segment tree over the unswapped curve) fits
+//      the budget; `offload_all` keeps every candidate (§5.1: offload what
+//      is idle, whatever the budget).
+//   5. Cache operators: Store after the last use before the gap, Detach at
+//      the op during which the Store completes (per-tier FIFO on the
+//      timeline), Prefetch placed by the execution-order refinement
+//      (planners/hyperoffload/refine.h) with the dataflow graph's legal
+//      reorderings (trace/dataflow.h) — the refined order becomes the
+//      policy's schedule. A later window of a tensor not written since it
+//      came back from the same tier is a Detach without a Store (`clean`).
+//   6. The policy is checked (sim/checker.h, release points marked as
+//      planned waits where the FIFO is late); a reordered policy that
+//      does not fit falls back to the recorded order.
+//
+// Complexity: O(ops + tensors + uses + E log E) for the timeline and the
+// dataflow graph, O(C log C + C log ops) for C candidates, plus the
+// refinement (refine.h) and the checker.
+#ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
+#define SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "swapplan/planners/option_table.h"
+#include "swapplan/planners/planner.h"
+
+namespace swapplan {
+
+enum class TierChoice : uint8_t {
+  kAuto = 0,    // the remote tier while it has room, else the host
+  kHost = 1,    // tier 0 only
+  kRemote = 2,  // tier 1 only (the device model must have one)
+};
+// "auto", "host", "remote"; ParseTierChoice false for anything else.
+absl::string_view TierChoiceName(TierChoice t);
+bool ParseTierChoice(absl::string_view name, TierChoice* out);
+
+struct HyperOffloadOptions {
+  // Tensors smaller than this stay on the device.
+  int64_t min_tensor_bytes = int64_t{1} << 20;
+  // A gap qualifies when its compute time is at least this times the
+  // Store + Prefetch copy time of the tensor (dimensionless).
+  double min_idle_ratio = 2.0;
+  // Tensors used more often than this in the iteration stay (finely
+  // accessed).
+  int32_t max_uses = 64;
+  // Where offloaded windows go.
+  TierChoice tier = TierChoice::kAuto;
+  // Refinement cost model: weight of one ns of device residency against one
+  // ns of exposed transfer latency (refine.h).
+  double residency_weight = 0.001;
+  // Reorder independent ops around prefetch consumers (the policy then
+  // carries a schedule, which the eager runtime refuses).
+  bool reorder = true;
+  // Ops after a consumer scanned for independent ones, and the most hoisted
+  // before one consumer.
+  int32_t reorder_scan_ops = 64;
+  int32_t max_hoisted_ops = 8;
+  // Keep every candidate, not only those needed to fit the budget.
+  bool offload_all = false;
+
+  // InvalidArgument naming the field: a negative size or count, a ratio or
+  // weight negative or not finite.
+  absl::Status Validate() const;
+};
+const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable();
+
+class HyperOffloadPlanner : public Planner {
+ public:
+  explicit HyperOffloadPlanner(HyperOffloadOptions options = {}) : options_(options) {}
+  std::string name() const override { return "hyperoffload"; }
+  absl::Status SetOption(absl::string_view name, absl::string_view value) override;
+  std::vector<OptionInfo> DescribeOptions() const override {
+    return HyperOffloadOptionTable().Describe(options_);
+  }
+  const HyperOffloadOptions& options() const { return options_; }
+
+ protected:
+  // InvalidArgument for tier `remote` on a device without a tier;
+  // ResourceExhausted (naming the op and the bytes over) when every
+  // candidate together does not fit.
+  absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) override;
+
+ private:
+  HyperOffloadOptions options_;
+};
+
+}  // namespace swapplan
+
+#endif  // SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_

@@ -1,0 +1,424 @@
+// HyperOffload planner: lifetime analysis, candidates, tier choice,
+// selection to the budget, cache operators and execution-order refinement
+// (see hyperoffload_planner.h).
+#include "swapplan/planners/hyperoffload/hyperoffload_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/hyperoffload/refine.h"
+#include "swapplan/sim/checker.h"
+#include "swapplan/trace/dataflow.h"
+#include "swapplan/trace/op_times.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/status_macros.h"
+
+namespace swapplan {
+namespace {
+
+// Range add / global max over positions 0..n-1 (lazy segment tree).
+// O(log n) per Add.
+class MaxTree {
+ public:
+  explicit MaxTree(const std::vector<int64_t>& v) : n_(static_cast<int32_t>(v.size())) {
+    size_ = 1;
+    while (size_ < std::max(n_, 1)) size_ *= 2;
+    max_.assign(2 * static_cast<size_t>(size_), kLow);
+    add_.assign(2 * static_cast<size_t>(size_), 0);
+    for (int32_t i = 0; i < n_; ++i) max_[size_ + i] = v[i];
+    for (int32_t i = size_ - 1; i >= 1; --i) max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+  }
+  // Adds `d` to positions [lo, hi] (inclusive; nothing when lo > hi).
+  void Add(int32_t lo, int32_t hi, int64_t d) {
+    if (lo <= hi) Add(1, 0, size_ - 1, lo, hi, d);
+  }
+  int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
+
+ private:
+  static constexpr int64_t kLow = INT64_MIN / 4;
+  void Add(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t d) {
+    if (hi < l || r < lo) return;
+    if (lo <= l && r <= hi) {
+      max_[node] += d;
+      add_[node] += d;
+      return;
+    }
+    const int32_t m = (l + r) / 2;
+    Add(2 * node, l, m, lo, hi, d);
+    Add(2 * node + 1, m + 1, r, lo, hi, d);
+    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
+  }
+  int32_t n_ = 0, size_ = 1;
+  std::vector<int64_t> max_, add_;
+};
+
+// One offloadable idle gap of a tensor: its last use before the gap (the
+// Store's op) and the use after it (the Prefetch's consumer), local ops.
+struct Candidate {
+  TensorId tensor = kNoTensor;
+  int32_t store_op = 0;
+  int32_t consumer = 0;
+  int64_t bytes = 0;
+  int64_t gap_ns = 0;
+  int32_t tier = 0;
+  // Filled when planned.
+  int32_t release_op = 0;
+  int32_t issue_op = 0;
+  bool clean = false;
+};
+
+bool Writes(const Trace& trace, OpIndex op, TensorId t) {
+  for (TensorId o : trace.outputs(op)) {
+    if (o == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::string_view TierChoiceName(TierChoice t) {
+  switch (t) {
+    case TierChoice::kAuto: return "auto";
+    case TierChoice::kHost: return "host";
+    case TierChoice::kRemote: return "remote";
+  }
+  return "auto";
+}
+
+bool ParseTierChoice(absl::string_view name, TierChoice* out) {
+  for (TierChoice t : {TierChoice::kAuto, TierChoice::kHost, TierChoice::kRemote}) {
+    if (name == TierChoiceName(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status HyperOffloadOptions::Validate() const {
+  auto bad = [](absl::string_view field, absl::string_view rule) {
+    return absl::InvalidArgumentError(absl::StrCat("hyperoffload options: ", field, " ", rule));
+  };
+  if (min_tensor_bytes < 0) return bad("min_tensor_bytes", "must be >= 0");
+  if (!std::isfinite(min_idle_ratio) || min_idle_ratio < 0) {
+    return bad("min_idle_ratio", "must be finite and >= 0");
+  }
+  if (max_uses < 2) return bad("max_uses", "must be >= 2 (a gap lies between two uses)");
+  if (!std::isfinite(residency_weight) || residency_weight < 0) {
+    return bad("residency_weight", "must be finite and >= 0");
+  }
+  if (reorder_scan_ops < 0) return bad("reorder_scan_ops", "must be >= 0");
+  if (max_hoisted_ops < 0) return bad("max_hoisted_ops", "must be >= 0");
+  return absl::OkStatus();
+}
+
+const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
+  using O = HyperOffloadOptions;
+  static const OptionTable<O> table({
+      {"min_tensor_bytes", OptionType::kBytes, "Tensors smaller than this stay on the device", "",
+       [](const O& o) { return absl::StrCat(o.min_tensor_bytes); },
+       [](O& o, absl::string_view v) { return ParseOptionBytes(v, &o.min_tensor_bytes); }},
+      {"min_idle_ratio", OptionType::kDecimal,
+       "A gap qualifies when its compute time is at least this times the Store + Prefetch time",
+       "", [](const O& o) { return absl::StrCat(o.min_idle_ratio); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.min_idle_ratio); }},
+      {"max_uses", OptionType::kInt,
+       "Tensors used more often than this in the iteration stay (finely accessed)", "",
+       [](const O& o) { return absl::StrCat(o.max_uses); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.max_uses); }},
+      {"tier", OptionType::kChoice,
+       "Where offloaded windows go: the remote tier while it has room, the host, or the remote "
+       "tier only",
+       "auto, host, remote", [](const O& o) { return std::string(TierChoiceName(o.tier)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseTierChoice, &o.tier, "auto, host, remote");
+       }},
+      {"residency_weight", OptionType::kDecimal,
+       "Refinement cost of one ns of device residency against one ns of exposed transfer", "",
+       [](const O& o) { return absl::StrCat(o.residency_weight); },
+       [](O& o, absl::string_view v) { return ParseOptionDecimal(v, &o.residency_weight); }},
+      {"reorder", OptionType::kBool,
+       "Reorder independent ops around prefetch consumers (the policy then has a schedule)", "",
+       [](const O& o) { return std::string(o.reorder ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.reorder); }},
+      {"reorder_scan_ops", OptionType::kInt,
+       "Ops after a consumer scanned for independent ones", "",
+       [](const O& o) { return absl::StrCat(o.reorder_scan_ops); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.reorder_scan_ops); }},
+      {"max_hoisted_ops", OptionType::kInt, "Independent ops hoisted before one consumer at most",
+       "", [](const O& o) { return absl::StrCat(o.max_hoisted_ops); },
+       [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.max_hoisted_ops); }},
+      {"offload_all", OptionType::kBool,
+       "Keep every candidate, not only those needed to fit the budget", "",
+       [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_all); }},
+  });
+  return table;
+}
+
+absl::Status HyperOffloadPlanner::SetOption(absl::string_view name, absl::string_view value) {
+  return HyperOffloadOptionTable().SetValidated("hyperoffload", &options_, name, value);
+}
+
+namespace {
+
+// Everything one planning run shares.
+struct Run {
+  const PlanningProblem& problem;
+  const HyperOffloadOptions& o;
+  const Trace& trace;
+  int32_t it = 0;
+  OpIndex begin = 0;
+  int32_t n = 0;
+  std::vector<int64_t> duration;
+  std::vector<int64_t> start;  // n + 1 prefix sums (recorded order)
+  std::vector<int64_t> unswapped;
+
+  int64_t Store(int32_t tier, int64_t bytes) const {
+    return problem.device.TierBandwidth(tier, Direction::kDeviceToHost) > 0
+               ? problem.device.TierCopyNs(tier, Direction::kDeviceToHost, bytes)
+               : 0;
+  }
+  int64_t Load(int32_t tier, int64_t bytes) const {
+    return problem.device.TierBandwidth(tier, Direction::kHostToDevice) > 0
+               ? problem.device.TierCopyNs(tier, Direction::kHostToDevice, bytes)
+               : 0;
+  }
+  // First position p >= from whose op ends at or after t (n - 1 at most).
+  int32_t EndingAtOrAfter(int32_t from, int64_t t) const {
+    const auto it_ = std::lower_bound(start.begin() + from + 1, start.end(), t);
+    return std::min<int32_t>(static_cast<int32_t>(it_ - start.begin()) - 1, n - 1);
+  }
+};
+
+// Steps 1-3: the qualifying gaps, each with its tier.
+std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
+  std::vector<Candidate> out;
+  const IterationInfo& iter = r.trace.iteration(r.it);
+  for (TensorId t = 0; t < r.trace.num_tensors(); ++t) {
+    const TensorInfo& info = r.trace.tensor(t);
+    if (info.kind != TensorKind::kActivation || info.size_bytes < r.o.min_tensor_bytes ||
+        info.size_bytes <= 0) {
+      continue;
+    }
+    absl::Span<const OpIndex> all = r.trace.tensor_uses(t);
+    const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
+    const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
+    const int64_t uses = hi - lo;
+    if (uses < 2 || uses > r.o.max_uses) continue;
+    const int32_t tier = r.o.tier == TierChoice::kHost ? 0 : remote_tier;
+    const int64_t copy = r.Store(tier, info.size_bytes) + r.Load(tier, info.size_bytes);
+    for (auto u = lo; u + 1 < hi; ++u) {
+      const int32_t a = *u - r.begin, b = *(u + 1) - r.begin;
+      if (b - a < 2) continue;
+      const int64_t gap = r.start[b] - r.start[a + 1];
+      if (static_cast<double>(gap) < r.o.min_idle_ratio * static_cast<double>(copy)) continue;
+      out.push_back({t, a, b, info.size_bytes, gap, tier});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& problem) {
+  SWAPPLAN_RETURN_IF_ERROR(problem.Validate());
+  SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
+  const HyperOffloadOptions& o = options_;
+  const bool has_remote = !problem.device.tiers.empty();
+  if (o.tier == TierChoice::kRemote && !has_remote) {
+    return absl::InvalidArgumentError(
+        "hyperoffload: tier=remote, but the device model has no remote tier (give "
+        "--remote-memory and --remote-bandwidth)");
+  }
+  Run r{problem, o, *problem.trace, problem.iteration};
+  const IterationInfo& iter = r.trace.iteration(r.it);
+  r.begin = iter.op_begin;
+  r.n = iter.num_ops();
+  SWAPPLAN_ASSIGN_OR_RETURN(OpDurations d,
+                            ComputeOpDurations(r.trace, r.it, OpTimeModel::kAuto, 0,
+                                               problem.device.compute_time_scale));
+  r.duration = std::move(d.duration_ns);
+  r.start.assign(r.n + 1, 0);
+  for (int32_t i = 0; i < r.n; ++i) r.start[i + 1] = r.start[i] + r.duration[i];
+  SWAPPLAN_ASSIGN_OR_RETURN(r.unswapped, IterationUnswappedBytes(problem));
+  Policy p = BaselinePolicy(problem, name(), HyperOffloadOptionTable().ToParameters(o));
+  const int64_t budget = problem.budget_bytes();
+
+  std::vector<Candidate> cands =
+      FindCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0);
+  // Step 4: largest memory-time first.
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    const double x = static_cast<double>(a.bytes) * a.gap_ns;
+    const double y = static_cast<double>(b.bytes) * b.gap_ns;
+    if (x != y) return x > y;
+    return a.tensor != b.tensor ? a.tensor < b.tensor : a.store_op < b.store_op;
+  });
+  MaxTree tree(r.unswapped);
+  int64_t remote_room = has_remote ? problem.device.TierCapacityBytes(1) : 0;
+  std::vector<Candidate> chosen;
+  size_t next = 0;
+  // Takes candidates in score order until the planned peak fits; the
+  // Detach where the Store would complete alone on its stream, the
+  // Prefetch at its latest hiding position (refined below).
+  auto select = [&]() {
+    for (; next < cands.size(); ++next) {
+      if (!o.offload_all && tree.Max() <= budget) break;
+      Candidate c = cands[next];
+      if (c.tier == 1 && c.bytes > remote_room) {
+        if (o.tier == TierChoice::kRemote) continue;
+        c.tier = 0;
+      }
+      const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+      c.release_op = r.EndingAtOrAfter(c.store_op, done);
+      if (c.release_op + 1 >= c.consumer) continue;
+      if (c.tier == 1) remote_room -= c.bytes;
+      const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
+      const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
+                                       r.start.begin() + c.consumer + 1, need);
+      c.issue_op =
+          std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
+      tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      chosen.push_back(c);
+    }
+  };
+  // The Stores of each tier queue on its stream (FIFO in Store order): a
+  // Detach moves to the op during which its queued Store completes, which
+  // frees memory later; while that leaves the peak over the budget, more
+  // candidates are taken (a few rounds).
+  const int32_t num_tiers = problem.device.num_tiers();
+  for (int round = 0; round < 4; ++round) {
+    select();
+    std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
+      return a.store_op != b.store_op ? a.store_op < b.store_op : a.tensor < b.tensor;
+    });
+    std::vector<int64_t> stream_free(num_tiers, 0);
+    std::vector<Candidate> kept;
+    kept.reserve(chosen.size());
+    for (Candidate c : chosen) {
+      const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
+      const int64_t done = begin + r.Store(c.tier, c.bytes);
+      const int32_t rel = r.EndingAtOrAfter(c.store_op, done);
+      if (rel != c.release_op) {
+        tree.Add(c.release_op + 1, c.issue_op - 1, c.bytes);
+        if (rel + 1 >= c.consumer) {
+          if (c.tier == 1) remote_room += c.bytes;
+          continue;  // the queued Store leaves no time off the device
+        }
+        c.release_op = rel;
+        c.issue_op = std::max(c.issue_op, rel + 1);
+        tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      }
+      stream_free[c.tier] = done;
+      kept.push_back(c);
+    }
+    chosen = std::move(kept);
+    if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
+  }
+  // Clean windows: a later window of a tensor on the same tier with no
+  // write since it came back (Detach without Store, at the last use).
+  std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
+    return a.tensor != b.tensor ? a.tensor < b.tensor : a.store_op < b.store_op;
+  });
+  for (size_t k = 1; k < chosen.size(); ++k) {
+    Candidate& c = chosen[k];
+    const Candidate& prev = chosen[k - 1];
+    if (prev.tensor != c.tensor || prev.tier != c.tier) continue;
+    bool written = false;
+    for (int32_t op = prev.consumer; op <= c.store_op && !written; ++op) {
+      written = Writes(r.trace, r.begin + op, c.tensor);
+    }
+    if (written) continue;
+    c.clean = true;
+    c.release_op = c.store_op;
+  }
+
+  // Step 5: execution-order refinement of the Prefetches.
+  RefineProblem rp;
+  rp.duration_ns = r.duration;
+  rp.order.resize(r.n);
+  for (int32_t i = 0; i < r.n; ++i) rp.order[i] = i;
+  std::vector<int32_t> schedule;
+  int64_t exposed = 0;
+  if (!chosen.empty()) {
+    SWAPPLAN_ASSIGN_OR_RETURN(DataflowGraph g, DataflowGraph::Build(r.trace, r.it));
+    rp.pred_begin.assign(1, 0);
+    rp.preds.reserve(static_cast<size_t>(g.num_edges()));
+    for (int32_t v = 0; v < r.n; ++v) {
+      absl::Span<const int32_t> pr = g.predecessors(v);
+      rp.preds.insert(rp.preds.end(), pr.begin(), pr.end());
+      rp.pred_begin.push_back(static_cast<int32_t>(rp.preds.size()));
+    }
+    rp.pinned.assign(r.n, false);
+    for (const Candidate& c : chosen) {
+      rp.pinned[c.store_op] = rp.pinned[c.release_op] = rp.pinned[c.consumer] = true;
+      rp.prefetches.push_back({c.consumer, c.release_op + 1, r.Load(c.tier, c.bytes), c.tier});
+    }
+    RefineOptions ro;
+    ro.residency_weight = o.residency_weight;
+    ro.scan_ops = o.reorder ? o.reorder_scan_ops : 0;
+    ro.max_hoisted = o.max_hoisted_ops;
+    SWAPPLAN_ASSIGN_OR_RETURN(RefineResult res, RefineOrder(rp, ro));
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      chosen[k].issue_op = res.placements[k].issue_op;
+      exposed += res.placements[k].exposed_ns;
+    }
+    if (res.hoisted_ops > 0) schedule = std::move(res.order);
+  }
+  for (const Candidate& c : chosen) {
+    PolicyItem item = MakePolicyItem(r.trace, r.it, c.tensor, c.store_op, c.release_op, c.issue_op,
+                                     c.consumer);
+    item.tier = c.tier;
+    item.clean = c.clean;
+    p.items.push_back(std::move(item));
+  }
+  std::sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
+    return a.swap_out_op != b.swap_out_op ? a.swap_out_op < b.swap_out_op
+                                          : a.tensor_id < b.tensor_id;
+  });
+  p.schedule = std::move(schedule);
+  p.expected_overhead_ns = exposed;
+
+  // Step 6: check (releases the FIFO makes late become planned waits).
+  const std::string what = absl::StrCat("offloading ", p.items.size(), " windows");
+  if (p.items.empty()) {
+    SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(problem, r.unswapped, what, &p));
+    return p;
+  }
+  CheckOptions co;
+  co.device = problem.device;
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport rep, CheckMarkingReleaseWaits(r.trace, &p, co));
+  // Over the budget is the planner's ResourceExhausted below; any other
+  // violation is a rule the planner broke.
+  const Violation* broken = nullptr;
+  for (const Violation& v : rep.violations) {
+    if (v.kind != ViolationKind::kOverBudget && broken == nullptr) broken = &v;
+  }
+  const bool fits = broken == nullptr && rep.peak_bytes <= budget;
+  if (!fits && !p.schedule.empty()) {
+    // The reordered policy does not check out: plan again in the recorded
+    // order.
+    HyperOffloadOptions plain = o;
+    plain.reorder = false;
+    HyperOffloadPlanner fallback(plain);
+    return fallback.PlanPolicy(problem);
+  }
+  if (broken != nullptr) {
+    return absl::InternalError(
+        absl::StrCat("hyperoffload: the policy breaks a checker rule: ", broken->message));
+  }
+  p.expected_peak_bytes = rep.peak_bytes;
+  if (rep.peak_bytes > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "hyperoffload: ", what, " peaks at ", rep.peak_bytes, " bytes at op ", rep.peak_op, ", ",
+        rep.peak_bytes - budget, " bytes over the budget of ", budget, " bytes"));
+  }
+  return p;
+}
+
+}  // namespace swapplan
