@@ -15,10 +15,14 @@ With the shim (`swapplan.runtime.SwapRuntime`), the device budget is
 measures for a step without swapping). The runtime goes through WarmUp
 (Algorithm 3 keeps the peak under the budget by passive swaps), GenPolicy
 (after each step, `swapplan plan` plans a policy from the runtime's record of
-it) and Stable (the best GenPolicy policy runs from then on); `--keys`
-chooses how policy items find their tensors in later steps: fuzzy runtime
-keys, or the naive (op ordinal, i-th tensor) key that the varying sequence
-defeats.
+it) and Stable. Policies are kept per input signature by default (the
+runtime's defaults, docs/runtime.md "Stages and providers"): each sequence
+length is its own key, planned when first seen, and Stable runs each key's
+latest policy. `--one-key --planning iteration` runs the papers' stage
+machine instead: one policy, the best of GenPolicy, runs every step from then
+on, whatever its length — the setting of Fig. 7, where `--keys` matters:
+fuzzy runtime keys find a policy's tensors in steps of another length, the
+naive (op ordinal, i-th tensor) key is defeated by the varying sequence.
 
     python3 examples/runtime/train_with_policy.py --steps 12 --json
 
@@ -30,7 +34,8 @@ time (passive swaps go on; training never waits longer than that).
 
 With --json it prints one JSON object: loss_identical, steps, budget_bytes,
 peak_device_bytes (the runtime's, whole run), planned_peak_bytes (`swapplan
-check`'s peak for the policy Stable ran), stable_peak_device_bytes,
+check`'s peak for the policies Stable ran, the largest),
+stable_peak_device_bytes, policy_keys, policy_of_other_input,
 policy_swaps, passive_swaps, use_while_off_device, ooms, stable (the counts of
 the Stable steps), policy_drops / policy_recomputes / recompute_fallbacks_to_swap
 (RECOMPUTE items: `--planner recompute`, or any planner `swapplan compare`
@@ -160,6 +165,12 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--warmup-iterations", type=int, default=1)
     p.add_argument("--genpolicy-iterations", type=int, default=1)
+    p.add_argument("--one-key", action="store_true",
+                   help="one policy key for every input (the papers'); default: a key per input "
+                        "signature")
+    p.add_argument("--planning", choices=("observed", "iteration"), default="observed",
+                   help="SwapRuntime's planning: observed (each key's latest policy runs in "
+                        "Stable) or iteration (the papers': the best GenPolicy policy)")
     p.add_argument("--bandwidth", default="8GB/s", help="host backend link, each way")
     p.add_argument("--min-tensor-bytes", default="16KiB",
                    help="chameleon and hybrid planners: smallest tensor to swap (hybrid: its "
@@ -212,6 +223,7 @@ def main(argv=None):
             return SwapRuntime(device_memory=budget, model=model, optimizer=opt, keys=args.keys,
                                warmup_iterations=args.warmup_iterations,
                                genpolicy_iterations=args.genpolicy_iterations,
+                               policies_by_input=not args.one_key, planning=args.planning,
                                h2d_bandwidth=args.bandwidth, d2h_bandwidth=args.bandwidth,
                                provider=provider,
                                planner=args.planner, planner_args=planner_args,
@@ -224,9 +236,13 @@ def main(argv=None):
         stable_policies = sorted({r["policy"] for r in rows if r["stage"] == "Stable"})
         planned_peak = None
         violations = []
-        if stable_policies and stable_policies[-1] >= 0:
-            record, policy = rt.plans[stable_policies[-1]]
-            planned_peak, violations = check_peak(record, policy)
+        for index in stable_policies:
+            if index < 0:
+                continue
+            record, policy = rt.plans[index]
+            peak, found = check_peak(record, policy)
+            violations += found
+            planned_peak = peak if planned_peak is None else max(planned_peak, peak)
 
     result = {
         "loss_identical": losses == baseline,
@@ -236,6 +252,8 @@ def main(argv=None):
         "budget_bytes": stats["device_budget_bytes"],
         "peak_device_bytes": stats["peak_device_bytes"],
         "planned_peak_bytes": planned_peak,
+        "policy_keys": stats["policy_keys"],
+        "policy_of_other_input": stats["policy_of_other_input"],
         "stable_peak_device_bytes": stable["peak_device_bytes"] if stable["iterations"] else None,
         "policy_swaps": stats["policy_swaps"],
         "passive_swaps": stats["passive_swaps"],

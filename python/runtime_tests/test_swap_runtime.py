@@ -22,23 +22,24 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from swapplan.runtime import (SwapCopyFailed, SwapOutOfMemory, SwapRuntime,  # noqa: E402
-                              find_swapplan_binary)
+                              SwapplanPlanProvider, find_swapplan_binary)
 from swapplan.runtime import _lib as L  # noqa: E402
 
 torch.set_num_threads(1)
 
 
-def make(seed=0, width=128, depth=4):
+def make(seed=0, width=128, depth=4, lead_tanh=False):
     torch.manual_seed(seed)
-    model = nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.Tanh())
+    model = nn.Sequential(*([nn.Tanh()] if lead_tanh else []),
+                          *[nn.Sequential(nn.Linear(width, width), nn.Tanh())
                             for _ in range(depth)], nn.Linear(width, 10))
     return model, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
 
-def step(model, opt, i, width=128):
+def step(model, opt, i, width=128, batch=512):
     g = torch.Generator().manual_seed(1000 + i)
-    x = torch.randn(512, width, generator=g)
-    y = torch.randint(0, 10, (512,), generator=g)
+    x = torch.randn(batch, width, generator=g)
+    y = torch.randint(0, 10, (batch,), generator=g)
     opt.zero_grad(set_to_none=True)
     loss = F.cross_entropy(model(x), y)
     loss.backward()
@@ -121,6 +122,104 @@ class SwapRuntimeTest(unittest.TestCase):
         self.assertGreater(sum(r["counts"]["policy_swap_outs"] for r in stable), 0)
         self.assertTrue(all(r["peak_bytes"] <= TIGHT for r in rows))
         self.assertEqual(sum(r["counts"]["uses_while_off_device"] for r in rows), 0)
+
+    def test_keyed_policies_two_inputs_two_policies(self):
+        # Batches of 512 and 256 rows: two input signatures. The key is the
+        # first forward op's tensors (varying/policy_set.h): with a Linear
+        # first that op is aten::t of its weight, the same for every batch,
+        # so this model starts with a Tanh, whose input and output are
+        # batch x 128 floats (512: 2 x 262144 = 524288 bytes; 256: 262144).
+        batches = [512, 512, 256, 512, 256, 512, 256, 512, 256, 512]
+        bm, bo = make(lead_tanh=True)
+        expected = [step(bm, bo, i, batch=b) for i, b in enumerate(batches)]
+        model, opt = make(lead_tanh=True)
+        asked = []
+        with tempfile.TemporaryDirectory() as work:
+            plan = SwapplanPlanProvider(planner_args=["--min-tensor-bytes", "1KiB"])
+
+            def provider(request):
+                asked.append(request)
+                return plan(request)
+
+            with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=provider,
+                             warmup_iterations=1, genpolicy_iterations=1, work_dir=work) as rt:
+                got = [step(model, opt, i, batch=b) for i, b in enumerate(batches)]
+            rows, stats = rt.iterations, rt.stats
+        self.assertEqual(got, expected)
+        why = str([(r["stage"], r["policy"], r["generated_policy"], r["plan_error"])
+                   for r in rows])
+        self.assertEqual([r["input_signature_bytes"] for r in rows],
+                         [524288 if b == 512 else 262144 for b in batches])
+        big, small = rows[0]["input_signature_hash"], rows[2]["input_signature_hash"]
+        self.assertNotEqual(big, small)
+        # W ... W G G S ... (m = 1, n = 1; iteration 0 creates the momentum
+        # buffers, so warm-up takes a few steps): asked at the ends of g - 1
+        # (entering GenPolicy), g, and g + 1 (entering Stable: observed
+        # planning plans it too), each with its iteration's key and the
+        # key's records so far, its own last.
+        stages = [r["stage"] for r in rows]
+        g = stages.index("GenPolicy")
+        self.assertEqual(stages, ["WarmUp"] * g + ["GenPolicy"] * 2
+                         + ["Stable"] * (len(rows) - g - 2), msg=why)
+        self.assertEqual([a["runtime_iteration"] for a in asked], [g - 1, g, g + 1])
+        for k, a in enumerate(asked):
+            self.assertEqual(a["input_signature_hash"],
+                             rows[a["runtime_iteration"]]["input_signature_hash"])
+            same = [b["record_path"] for b in asked[:k + 1]
+                    if b["input_signature_hash"] == a["input_signature_hash"]]
+            self.assertEqual(a["observed_record_paths"], same)
+        self.assertEqual(len(asked[2]["observed_record_paths"]), 2)
+        # Policy k was made for the key of the row that generated it; a row
+        # ran another input's policy exactly when that key is not its own.
+        key_of = {r["generated_policy"]: r["input_signature_hash"] for r in rows
+                  if r["generated_policy"] >= 0}
+        self.assertEqual(sorted(key_of), [0, 1, 2], msg=why)
+        for r in rows:
+            if r["policy"] >= 0:
+                self.assertEqual(r["policy_of_other_input"],
+                                 key_of[r["policy"]] != r["input_signature_hash"], msg=why)
+        # GenPolicy's first row has the other key (batches alternate after
+        # the warm-up): it ran the one policy there was, another input's.
+        self.assertTrue(rows[g]["policy_of_other_input"], msg=why)
+        # Stable: two policies, each row its own key's.
+        stable = [r for r in rows if r["stage"] == "Stable"]
+        self.assertEqual(len({r["policy"] for r in stable}), 2, msg=why)
+        self.assertTrue(all(key_of[r["policy"]] == r["input_signature_hash"] for r in stable))
+        self.assertEqual(stats["policy_keys"], 2)
+        self.assertEqual(stats["policy_of_other_input"],
+                         sum(r["policy_of_other_input"] for r in rows))
+        self.assertEqual(stats["known_sequence_returns"], 0)
+        self.assertEqual(stats["policies_loaded"], 3)
+        self.assertTrue(all(r["peak_bytes"] <= TIGHT for r in rows))
+
+    def test_one_key_and_iteration_planning_on_request(self):
+        # policies_by_input=False, planning="iteration": the papers' stage
+        # machine — one key (0), one record per request, not asked on
+        # entering Stable.
+        batches = [512, 512, 256, 512, 256, 512, 256]
+        model, opt = make(lead_tanh=True)
+        asked = []
+
+        def provider(request):
+            asked.append(request)
+            return None
+
+        with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=provider,
+                         warmup_iterations=1, genpolicy_iterations=1, policies_by_input=False,
+                         planning="iteration", observed_records=3,
+                         remembered_sequences=0) as rt:
+            for i, b in enumerate(batches):
+                step(model, opt, i, batch=b)
+        self.assertEqual(len(asked), 2)
+        self.assertEqual([a["input_signature_hash"] for a in asked], [0, 0])
+        self.assertEqual([len(a["observed_record_paths"]) for a in asked], [1, 1])
+        self.assertEqual(rt.stats["policy_keys"], 1)
+        with self.assertRaises(ValueError):
+            SwapRuntime(device_memory="1GiB", planning="envelope")
+        with self.assertRaises(L.SwapRuntimeError) as ctx:
+            with SwapRuntime(device_memory=TIGHT, observed_records=0):
+                pass
+        self.assertIn("observed_records is 0", str(ctx.exception))
 
     def test_a_policy_file_runs_every_iteration_and_the_record_is_a_trace(self):
         with tempfile.TemporaryDirectory() as work:

@@ -258,6 +258,12 @@ void swapplan_rt_options_init(swapplan_rt_options* o) {
   o->vendor_library = nullptr;
   o->device_index = 0;
   o->max_events = 0;
+  const RuntimeOptions defaults;
+  o->policies_by_input = defaults.policies_by_input ? 1 : 0;
+  o->planning = defaults.planning == PolicyPlanning::kIteration ? SWAPPLAN_RT_PLANNING_ITERATION
+                                                                : SWAPPLAN_RT_PLANNING_OBSERVED;
+  o->observed_records = defaults.observed_records;
+  o->remembered_sequences = defaults.remembered_sequences;
 }
 
 swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* options,
@@ -265,18 +271,36 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
   if (options == nullptr || env == nullptr) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT, "create_swap_env: null options or output");
   }
-  if (options->struct_size != sizeof(swapplan_rt_options)) {
+  // ABI 2's and 3's struct ends before policies_by_input: accepted, with
+  // their rules.
+  constexpr uint32_t kAbi2Size = offsetof(swapplan_rt_options, policies_by_input);
+  if (options->struct_size != sizeof(swapplan_rt_options) && options->struct_size != kAbi2Size) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 absl::StrCat("create_swap_env: options.struct_size is ", options->struct_size,
-                             ", this library expects ", sizeof(swapplan_rt_options),
-                             " (call swapplan_rt_options_init)"));
+                             ", this library expects ", sizeof(swapplan_rt_options), " (or ",
+                             kAbi2Size, ", ABI 2's and 3's) (call swapplan_rt_options_init)"));
   }
   *env = nullptr;
   try {
-    const swapplan_rt_options& o = *options;
+    // Copy what the caller's struct holds; ABI 2's / 3's get the papers' stage
+    // machine — one key, planned on one iteration, nothing remembered.
+    swapplan_rt_options o;
+    swapplan_rt_options_init(&o);
+    std::memcpy(&o, options, options->struct_size);
+    if (options->struct_size == kAbi2Size) {
+      o.policies_by_input = 0;
+      o.planning = SWAPPLAN_RT_PLANNING_ITERATION;
+      o.observed_records = 1;
+      o.remembered_sequences = 0;
+    }
     if (o.matcher != SWAPPLAN_RT_MATCHER_FUZZY && o.matcher != SWAPPLAN_RT_MATCHER_NAIVE) {
       return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                   absl::StrCat("create_swap_env: matcher ", o.matcher, " is unknown"));
+    }
+    if (o.planning != SWAPPLAN_RT_PLANNING_OBSERVED &&
+        o.planning != SWAPPLAN_RT_PLANNING_ITERATION) {
+      return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
+                  absl::StrCat("create_swap_env: planning ", o.planning, " is unknown"));
     }
     if (o.oom_handling < 0 || o.oom_handling > 2) {
       return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
@@ -308,12 +332,11 @@ swapplan_rt_status swapplan_rt_create_swap_env(const swapplan_rt_options* option
     ro.queue.max_inflight_per_lane = o.max_inflight_copies;
     ro.pinned.block_bytes = o.pinned_block_bytes;
     ro.keep_record = o.keep_record != 0;
-    // ABI 2 has no fields for the keyed stage machine (runtime.h, "Stages"):
-    // C callers keep the papers' — one key, planned on one iteration,
-    // nothing remembered across WarmUp — and their provider gets one record.
-    ro.policies_by_input = false;
-    ro.planning = PolicyPlanning::kIteration;
-    ro.remembered_sequences = 0;
+    ro.policies_by_input = o.policies_by_input != 0;
+    ro.planning = o.planning == SWAPPLAN_RT_PLANNING_ITERATION ? PolicyPlanning::kIteration
+                                                               : PolicyPlanning::kObserved;
+    ro.observed_records = o.observed_records;
+    ro.remembered_sequences = o.remembered_sequences;
     if (o.work_dir != nullptr) ro.work_dir = o.work_dir;
     absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Create(ro, std::move(*backend));
     if (!rt.ok()) return Report(rt.status());
@@ -462,6 +485,13 @@ swapplan_rt_status swapplan_rt_set_policy_provider(swapplan_rt_env* env,
       req.runtime_iteration = r.runtime_iteration;
       req.device_budget_bytes = r.device_budget_bytes;
       req.work_dir = r.work_dir.c_str();
+      req.input_signature_hash = r.input_signature_hash;
+      req.input_signature_bytes = r.input_signature_bytes;
+      std::vector<const char*> observed;
+      observed.reserve(r.observed_record_paths.size());
+      for (const std::string& path : r.observed_record_paths) observed.push_back(path.c_str());
+      req.observed_record_paths = observed.data();
+      req.num_observed_records = observed.size();
       std::vector<char> buf(4096, '\0');
       const int32_t rc = env->provider(env->provider_user, &req, buf.data(), buf.size());
       buf.back() = '\0';
@@ -610,6 +640,9 @@ swapplan_rt_status swapplan_rt_get_stats(swapplan_rt_env* env, swapplan_rt_stats
     stats->pinned_host_allocs = r.pinned.host_allocs;
     stats->max_inflight_copies_seen = r.queue.max_inflight_seen;
     FillCounts(r.counts, &stats->counts);
+    stats->policy_of_other_input = r.policy_of_other_input;
+    stats->known_sequence_returns = r.known_sequence_returns;
+    stats->policy_keys = r.policy_keys;
     return absl::OkStatus();
   });
 }
@@ -640,6 +673,9 @@ swapplan_rt_status swapplan_rt_get_iteration_stats(swapplan_rt_env* env, int32_t
     stats->next_stage = static_cast<int32_t>(r.next_stage);
     stats->generated_policy = r.generated_policy;
     FillCounts(r.counts, &stats->counts);
+    stats->input_signature_hash = r.input_signature_hash;
+    stats->input_signature_bytes = r.input_signature_bytes;
+    stats->policy_of_other_input = r.policy_of_other_input ? 1 : 0;
     return absl::OkStatus();
   });
 }

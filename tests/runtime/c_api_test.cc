@@ -84,7 +84,23 @@ TEST_CASE("C API: library, options, errors") {
   CHECK(o.matcher == SWAPPLAN_RT_MATCHER_FUZZY);
   CHECK(o.warmup_iterations == 2);
   CHECK(o.genpolicy_iterations == 5);
+  // ABI 4's fields: RuntimeOptions' defaults.
+  CHECK(o.policies_by_input == 1);
+  CHECK(o.planning == SWAPPLAN_RT_PLANNING_OBSERVED);
+  CHECK(o.observed_records == 8);
+  CHECK(o.remembered_sequences == 4);
   swapplan_rt_env* env = nullptr;
+  o.planning = 2;
+  CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("planning 2 is unknown") != std::string::npos);
+  swapplan_rt_options_init(&o);
+  o.observed_records = 0;
+  CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("observed_records is 0") != std::string::npos);
+  swapplan_rt_options_init(&o);
+  o.struct_size = offsetof(swapplan_rt_options, policies_by_input) + 4;
+  CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  CHECK(LastError().find("struct_size") != std::string::npos);
   o.struct_size = 3;
   CHECK(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_INVALID_ARGUMENT);
   CHECK(LastError().find("struct_size") != std::string::npos);
@@ -354,12 +370,65 @@ TEST_CASE("C API: a framework whose recompute restores the RNG state says so in 
 
 struct ProviderLog {
   std::vector<std::string> records;
+  // ABI 4: each request's key and observed record paths.
+  std::vector<uint64_t> hashes;
+  std::vector<int64_t> bytes;
+  std::vector<std::vector<std::string>> observed;
 };
 
 int32_t Provider(void* user, const swapplan_rt_policy_request* r, char* path, size_t capacity) {
-  static_cast<ProviderLog*>(user)->records.push_back(r->record_path);
+  ProviderLog* log = static_cast<ProviderLog*>(user);
+  log->records.push_back(r->record_path);
+  log->hashes.push_back(r->input_signature_hash);
+  log->bytes.push_back(r->input_signature_bytes);
+  log->observed.emplace_back();
+  for (size_t k = 0; k < r->num_observed_records; ++k) {
+    log->observed.back().push_back(r->observed_record_paths[k]);
+  }
   if (capacity > 0) path[0] = '\0';  // no policy this time
   return 0;
+}
+
+// One iteration: op "step" (FORWARD, no input) creates an `act`-byte
+// float32 output, freed after it: the input signature is that output, `act`
+// bytes.
+void RunStep(swapplan_rt_env* env, int32_t op, int64_t act) {
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) == SWAPPLAN_RT_OK);
+  const swapplan_rt_tensor t = Alloc(env, act, 1);
+  REQUIRE(swapplan_rt_op_end(env, &t, 1) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+}
+
+// Runs inputs of 100 100 200 100 200 bytes (m = 1, n = 1: W W G G S) with
+// `o` (its struct_size as the caller set it) and a logging provider.
+void RunKeyed(const swapplan_rt_options& o, ProviderLog* log, swapplan_rt_stats* stats,
+              std::vector<swapplan_rt_iteration_stats>* rows) {
+  swapplan_rt_env* env = nullptr;
+  const swapplan_rt_status rc = swapplan_rt_create_swap_env(&o, &env);
+  INFO(LastError());
+  REQUIRE(rc == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_set_policy_provider(env, &Provider, log) == SWAPPLAN_RT_OK);
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "step", &op) == SWAPPLAN_RT_OK);
+  for (const int64_t act : {100, 100, 200, 100, 200}) RunStep(env, op, act);
+  REQUIRE(swapplan_rt_get_stats(env, stats) == SWAPPLAN_RT_OK);
+  for (int32_t i = 0; i < stats->iterations; ++i) {
+    rows->emplace_back();
+    REQUIRE(swapplan_rt_get_iteration_stats(env, i, &rows->back()) == SWAPPLAN_RT_OK);
+  }
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
+swapplan_rt_options KeyedOptions(const std::string& dir) {
+  swapplan_rt_options o;
+  swapplan_rt_options_init(&o);
+  o.device_memory_bytes = 1000;
+  o.warmup_iterations = 1;
+  o.genpolicy_iterations = 1;
+  o.work_dir = dir.c_str();
+  return o;
 }
 
 TEST_CASE("C API: the policy provider is asked in GenPolicy with the record of the iteration") {
@@ -378,8 +447,9 @@ TEST_CASE("C API: the policy provider is asked in GenPolicy with the record of t
     REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
     REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
   }
-  // W W G G: asked at the ends of iterations 1 and 2.
-  REQUIRE(log.records.size() == 2);
+  // W W G G S: asked at the ends of iterations 1 and 2, and (observed
+  // planning, the default) at the end of 3, which enters Stable.
+  REQUIRE(log.records.size() == 3);
   FILE* f = std::fopen(log.records[0].c_str(), "r");
   CHECK(f != nullptr);
   if (f != nullptr) std::fclose(f);
@@ -487,4 +557,78 @@ TEST_CASE("C API: the backend comes from the option or $SWAPPLAN_RT_BACKEND; ven
     CHECK(LastError().find("/nonexistent/libcudart.so.13") != std::string::npos);
     CHECK(env == nullptr);
   }
+}
+
+TEST_CASE("C API: keyed policies — the request carries the key and the key's observed records") {
+  const std::string dir = TempDir("keyed");
+  ProviderLog log;
+  swapplan_rt_stats stats;
+  std::vector<swapplan_rt_iteration_stats> rows;
+  RunKeyed(KeyedOptions(dir), &log, &stats, &rows);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].input_signature_bytes == 100);
+  CHECK(rows[2].input_signature_bytes == 200);
+  CHECK(rows[0].input_signature_hash == rows[1].input_signature_hash);
+  CHECK(rows[0].input_signature_hash != rows[2].input_signature_hash);
+  CHECK(rows[4].stage == SWAPPLAN_RT_STAGE_STABLE);
+  // Asked at the ends of 1 (key 100), 2 (key 200) and 3 (key 100, entering
+  // Stable: observed planning plans it too).
+  REQUIRE(log.records.size() == 3);
+  CHECK(log.bytes == std::vector<int64_t>{100, 200, 100});
+  CHECK(log.hashes[0] == rows[1].input_signature_hash);
+  CHECK(log.hashes[1] == rows[2].input_signature_hash);
+  CHECK(log.hashes[2] == log.hashes[0]);
+  // Each key's records, oldest first, the request's own last: key 100 has
+  // the records of 1 and 3 by the third request.
+  CHECK(log.observed[0] == std::vector<std::string>{log.records[0]});
+  CHECK(log.observed[1] == std::vector<std::string>{log.records[1]});
+  CHECK(log.observed[2] == std::vector<std::string>{log.records[0], log.records[2]});
+  // Two keys; the provider made no policy, so none ran for another input.
+  CHECK(stats.policy_keys == 2);
+  CHECK(stats.policy_of_other_input == 0);
+  CHECK(stats.known_sequence_returns == 0);
+}
+
+TEST_CASE("C API: the fields round-trip — one key and iteration planning as asked") {
+  const std::string dir = TempDir("onekey");
+  swapplan_rt_options o = KeyedOptions(dir);
+  o.policies_by_input = 0;
+  o.planning = SWAPPLAN_RT_PLANNING_ITERATION;
+  o.observed_records = 3;
+  ProviderLog log;
+  swapplan_rt_stats stats;
+  std::vector<swapplan_rt_iteration_stats> rows;
+  RunKeyed(o, &log, &stats, &rows);
+  // Iteration planning: asked at the ends of 1 and 2 only, one record each,
+  // the key 0 / 0 (one key for every input).
+  REQUIRE(log.records.size() == 2);
+  CHECK(log.bytes == std::vector<int64_t>{0, 0});
+  CHECK(log.hashes == std::vector<uint64_t>{0, 0});
+  CHECK(log.observed[1] == std::vector<std::string>{log.records[1]});
+  CHECK(stats.policy_keys == 1);
+  // The rows still carry each iteration's own signature.
+  CHECK(rows[2].input_signature_bytes == 200);
+}
+
+TEST_CASE("C API: an ABI 2 options struct is accepted and runs ABI 2's stage machine") {
+  const std::string dir = TempDir("abi2");
+  swapplan_rt_options o = KeyedOptions(dir);
+  // A caller compiled with ABI 2's header: the struct ends at max_events;
+  // what lies after it is not the caller's (filled with what ABI 4 would
+  // reject, to show it is not read).
+  o.struct_size = offsetof(swapplan_rt_options, policies_by_input);
+  o.policies_by_input = 1;
+  o.planning = 7;
+  o.observed_records = -1;
+  o.remembered_sequences = -1;
+  ProviderLog log;
+  swapplan_rt_stats stats;
+  std::vector<swapplan_rt_iteration_stats> rows;
+  RunKeyed(o, &log, &stats, &rows);
+  // One key, iteration planning: as the round-trip case above.
+  REQUIRE(log.records.size() == 2);
+  CHECK(log.bytes == std::vector<int64_t>{0, 0});
+  CHECK(log.observed[0] == std::vector<std::string>{log.records[0]});
+  CHECK(log.observed[1] == std::vector<std::string>{log.records[1]});
+  CHECK(stats.policy_keys == 1);
 }

@@ -98,8 +98,17 @@ extern "C" {
  *   3  swapplan_rt_framework gained rng_state_restorable (the recompute
  *      callback restores the generator state of random ops); a struct of
  *      version 1 or 2 (struct_size = offsetof(..., can_recompute) or
- *      offsetof(..., rng_state_restorable)) is still accepted */
-#define SWAPPLAN_RT_ABI_VERSION 3
+ *      offsetof(..., rng_state_restorable)) is still accepted
+ *   4  keyed policies (runtime.h "Stages"): swapplan_rt_options gained
+ *      policies_by_input, planning, observed_records and
+ *      remembered_sequences (a struct that ends before them, struct_size =
+ *      offsetof(swapplan_rt_options, policies_by_input), is accepted and runs
+ *      ABI 2's one key, PLANNING_ITERATION, nothing remembered);
+ *      swapplan_rt_policy_request gained the input signature and the
+ *      observed record paths; swapplan_rt_stats gained policy_of_other_input,
+ *      known_sequence_returns and policy_keys; swapplan_rt_iteration_stats
+ *      gained the input signature and policy_of_other_input */
+#define SWAPPLAN_RT_ABI_VERSION 4
 
 typedef enum swapplan_rt_status {
   SWAPPLAN_RT_OK = 0,
@@ -155,6 +164,12 @@ enum {
   SWAPPLAN_RT_BACKEND_ASCEND = 2
 };
 enum { SWAPPLAN_RT_COMPUTE_INLINE = 0, SWAPPLAN_RT_COMPUTE_WORKER = 1 };
+/* How GenPolicy plans and which policy Stable runs (runtime.h
+ * PolicyPlanning): OBSERVED, the provider gets the key's last
+ * observed_records records and Stable runs the key's latest policy;
+ * ITERATION (the papers'), the provider gets the iteration just run and
+ * Stable runs the key's best GenPolicy policy. */
+enum { SWAPPLAN_RT_PLANNING_OBSERVED = 0, SWAPPLAN_RT_PLANNING_ITERATION = 1 };
 enum {
   SWAPPLAN_RT_FAULT_COPY_ERROR = 0,
   SWAPPLAN_RT_FAULT_ALLOC_FAILURE = 1,
@@ -203,6 +218,16 @@ typedef struct swapplan_rt_options {
   const char* vendor_library;
   int32_t device_index;
   int32_t max_events;
+  /* ABI 3 (runtime.h RuntimeOptions, "Stages"). 1: a policy set per input
+   * signature (dtypes and shapes of the first FORWARD op's inputs and
+   * outputs); an input never planned for runs the nearest key's policy by
+   * bytes, larger first (counted: policy_of_other_input). 0: one key. */
+  int32_t policies_by_input;
+  int32_t planning;             /* SWAPPLAN_RT_PLANNING_* */
+  int32_t observed_records;     /* PLANNING_OBSERVED: records per request, >= 1 */
+  /* Policy sets of op sequences the run left kept (most recent first); an
+   * iteration stable against one goes straight back to Stable. 0: forget. */
+  int32_t remembered_sequences;
 } swapplan_rt_options;
 
 /* Counts for the whole run or one iteration (runtime.h SwapCounts). */
@@ -236,6 +261,12 @@ typedef struct swapplan_rt_stats {
   int64_t pinned_host_allocs;
   int32_t max_inflight_copies_seen;
   swapplan_rt_counts counts;
+  /* ABI 3: iterations that ran another input's policy, returns to Stable on
+   * a remembered sequence, policy keys (input signatures) of the current
+   * sequence. */
+  int32_t policy_of_other_input;
+  int32_t known_sequence_returns;
+  int32_t policy_keys;
 } swapplan_rt_stats;
 
 typedef struct swapplan_rt_iteration_stats {
@@ -252,6 +283,11 @@ typedef struct swapplan_rt_iteration_stats {
   int32_t next_stage;
   int32_t generated_policy;
   swapplan_rt_counts counts;
+  /* ABI 3: the iteration's input signature (its policy key) and whether the
+   * policy that ran was made for another one. */
+  uint64_t input_signature_hash;
+  int64_t input_signature_bytes;
+  int32_t policy_of_other_input;
 } swapplan_rt_iteration_stats;
 
 /* Framework-owned storage (swapplan_rt_tensor_register). Each returns 0 on
@@ -298,6 +334,15 @@ typedef struct swapplan_rt_policy_request {
   int32_t runtime_iteration;
   int64_t device_budget_bytes;
   const char* work_dir;
+  /* ABI 3: the iteration's input signature (its policy key; 0 / 0 with
+   * policies_by_input 0) and the records of the iterations observed with
+   * that key, oldest first, the last one record_path (observed_records of
+   * them with PLANNING_OBSERVED, one with PLANNING_ITERATION); each a
+   * one-iteration trace. Valid during the call only. */
+  uint64_t input_signature_hash;
+  int64_t input_signature_bytes;
+  const char* const* observed_record_paths;
+  size_t num_observed_records;
 } swapplan_rt_policy_request;
 
 /* Writes the path of a policy file into policy_path (capacity bytes,
@@ -315,7 +360,8 @@ SWAPPLAN_RT_API const char* swapplan_rt_status_name(int32_t status);
  * engines, inline compute, timed copies, fuzzy matcher (window 4, 32 bits),
  * m = 2, n = 5, Algorithm 3 in all stages, 8 copies in flight per lane, 64
  * MiB pinned blocks, work_dir NULL, vendor_library NULL, device 0, no event
- * cap. */
+ * cap; policies by input, PLANNING_OBSERVED on 8 records, 4 sequences
+ * remembered (RuntimeOptions' defaults). */
 SWAPPLAN_RT_API void swapplan_rt_options_init(swapplan_rt_options* options);
 
 /* --- seed 004 --- */

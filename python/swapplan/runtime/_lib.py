@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -37,6 +37,7 @@ MATCHER_FUZZY, MATCHER_NAIVE = 0, 1
 BACKEND_FROM_ENV, BACKEND_HOST, BACKEND_CUDA, BACKEND_ASCEND = -1, 0, 1, 2
 FAULT_COPY_ERROR, FAULT_ALLOC_FAILURE, FAULT_SLOW_COPY = 0, 1, 2
 D2H, H2D = 0, 1
+PLANNING_OBSERVED, PLANNING_ITERATION = 0, 1
 
 
 class SwapRuntimeError(RuntimeError):
@@ -84,6 +85,10 @@ class Options(ctypes.Structure):
         ("vendor_library", ctypes.c_char_p),
         ("device_index", ctypes.c_int32),
         ("max_events", ctypes.c_int32),
+        ("policies_by_input", ctypes.c_int32),
+        ("planning", ctypes.c_int32),
+        ("observed_records", ctypes.c_int32),
+        ("remembered_sequences", ctypes.c_int32),
     ]
 
 
@@ -118,6 +123,9 @@ class Stats(ctypes.Structure):
         ("pinned_host_allocs", ctypes.c_int64),
         ("max_inflight_copies_seen", ctypes.c_int32),
         ("counts", Counts),
+        ("policy_of_other_input", ctypes.c_int32),
+        ("known_sequence_returns", ctypes.c_int32),
+        ("policy_keys", ctypes.c_int32),
     ]
 
 
@@ -136,6 +144,9 @@ class IterationStats(ctypes.Structure):
         ("next_stage", ctypes.c_int32),
         ("generated_policy", ctypes.c_int32),
         ("counts", Counts),
+        ("input_signature_hash", ctypes.c_uint64),
+        ("input_signature_bytes", ctypes.c_int64),
+        ("policy_of_other_input", ctypes.c_int32),
     ]
 
 
@@ -169,9 +180,10 @@ class PolicyRequest(ctypes.Structure):
         ("runtime_iteration", ctypes.c_int32),
         ("device_budget_bytes", ctypes.c_int64),
         ("work_dir", ctypes.c_char_p),
-        ("vendor_library", ctypes.c_char_p),
-        ("device_index", ctypes.c_int32),
-        ("max_events", ctypes.c_int32),
+        ("input_signature_hash", ctypes.c_uint64),
+        ("input_signature_bytes", ctypes.c_int64),
+        ("observed_record_paths", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_observed_records", ctypes.c_size_t),
     ]
 
 

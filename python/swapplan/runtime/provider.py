@@ -19,6 +19,16 @@ and runs it in the next iteration. A planner failure (no feasible policy)
 is the provider's error: the runtime records it in the iteration's row and
 training goes on.
 
+Keyed policies (SwapRuntime's policies_by_input, planning="observed"): the
+request also carries its key (input_signature_hash / _bytes) and the key's
+observed records (observed_record_paths, oldest first, record_path last).
+This provider plans on record_path alone, the iteration just run:
+`swapplan plan` and `swapplan compare` plan and simulate one trace iteration
+and have no way to verify a policy on several records. Verifying on all of
+them and lowering the budget until every one fits is what `swapplan replay
+--execute`'s C++ provider does; a callable provider may do the same with the
+paths it is given.
+
 The `swapplan` binary is $SWAPPLAN_BINARY, the build tree's build/swapplan, or
 `swapplan` on PATH.
 """

@@ -131,6 +131,20 @@ class SwapRuntime:
       h2d_bandwidth, d2h_bandwidth, copy_latency: the host backend's copy
         model ("8GB/s", "10us").
       warmup_iterations, genpolicy_iterations: Algorithm 1's m and n.
+      policies_by_input: keep policies per input signature (dtypes and
+        shapes of the first forward op's inputs and outputs; an input never
+        planned for runs the nearest one's policy by bytes, larger first,
+        counted in stats["policy_of_other_input"]); False: one policy key
+        for every input (the papers').
+      planning: "observed" (the provider gets the key's last
+        `observed_records` records, the iteration entering Stable is planned
+        too and Stable runs each key's latest policy) or "iteration" (the
+        papers': the provider gets the iteration just run, Stable runs each
+        key's best GenPolicy policy). docs/runtime.md "Stages and providers".
+      observed_records: records per request with "observed" planning (>= 1).
+      remembered_sequences: policy sets of op sequences the run left that
+        are kept; an iteration stable against one goes straight back to
+        Stable (stats["known_sequence_returns"]). 0: forget on WarmUp.
       provider: "default" (swapplan plan on the record, see provider.py), a
         callable (request dict -> policy path or None), or None.
       planner_args: extra `swapplan plan` arguments for the default provider
@@ -154,6 +168,8 @@ class SwapRuntime:
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
                  keys="fuzzy", h2d_bandwidth="10GB/s", d2h_bandwidth="10GB/s",
                  copy_latency="10us", warmup_iterations=2, genpolicy_iterations=5,
+                 policies_by_input=True, planning="observed", observed_records=8,
+                 remembered_sequences=4,
                  provider="default", planner_args=(), on_oom="raise", work_dir=None,
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
@@ -164,6 +180,8 @@ class SwapRuntime:
                              "got %r" % (backend,))
         if keys not in ("fuzzy", "naive"):
             raise ValueError("keys must be 'fuzzy' or 'naive', got %r" % (keys,))
+        if planning not in ("observed", "iteration"):
+            raise ValueError("planning must be 'observed' or 'iteration', got %r" % (planning,))
         if on_oom not in ("raise", "count"):
             raise ValueError("on_oom must be 'raise' or 'count', got %r" % (on_oom,))
         if record is not None and (not isinstance(record, (str, os.PathLike)) or
@@ -184,6 +202,9 @@ class SwapRuntime:
             d2h=parse_bandwidth(d2h_bandwidth, "d2h_bandwidth"),
             latency=parse_duration_ns(copy_latency, "copy_latency"),
             m=int(warmup_iterations), n=int(genpolicy_iterations),
+            by_input=bool(policies_by_input),
+            planning=L.PLANNING_OBSERVED if planning == "observed" else L.PLANNING_ITERATION,
+            observed=int(observed_records), remembered=int(remembered_sequences),
             window=int(matcher_window_ops), inflight=int(max_inflight_copies),
             strict=bool(strict_fingerprint), timed=bool(timed_copies))
         self._owned_work_dir = work_dir is None
@@ -245,6 +266,10 @@ class SwapRuntime:
         o.matcher_window_ops = self._opts["window"]
         o.warmup_iterations = self._opts["m"]
         o.genpolicy_iterations = self._opts["n"]
+        o.policies_by_input = 1 if self._opts["by_input"] else 0
+        o.planning = self._opts["planning"]
+        o.observed_records = self._opts["observed"]
+        o.remembered_sequences = self._opts["remembered"]
         o.overcommit_on_oom = 1 if self.on_oom == "count" else 0
         o.strict_fingerprint = 1 if self._opts["strict"] else 0
         o.max_inflight_copies = self._opts["inflight"]
@@ -362,6 +387,9 @@ class SwapRuntime:
             "recomputed_random_storages": self._recipes.recomputed_seeded,
             "recompute_ms": self._recipes.recompute_ns / 1e6,
             "pinned_reserved_bytes": s.pinned_reserved_bytes,
+            "policy_keys": s.policy_keys,
+            "policy_of_other_input": s.policy_of_other_input,
+            "known_sequence_returns": s.known_sequence_returns,
             "counts": c,
         }
 
@@ -388,6 +416,9 @@ class SwapRuntime:
                          "first_divergent_op": r.first_divergent_op,
                          "next_stage": L.STAGES[r.next_stage],
                          "generated_policy": r.generated_policy,
+                         "input_signature_hash": r.input_signature_hash,
+                         "input_signature_bytes": r.input_signature_bytes,
+                         "policy_of_other_input": bool(r.policy_of_other_input),
                          "plan_error": msg.value.decode("utf-8", "replace"),
                          "counts": r.counts.to_dict()})
         return rows
@@ -575,7 +606,11 @@ class SwapRuntime:
         r = request.contents
         req = {"record_path": r.record_path.decode(), "iteration": r.iteration,
                "runtime_iteration": r.runtime_iteration,
-               "device_budget_bytes": r.device_budget_bytes, "work_dir": r.work_dir.decode()}
+               "device_budget_bytes": r.device_budget_bytes, "work_dir": r.work_dir.decode(),
+               "input_signature_hash": r.input_signature_hash,
+               "input_signature_bytes": r.input_signature_bytes,
+               "observed_record_paths": [r.observed_record_paths[k].decode()
+                                         for k in range(r.num_observed_records)]}
         try:
             path = self.provider(req) or ""
             if path:
