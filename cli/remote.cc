@@ -24,6 +24,13 @@ void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r) {
                   "With --server: deadline of each call, e.g. 30s (default none)");
 }
 
+absl::Status CheckRemoteDevice(const DeviceModel& device) {
+  if (device.tiers.empty()) return absl::OkStatus();
+  return Error(ErrorKind::kUsage,
+               "--server: the service does not take a device with memory tiers (--remote-*): "
+               "drop --server");
+}
+
 absl::StatusOr<RemoteSession> RemoteSession::Open(const RemoteFlags& r, const Trace& trace) {
   ClientOptions o;
   SWAPPLAN_ASSIGN_OR_RETURN(o.token, ReadClientToken(r.token_file.value_or("")));
@@ -46,6 +53,7 @@ v1::TraceRef RemoteSession::trace_ref() const {
 absl::StatusOr<Policy> RemoteSession::Plan(int32_t iteration, const DeviceModel& device,
                                            const std::string& planner,
                                            const std::map<std::string, std::string>& options) {
+  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(device));
   v1::PlanRequest req;
   *req.mutable_trace() = trace_ref();
   req.set_iteration(iteration);
@@ -121,10 +129,7 @@ absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace
 absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trace& trace,
                                                 const Policy& policy,
                                                 const SimulatorOptions& options) {
-  if (!options.device.tiers.empty()) {
-    return Error(ErrorKind::kUsage,
-                 "--server: the service does not take a device with memory tiers: drop --server");
-  }
+  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(options.device));
   SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
   v1::SimulateRequest req;
   *req.mutable_trace() = session.trace_ref();
@@ -138,6 +143,7 @@ absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trac
 absl::StatusOr<RemoteSearchOutcome> RemoteSearch(
     const RemoteFlags& r, const Trace& trace, int32_t iteration, const DeviceModel& device,
     const std::map<std::string, std::string>& options, const ProgressCallback& progress) {
+  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(device));
   SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
   v1::SearchRequest req;
   *req.mutable_trace() = session.trace_ref();

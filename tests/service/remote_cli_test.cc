@@ -143,6 +143,17 @@ TEST_CASE("remote: compare prints the local output", "[service][cli]") {
   CHECK(advisor.exit_code == 2);
   CHECK(advisor.err.find("--planners advisor: it searches from the other rows' policies") !=
         std::string::npos);
+  // The service's device messages carry no memory tiers: a tiered device is
+  // refused rather than planned without its tiers (compare and simulate).
+  const std::string tiers = " --remote-memory 1KiB --remote-bandwidth 1GB/s";
+  for (const std::string& cmd :
+       {two + tiers, "simulate traces/two_layers.json policies/two_layers/lru.json" + tiers}) {
+    CliRun tiered = Swapplan(cmd + s.flags);
+    INFO(cmd);
+    CHECK(tiered.exit_code == 2);
+    CHECK(tiered.err.find("--server: the service does not take a device with memory tiers "
+                          "(--remote-*): drop --server") != std::string::npos);
+  }
   CHECK(s.serve.Stop() == 0);
   CHECK(s.serve.Err().find("method=Plan") != std::string::npos);
 }
