@@ -164,7 +164,8 @@ class ResolveRun {
       if (ok_[i]) AddItem(i);
     }
     AccountTiers();
-    ResolveRecomputations(trace_, device_, r_.slot_of_tensor_, &out_);
+    ResolveRecomputations(trace_, device_, r_.slot_of_tensor_, options_.recompute_analysis,
+                          options_.recipe_memo, &out_);
     return std::move(out_);
   }
 

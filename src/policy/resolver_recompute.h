@@ -18,9 +18,14 @@ namespace swapplan {
 // maps a dense tensor id to its index in rp->tensors or -1), fills
 // rp->recomputes and appends not-recomputable / recompute-understated
 // issues. Nothing when there is no RECOMPUTE item.
-// O(items + recipe sizes) plus RecomputeAnalysis::Build when there is one.
+// `analysis` (may be null: built here) and `memo` (may be null) are
+// ResolveOptions::recompute_analysis and ::recipe_memo.
+// O(items + recipe sizes) plus RecomputeAnalysis::Build when there is one
+// and `analysis` is null; a memo hit costs the questions its walk asked.
 void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
-                           const std::vector<int32_t>& slot_of_tensor, ResolvedPolicy* rp);
+                           const std::vector<int32_t>& slot_of_tensor,
+                           const RecomputeAnalysis* analysis, RecipeMemo* memo,
+                           ResolvedPolicy* rp);
 
 }  // namespace swapplan
 

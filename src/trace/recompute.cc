@@ -158,6 +158,33 @@ absl::StatusOr<RecomputeAnalysis> RecomputeAnalysis::Build(const Trace& trace, i
   return a;
 }
 
+namespace {
+
+// A small set of ids as a sorted vector: recipes touch a few dozen tensors,
+// where a sorted vector beats a hash set (no hashing, one allocation).
+class SortedIds {
+ public:
+  bool contains(int32_t x) const { return std::binary_search(v_.begin(), v_.end(), x); }
+  // Inserts x; false when it was there.
+  bool insert(int32_t x) {
+    auto it = std::lower_bound(v_.begin(), v_.end(), x);
+    if (it != v_.end() && *it == x) return false;
+    v_.insert(it, x);
+    return true;
+  }
+  // Index of x, or -1.
+  int64_t index(int32_t x) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), x);
+    return it != v_.end() && *it == x ? it - v_.begin() : -1;
+  }
+  const std::vector<int32_t>& ids() const { return v_; }
+
+ private:
+  std::vector<int32_t> v_;
+};
+
+}  // namespace
+
 RecomputeRecipe RecomputeAnalysis::Plan(absl::Span<const TensorId> targets, int32_t at,
                                         absl::FunctionRef<bool(TensorId)> available,
                                         absl::Span<const int32_t> pos) const {
@@ -165,11 +192,12 @@ RecomputeRecipe RecomputeAnalysis::Plan(absl::Span<const TensorId> targets, int3
   const Trace& trace = *trace_;
   auto position = [&](int32_t op) { return pos.empty() ? op : pos[op]; };
   const int32_t at_pos = position(at);
-  absl::flat_hash_set<TensorId> target_set(targets.begin(), targets.end());
+  SortedIds target_set;
+  for (TensorId t : targets) target_set.insert(t);
   // Tensors the re-run ops write (set when an op joins the recipe).
-  absl::flat_hash_set<TensorId> produced;
-  absl::flat_hash_set<int32_t> op_set;
-  absl::flat_hash_set<TensorId> leaf_set;
+  SortedIds produced;
+  SortedIds op_set;
+  SortedIds leaf_set;
   std::vector<TensorId> work(targets.begin(), targets.end());
   while (!work.empty()) {
     const TensorId x = work.back();
@@ -210,37 +238,40 @@ RecomputeRecipe RecomputeAnalysis::Plan(absl::Span<const TensorId> targets, int3
       }
     }
   }
-  r.ops.assign(op_set.begin(), op_set.end());
+  r.ops = op_set.ids();
   std::sort(r.ops.begin(), r.ops.end(),
             [&](int32_t a, int32_t b) { return position(a) < position(b); });
   // A tensor both read in place by one re-run op and produced by another
   // (reached first as available, later written by the recipe) is produced.
-  for (TensorId y : leaf_set) {
+  for (TensorId y : leaf_set.ids()) {
     if (!produced.contains(y)) r.leaves.push_back(y);
   }
-  std::sort(r.leaves.begin(), r.leaves.end());
-  // Last re-run op (index into r.ops) reading each produced non-target.
-  absl::flat_hash_map<TensorId, size_t> last_read;
+  // Last re-run op (index into r.ops) reading each produced non-target, by
+  // index in `produced`; kNever when none reads it.
+  constexpr size_t kNever = static_cast<size_t>(-1);
+  std::vector<size_t> last_read(produced.ids().size(), kNever);
   for (size_t k = 0; k < r.ops.size(); ++k) {
     r.cost_ns += op_ns_[r.ops[k]];
     for (TensorId y : trace.inputs(begin_ + r.ops[k])) {
-      if (produced.contains(y) && !target_set.contains(y)) last_read[y] = k;
+      const int64_t i = produced.index(y);
+      if (i >= 0 && !target_set.contains(y)) last_read[i] = k;
     }
   }
   // Transient: walk the ops; outputs that are not targets are held during
   // their op and until their last reader.
-  std::vector<std::vector<TensorId>> free_after(r.ops.size());
+  std::vector<int64_t> freed_after(r.ops.size(), 0);
   int64_t held = 0;
   for (size_t k = 0; k < r.ops.size(); ++k) {
     for (TensorId y : trace.outputs(begin_ + r.ops[k])) {
       if (target_set.contains(y)) continue;
-      held += trace.tensor(y).size_bytes;
-      auto f = last_read.find(y);
-      free_after[f == last_read.end() || f->second < k ? k : f->second].push_back(y);
-      if (f != last_read.end()) r.intermediates.push_back(y);
+      const int64_t bytes = trace.tensor(y).size_bytes;
+      held += bytes;
+      const size_t last = last_read[produced.index(y)];
+      freed_after[last == kNever || last < k ? k : last] += bytes;
+      if (last != kNever) r.intermediates.push_back(y);
     }
     r.transient_peak_bytes = std::max(r.transient_peak_bytes, held);
-    for (TensorId y : free_after[k]) held -= trace.tensor(y).size_bytes;
+    held -= freed_after[k];
   }
   std::sort(r.intermediates.begin(), r.intermediates.end());
   return r;

@@ -166,3 +166,60 @@ TEST_CASE("recompute accounting: the simulator runs recipes on the compute strea
 
 }  // namespace
 }  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+// RecipeMemo: a resolution sharing the memo reuses a recipe only when the
+// availability answers its walk depended on are the same. ChainPolicy():
+// before op 5, M's walk asks about S (off: M's recipe chains through it)
+// and A (resident); before op 6, S's walk asks about A. Second resolution
+// of the same policy: both recipes reused (2 hits), same figures. Then a
+// policy with only M's item: S is resident at op 5, so the remembered
+// answer "S off" no longer holds: a miss, and M = mul(S, A) alone, 50 ns,
+// no transient, exactly what a resolution without the memo gives.
+TEST_CASE("recompute accounting: a recipe memo reuses walks only with the same answers",
+          "[recompute]") {
+  absl::StatusOr<PolicyResolver> r = PolicyResolver::Create(Chain(), 0);
+  REQUIRE(r.ok());
+  absl::StatusOr<RecomputeAnalysis> analysis = RecomputeAnalysis::Build(Chain(), 0, DeviceModel{});
+  REQUIRE(analysis.ok());
+  RecipeMemo memo;
+  const ResolveOptions o{.all_issues = true, .recompute_analysis = &*analysis,
+                         .recipe_memo = &memo};
+  absl::StatusOr<ResolvedPolicy> first = r->Resolve(ChainPolicy(), DeviceModel{}, o);
+  REQUIRE(first.ok());
+  CHECK(memo.misses == 2);
+  CHECK(memo.hits == 0);
+  absl::StatusOr<ResolvedPolicy> again = r->Resolve(ChainPolicy(), DeviceModel{}, o);
+  REQUIRE(again.ok());
+  CHECK(memo.misses == 2);
+  CHECK(memo.hits == 2);
+  REQUIRE(again->recomputes.size() == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    CHECK(again->recomputes[k].cost_ns == first->recomputes[k].cost_ns);
+    CHECK(again->recomputes[k].transient_bytes == first->recomputes[k].transient_bytes);
+    CHECK(again->recomputes[k].leaves == first->recomputes[k].leaves);
+    CHECK(again->recomputes[k].intermediates == first->recomputes[k].intermediates);
+  }
+  CHECK(again->recomputes[0].cost_ns == 100);  // silu + mul
+
+  Policy only_m = ChainPolicy(50);
+  only_m.items.pop_back();  // S stays resident
+  absl::StatusOr<ResolvedPolicy> with_memo = r->Resolve(only_m, DeviceModel{}, o);
+  absl::StatusOr<ResolvedPolicy> fresh = r->Resolve(only_m, DeviceModel{}, {.all_issues = true});
+  REQUIRE(with_memo.ok());
+  REQUIRE(fresh.ok());
+  CHECK(memo.misses == 3);
+  CHECK(memo.hits == 2);
+  REQUIRE(with_memo->recomputes.size() == 1);
+  CHECK(with_memo->recomputes[0].cost_ns == 50);  // mul alone: S and A resident
+  CHECK(with_memo->recomputes[0].transient_bytes == 0);
+  CHECK(with_memo->recomputes[0].cost_ns == fresh->recomputes[0].cost_ns);
+  CHECK(with_memo->recomputes[0].leaves == fresh->recomputes[0].leaves);
+  CHECK(with_memo->recomputes[0].intermediates.empty());
+  CHECK(with_memo->issues.size() == fresh->issues.size());
+}
+
+}  // namespace
+}  // namespace swapplan

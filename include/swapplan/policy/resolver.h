@@ -111,6 +111,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -281,6 +282,58 @@ struct ResolvedPolicy {
   std::vector<int64_t> own_alloc_at, own_free_after;
 };
 
+// Recipes a caller lets several resolutions share (ResolveOptions::
+// recipe_memo): per (position, targets) the recipes planned so far, each
+// with the availability answers RecomputeAnalysis::Plan asked for. A later
+// resolution whose answers to those same questions are the same gets the
+// same recipe without walking it again (Plan is deterministic in its
+// targets, position and answers), so the result is identical to a fresh
+// resolution's. Recorded order only (a resolution under a schedule plans
+// afresh). Use one memo with one resolver and one device model; it is not
+// thread-safe (one resolution at a time). At most kMaxPerKey recipes per
+// key (the oldest is replaced).
+//
+//   RecipeMemo memo;
+//   ResolveOptions o{.all_issues = true, .recipe_memo = &memo};
+//   resolver.Resolve(p1, device, o);  resolver.Resolve(p2, device, o);  // p2 reuses p1's walks
+//
+// Lookup O(entries of the key × questions asked); a hit replaces a walk.
+class RecipeMemo {
+ public:
+  static constexpr size_t kMaxPerKey = 8;
+  struct Entry {
+    // Tensors Plan asked about, in order, with the answers.
+    std::vector<std::pair<TensorId, bool>> asked;
+    RecomputeRecipe recipe;
+  };
+  // The recipe for `targets` before `position` whose recorded questions
+  // `available` answers the same way, or nullptr.
+  template <typename Available>
+  const RecomputeRecipe* Find(int32_t position, const std::vector<TensorId>& targets,
+                              const Available& available) const {
+    auto f = entries_.find(std::make_pair(position, targets));
+    if (f == entries_.end()) return nullptr;
+    for (const Entry& e : f->second) {
+      bool same = true;
+      for (const auto& [t, answer] : e.asked) {
+        if (available(t) != answer) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return &e.recipe;
+    }
+    return nullptr;
+  }
+  // Remembers `entry` for (position, targets).
+  void Add(int32_t position, const std::vector<TensorId>& targets, Entry entry);
+  // Recipes planned (misses) and reused (hits) so far.
+  int64_t misses = 0, hits = 0;
+
+ private:
+  absl::flat_hash_map<std::pair<int32_t, std::vector<TensorId>>, std::vector<Entry>> entries_;
+};
+
 struct ResolveOptions {
   // Execution order (a permutation of the iteration's local ops); empty =
   // the policy's schedule, or the recorded order when it has none. Must
@@ -290,6 +343,12 @@ struct ResolveOptions {
   bool all_issues = false;
   // Check the schedule against the iteration's dataflow graph.
   bool check_dependencies = false;
+  // Optional: the RecomputeAnalysis of this trace, iteration and device
+  // (RecomputeAnalysis::Build), reused instead of built per resolution; and
+  // a memo of recipes shared by resolutions (see RecipeMemo). Both must
+  // outlive the call; null: built / planned afresh.
+  const RecomputeAnalysis* recompute_analysis = nullptr;
+  RecipeMemo* recipe_memo = nullptr;
 };
 
 class PolicyResolver {

@@ -46,7 +46,9 @@
 //   }
 //
 // Complexity: Build O(ops + uses of the iteration + tensors); Plan
-// O(r log r + uses of the r re-run ops) with r the ops re-run.
+// O(u log t + t^2) with u the uses of the re-run ops and t the tensors they
+// touch (sorted-vector sets: the t^2 is memmove of ids, cheaper than
+// hashing for the few dozen tensors of a recipe).
 #ifndef SWAPPLAN_TRACE_RECOMPUTE_H_
 #define SWAPPLAN_TRACE_RECOMPUTE_H_
 

@@ -200,9 +200,14 @@ absl::Status CheckPolicyFits(const PlanningProblem& problem, const std::vector<i
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p) {
   SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver,
                             PolicyResolver::Create(*problem.trace, problem.iteration));
+  return MakeRecomputeExact(problem, resolver, {}, p);
+}
+
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
+                                ResolveOptions options, Policy* p) {
+  options.all_issues = true;
   while (true) {
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp,
-                              resolver.Resolve(*p, problem.device, {.all_issues = true}));
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(*p, problem.device, options));
     std::vector<bool> drop(p->items.size(), false);
     bool any = false;
     for (const ResolveIssue& i : rp.issues) {

@@ -85,7 +85,8 @@ struct Candidate {
 // Chameleon when the swaps cannot close the gap.
 absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
                                    const std::vector<const Candidate*>& chosen,
-                                   const PolicyResolver& resolver, int32_t logical_layers,
+                                   const PolicyResolver& resolver,
+                                   const ResolveOptions& resolve, int32_t logical_layers,
                                    int64_t min_tensor_bytes,
                                    const std::vector<std::pair<std::string, std::string>>& params) {
   const Trace& trace = *problem.trace;
@@ -103,8 +104,7 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
   // to that recipe's op. Repeated until no recipe chains through a chosen
   // tensor (each round moves swap-ins strictly earlier).
   for (int32_t round = 0; round < 16; ++round) {
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device,
-                                                                  {.all_issues = true}));
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device, resolve));
     absl::flat_hash_map<TensorId, int32_t> item_of;
     for (const ResolvedItem& ri : rp.items) item_of[ri.tensor] = ri.item;
     bool moved = false;
@@ -122,9 +122,8 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
     }
     if (!moved) break;
   }
-  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &recompute));
-  SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device,
-                                                                {.all_issues = true}));
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &recompute));
+  SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device, resolve));
   const int32_t n = rp.num_ops;
   hybrid_internal::SwapInputs overlay;
   if (!rp.items.empty()) {
@@ -145,7 +144,7 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
       Policy swaps, hybrid_internal::PlanSwaps(problem, logical_layers, min_tensor_bytes, overlay));
   Policy merged = std::move(recompute);
   for (PolicyItem& item : swaps.items) merged.items.push_back(std::move(item));
-  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &merged));
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &merged));
   merged.device = problem.device;
   return merged;
 }
@@ -190,6 +189,12 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
   sim_options.device = problem.device;
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, it, sim_options));
   const auto params = HybridOptionTable().ToParameters(options_);
+  // Every resolution of every variant shares the analysis and the recipes
+  // walked so far (resolver.h RecipeMemo: identical results, each recipe
+  // walked once per distinct availability).
+  RecipeMemo memo;
+  const ResolveOptions resolve{
+      .all_issues = true, .recompute_analysis = &analysis, .recipe_memo = &memo};
 
   // Every variant that plans and runs without OOM, then the fastest that
   // passes the checker (checked in time order: one check in the usual case).
@@ -210,7 +215,7 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     if (chosen.size() == last_count) continue;  // same set as the previous cut-off
     last_count = chosen.size();
     absl::StatusOr<Policy> p =
-        PlanVariant(problem, chosen, resolver, options_.logical_layers,
+        PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
                     options_.swap_min_tensor_bytes, params);
     if (!p.ok()) {
       if (!absl::IsResourceExhausted(p.status())) return p.status();

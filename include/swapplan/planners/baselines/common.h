@@ -30,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/policy/resolver.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -96,6 +97,11 @@ Policy BaselinePolicy(const PlanningProblem& problem, absl::string_view name,
 // items state. Requires the policy's fingerprint. O(rounds × resolution),
 // rounds <= items dropped + 1.
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p);
+// The same with the caller's resolver of the problem's iteration and its
+// resolution options (all_issues is set here; a recipe memo and analysis in
+// `options` are reused across the rounds). Same result.
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
+                                ResolveOptions options, Policy* p);
 
 // Unswapped bytes in use during each op of the problem's iteration (from
 // problem.curve when given).
