@@ -307,27 +307,48 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
 // simulates without OOM and with exactly the peak the planner expected — two
 // independent implementations of the policy semantics agreeing; an
 // infeasible one says where it fails.
+// Seed `seed`'s random trace (1 or 2 iterations, 30..69 ops), its curve,
+// an iteration and a budget between the persistent floor and the unswapped
+// peak (50..100 % of the way); 1 / 2 bytes per ns links. Not movable: the
+// problem points into it.
+struct SeededCase {
+  explicit SeededCase(uint64_t seed)
+      : trace([seed] {
+          testing::RandomTraceOptions o;
+          o.iterations = 1 + static_cast<int32_t>(seed % 2);
+          o.ops_per_iteration = 30 + static_cast<int32_t>(seed % 40);
+          return testing::RandomTrace(seed, o);
+        }()),
+        curve(ComputeMemoryCurve(trace)) {
+    REQUIRE(curve.ok());
+    const int32_t it = static_cast<int32_t>(seed % trace.num_iterations());
+    const IterationCurve& ic = curve->iterations()[it];
+    budget = ic.persistent_bytes +
+             (ic.peak_unswapped.bytes - ic.persistent_bytes) * static_cast<int64_t>(seed % 6 + 5) / 10;
+    problem = {.trace = &trace,
+               .iteration = it,
+               .device = {.capacity_bytes = budget,
+                          .h2d_bandwidth_bytes_per_s = 1e9,
+                          .d2h_bandwidth_bytes_per_s = 2e9},
+               .curve = &*curve};
+  }
+  SeededCase(const SeededCase&) = delete;
+  SeededCase& operator=(const SeededCase&) = delete;
+
+  Trace trace;
+  absl::StatusOr<MemoryCurve> curve;
+  int64_t budget = 0;
+  PlanningProblem problem;
+};
+
 TEST_CASE("every feasible policy simulates within its budget", "[baselines][property]") {
   std::vector<int> feasible(RegisteredPlanners().size(), 0);
   for (uint64_t seed = 1; seed <= 80; ++seed) {
     INFO("seed " << seed);
-    testing::RandomTraceOptions o;
-    o.iterations = 1 + static_cast<int32_t>(seed % 2);
-    o.ops_per_iteration = 30 + static_cast<int32_t>(seed % 40);
-    Trace t = testing::RandomTrace(seed, o);
-    absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
-    REQUIRE(curve.ok());
-    const int32_t it = static_cast<int32_t>(seed % t.num_iterations());
-    const IterationCurve& ic = curve->iterations()[it];
-    // Budgets from the persistent floor to the unswapped peak.
-    const int64_t budget =
-        ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * (seed % 6 + 5) / 10;
-    PlanningProblem problem{.trace = &t,
-                            .iteration = it,
-                            .device = {.capacity_bytes = budget,
-                     .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 2e9},
-                            .curve = &*curve};
+    const SeededCase c(seed);
+    const Trace& t = c.trace;
+    const int64_t budget = c.budget;
+    const PlanningProblem& problem = c.problem;
     int k = 0;
     for (const PlannerInfo& info : RegisteredPlanners()) {
       INFO("planner " << info.name << ", budget " << budget);
@@ -377,23 +398,9 @@ TEST_CASE("every feasible policy simulates within its budget", "[baselines][prop
 // (local_search.h): the plan passes the checker, or the budget is out of
 // reach (ResourceExhausted).
 TEST_CASE("advisor seeded by recompute keeps its recipes valid (seed 37)", "[baselines]") {
-  const uint64_t seed = 37;
-  testing::RandomTraceOptions o;
-  o.iterations = 1 + static_cast<int32_t>(seed % 2);
-  o.ops_per_iteration = 30 + static_cast<int32_t>(seed % 40);
-  Trace t = testing::RandomTrace(seed, o);
-  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
-  REQUIRE(curve.ok());
-  const int32_t it = static_cast<int32_t>(seed % t.num_iterations());
-  const IterationCurve& ic = curve->iterations()[it];
-  const int64_t budget =
-      ic.persistent_bytes + (ic.peak_unswapped.bytes - ic.persistent_bytes) * (seed % 6 + 5) / 10;
-  PlanningProblem problem{.trace = &t,
-                          .iteration = it,
-                          .device = {.capacity_bytes = budget,
-                                     .h2d_bandwidth_bytes_per_s = 1e9,
-                                     .d2h_bandwidth_bytes_per_s = 2e9},
-                          .curve = &*curve};
+  const SeededCase c(37);
+  const Trace& t = c.trace;
+  const PlanningProblem& problem = c.problem;
   absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("advisor");
   REQUIRE(planner.ok());
   REQUIRE((*planner)->SetOption("max-generations", "2").ok());
