@@ -74,13 +74,21 @@ class PlanResult:
 
     def __init__(self, response):
         self.response = response
-        self.report = to_dict(response.report)
+        self._report = None
         self.policy = response.policy
         self.policy_json = response.policy_json
         self.cache_key = response.cache_key
         self.cache_hit = response.cache_hit
         self.best_so_far = response.best_so_far
         self.plan_time_ns = response.plan_time_ns
+
+    @property
+    def report(self):
+        """The PlanReport as a dict, made on first use (a caller that only
+        wants the policy or cache_hit does not pay for it)."""
+        if self._report is None:
+            self._report = to_dict(self.response.report)
+        return self._report
 
     def save(self, path):
         """Writes the policy to `path`: JSON for a *.json name (needs
