@@ -178,20 +178,14 @@ int64_t KvCacheBytes(const SynthOptions& o) {
          DTypeBytes(o.dtype);
 }
 
-// The prefill's duration (ops of micro-batch 0) and the mean decode step's.
-std::pair<int64_t, int64_t> RequestTimes(const Trace& t) {
+// The first request's prefill duration (its ops of micro-batch 0) and its
+// mean decode step's (`steps` decode steps).
+std::pair<int64_t, int64_t> RequestTimes(const Trace& t, int32_t steps) {
   int64_t prefill = 0, decode = 0;
   const IterationInfo& it = t.iteration(0);
   for (OpIndex i = it.op_begin; i < it.op_end; ++i) {
     (t.op(i).micro_batch == 0 ? prefill : decode) += std::max<int64_t>(0, t.op(i).duration_ns);
   }
-  const int64_t steps = std::stoll(std::string(
-      [&]() -> absl::string_view {
-        for (const auto& [k, v] : t.metadata().attributes) {
-          if (k == "synth.generate") return v;
-        }
-        return "0";
-      }()));
   return {prefill, steps > 0 ? decode / steps : 0};
 }
 
@@ -203,7 +197,7 @@ nlohmann::json InferenceSummaryJson(const SynthOptions& o, const ResolvedDevice&
   MemoryEstimate est;
   est.persistent_bytes = est.parameter_bytes = c.iterations()[0].persistent_bytes;
   const FitVerdict fit = Fit(o, est, pk.bytes);
-  const auto [prefill, decode] = RequestTimes(t);
+  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
   nlohmann::json j;
   j["trace_file"] = output;
   j["model"] = o.model.name;
@@ -256,7 +250,7 @@ std::string InferenceSummary(const SynthOptions& o, const std::string& output, c
                   pk.iteration, ", op ", pk.local_op, " (", t.op_name_at(pk.op), "); ",
                   Pct(static_cast<double>(pk.bytes), static_cast<double>(o.device.capacity_bytes)),
                   " of ", FormatBytes(o.device.capacity_bytes), "\n");
-  const auto [prefill, decode] = RequestTimes(t);
+  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
   absl::StrAppend(&out, "  request      ",
                   FormatDurationNs(s.total_wall_time_ns / t.num_iterations()),
                   " (roofline): prefill ", FormatDurationNs(prefill), ", decode step ",
