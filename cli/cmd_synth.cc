@@ -241,7 +241,7 @@ std::string InferenceSummary(const SynthOptions& o, const std::string& output, c
   absl::StrAppend(&out, "  requests     ", t.num_iterations(), ", ops ", t.num_ops(),
                   " (prefill + ", o.generate_tokens, " decode steps each), tensors ",
                   t.num_tensors(), "\n");
-  absl::StrAppend(&out, "  parameters   ", FormatBytes(persistent), " (persistent)\n");
+  absl::StrAppend(&out, "  persistent   ", FormatBytes(persistent), " (parameters, rotary table)\n");
   absl::StrAppend(&out, "  kv cache     ", FormatBytes(KvCacheBytes(o)),
                   " at the end of a request (K and V, ", o.stage_layers(), " layers x ",
                   o.micro_batch_sequences, " x ", o.max_positions(), " positions)\n");
