@@ -2,6 +2,17 @@
 
 namespace swapplan::testing {
 
+PolicyItem SwapItem(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in, int32_t use) {
+  PolicyItem it;
+  it.tensor_id = id;
+  it.size_bytes = size;
+  it.swap_out_op = out;
+  it.release_op = rel;
+  it.swap_in_op = in;
+  it.first_use_op = use;
+  return it;
+}
+
 PlanningProblem OneBytePerNsProblem(const Trace& t, int64_t budget_bytes) {
   return {.trace = &t,
           .iteration = 0,
