@@ -302,9 +302,7 @@ void SetupCompare(CLI::App& root, Action* action) {
       "bytes moved, planning time. Exit 3 when no planner reaches the budget.");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
-  args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
-                    "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
-                    "(unswapped peak - persistent bytes) / r, e.g. 2x");
+  AddOversubscriptionFlag(sub, &args->flags, &args->oversubscription);
   args->flags.Text(sub, "--planners", &args->planners,
                    absl::StrCat("Comma-separated planners, of ", PlannerNames(),
                                 " (default: all but ", PlannerNamesOutsideDefaultSet(),
