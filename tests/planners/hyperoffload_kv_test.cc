@@ -185,6 +185,39 @@ TEST_CASE("kv cache: kv_offload=all offloads every gap of both caches", "[hypero
   CHECK(s->tiers[0].bytes_loaded == 400);  // one Prefetch per decode read
 }
 
+TEST_CASE("kv cache: a remote tier holds one cache, the host the other", "[hyperoffload][kv]") {
+  // Remote tier: 2 B/ns both ways (a 100-byte copy takes 50 ns), room for
+  // 100 bytes. kv_offload=all, tier auto: K0's first window takes the
+  // remote room (its later window shares the tier without more room); K1
+  // finds none and goes to the host. The ops are those of the host case:
+  // K0 Store 200..250 ns (Detach at op 2), Prefetches 450..500 (issued at
+  // op 4) and 850..900 (op 8); K1 Store 400..500 ns on the host, as before.
+  PlanningProblem problem = Problem(1000);
+  problem.device.tiers.push_back({.name = "remote", .capacity_bytes = 100,
+                                  .store_bandwidth_bytes_per_s = 2e9,
+                                  .load_bandwidth_bytes_per_s = 2e9});
+  const absl::StatusOr<Policy> p = Plan(problem, "all");
+  INFO(p.status().ToString());
+  REQUIRE(p.ok());
+  CheckClean(*p);
+  CHECK(Items(*p) == std::vector<Item>{{0, 1, 2, 4, 5, false},
+                                       {1, 3, 4, 6, 7, false},
+                                       {0, 5, 5, 8, 9, true},
+                                       {1, 7, 7, 10, 11, true}});
+  for (const PolicyItem& it : p->items) CHECK(it.tier == (it.tensor_id == 0 ? 1 : 0));
+  absl::StatusOr<SimulationResult> s = Simulate(Request(), *p, {.device = problem.device});
+  REQUIRE(s.ok());
+  CHECK(s->iteration_time_ns == 1200);
+  REQUIRE(s->tiers.size() == 2);
+  CHECK(s->tiers[1].bytes_stored == 100);
+  CHECK(s->tiers[1].bytes_loaded == 200);
+  CHECK(s->tiers[1].store_busy_ns == 50);
+  CHECK(s->tiers[1].load_busy_ns == 100);
+  CHECK(s->tiers[1].peak_bytes == 100);
+  CHECK(s->tiers[0].bytes_stored == 100);
+  CHECK(s->tiers[0].bytes_loaded == 200);
+}
+
 TEST_CASE("kv cache: kv_offload=off judges the caches as activations", "[hyperoffload][kv]") {
   // As an activation, a 300 ns gap needs min_idle_ratio 2 x (Store 100 +
   // Prefetch 100) = 400 ns: no gap qualifies, the peak stays 300.
