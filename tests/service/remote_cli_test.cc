@@ -184,9 +184,10 @@ TEST_CASE("remote: a device with a memory tier plans as locally", "[service][cli
   CliRun sim = Swapplan(simulate + s.flags);
   CHECK(sim.out.find("tier remote     stored 200 B in 1 copies (busy 50 ns), loaded 200 B in 1 "
                      "copies (busy 50 ns), holds at most 200 B of 300 B\n") != std::string::npos);
-  // plan (chameleon) and search (the advisor): the tier is the policy's
-  // device's, so the remote policy file equals the local one only when the
-  // tier reached the server.
+  // plan (chameleon) and search (the advisor) plan for the host only, with
+  // the tier in the device: the remote policy file is the local one, tier
+  // in its device included (that the server plans with the tier is what the
+  // hyperoffload rows above show).
   for (const std::string& cmd :
        {std::string("plan traces/chameleon_toy.json --min-tensor-bytes 0") + device,
         std::string("search traces/chameleon_toy.json --max-generations 2 --population 8 "
