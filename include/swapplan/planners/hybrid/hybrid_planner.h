@@ -76,6 +76,13 @@ struct HybridOptions {
   // Logical layers for the swap planning (0: the trace's model_layers, else
   // Chameleon's default).
   int32_t logical_layers = 0;
+  // Skip a cut-off (and every larger one) when the ideal time plus one
+  // re-run of each distinct producer of its chosen tensors exceeds the
+  // simulated time of a variant already planned that passes the checker.
+  // A bound while every chosen tensor stays a RECOMPUTE item (exactness
+  // drops an item only when its recipe cannot run; docs/hybrid.md); false:
+  // every cut-off is planned and simulated.
+  bool prune_variants = true;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
   // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
