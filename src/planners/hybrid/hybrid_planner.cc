@@ -87,14 +87,21 @@ struct Candidate {
 };
 
 // One variant: the RECOMPUTE items of `chosen`, made exact, the swaps
-// planned around them, merged and made exact again. ResourceExhausted from
+// planned around them, merged and made exact again. With `hoist`, a chosen
+// tensor that another recipe produces on the way is re-run there once (see
+// below; *hoisted says whether any was); without, every item stays at its
+// first backward use and a recipe that needs another dropped tensor
+// re-makes it as a transient intermediate (its op runs twice, the tensor is
+// not held from the earlier recipe to its own use). ResourceExhausted from
 // Chameleon when the swaps cannot close the gap.
 absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
                                    const std::vector<const Candidate*>& chosen,
                                    const PolicyResolver& resolver,
                                    const ResolveOptions& resolve, int32_t logical_layers,
                                    int64_t min_tensor_bytes,
-                                   const std::vector<std::pair<std::string, std::string>>& params) {
+                                   const std::vector<std::pair<std::string, std::string>>& params,
+                                   bool hoist, bool* hoisted) {
+  *hoisted = false;
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
   Policy recompute = BaselinePolicy(problem, "hybrid", params);
@@ -115,6 +122,10 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
   std::optional<ResolvedPolicy> settled;
   for (int32_t round = 0; round < 16; ++round) {
     SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device, resolve));
+    if (!hoist) {
+      settled = std::move(rp);
+      break;
+    }
     absl::flat_hash_map<TensorId, int32_t> item_of;
     for (const ResolvedItem& ri : rp.items) item_of[ri.tensor] = ri.item;
     bool moved = false;
@@ -134,6 +145,7 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
       settled = std::move(rp);
       break;
     }
+    *hoisted = true;
   }
   // MakeRecomputeExact (baselines/common.h) from the settled resolution:
   // when no recipe is refused, only the stated costs change, which the
@@ -301,19 +313,33 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
       // and its bound is at least as large.
       if (skip) break;
     }
-    absl::StatusOr<Policy> p =
-        PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
-                    options_.swap_min_tensor_bytes, params);
-    if (!p.ok()) {
-      if (!absl::IsResourceExhausted(p.status())) return p.status();
-      if (first_error.ok()) first_error = p.status();
-      continue;
+    // The variant as planned (hoisting chains), then — when that does not
+    // fit (Chameleon gives up or the simulator runs out of memory) and
+    // hoisting moved something — the same set without hoisting: holding a
+    // hoisted tensor from the earlier recipe to its own use can be what
+    // breaks the budget, re-making it as a transient may fit
+    // (docs/hybrid.md, "Exhaustive cross-check").
+    for (const bool hoist : {true, false}) {
+      bool hoisted = false;
+      absl::StatusOr<Policy> p =
+          PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
+                      options_.swap_min_tensor_bytes, params, hoist, &hoisted);
+      if (!p.ok()) {
+        if (!absl::IsResourceExhausted(p.status())) return p.status();
+        if (first_error.ok()) first_error = p.status();
+        if (hoisted) continue;
+        break;
+      }
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
+      if (r.oom.occurred) {
+        if (hoisted) continue;
+        break;
+      }
+      size_t recomputes = 0;
+      for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
+      timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
+      break;
     }
-    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
-    if (r.oom.occurred) continue;
-    size_t recomputes = 0;
-    for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
-    timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
   }
   std::stable_sort(timed.begin(), timed.end(), faster);
   for (Timed& t : timed) {
