@@ -206,5 +206,39 @@ TEST_CASE("hybrid: exhaustive keep/swap/recompute reference on tiny traces",
   CHECK(worst_ratio <= 1.7);
 }
 
+// Seed 7 (3 forward ops): t1 (300 B, made by f0 from the parameter, read by
+// f1 and last by b5) and t2 (300 B, read by f2 and b4). At the budget peak -
+// 100 B the reference recomputes t1 before b5. Both have rho about 0.5, so
+// the ladder offers {t1, t2} together: t2's recipe before b4 chains through
+// t1, and hoisting t1 there holds it through b4, the peak — over budget.
+// The retry without hoisting re-makes t1 as a transient of t2's recipe and
+// again before b5, and fits (before the retry: ResourceExhausted).
+TEST_CASE("hybrid: a chained tensor re-made as a transient when hoisting breaks the budget",
+          "[hybrid][exhaustive]") {
+  const Trace t = TinyTrace(7);
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
+  REQUIRE(curve.ok());
+  const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;
+  REQUIRE(peak == 1300);
+  PlanningProblem problem;
+  problem.trace = &t;
+  problem.device = {.capacity_bytes = peak - 100,
+                    .h2d_bandwidth_bytes_per_s = 1e9,
+                    .d2h_bandwidth_bytes_per_s = 1e9};
+  HybridOptions ho;
+  ho.swap_min_tensor_bytes = 0;
+  absl::StatusOr<Policy> p = HybridPlanner(ho).Plan(problem);
+  INFO(p.status().ToString());
+  REQUIRE(p.ok());
+  SimulatorOptions so;
+  so.device = problem.device;
+  absl::StatusOr<Simulator> sim = Simulator::Create(t, 0, so);
+  REQUIRE(sim.ok());
+  CHECK(CleanTime(t, *p, *sim, problem.device) >= 0);
+  int32_t recomputes = 0;
+  for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
+  CHECK(recomputes >= 1);
+}
+
 }  // namespace
 }  // namespace swapplan
