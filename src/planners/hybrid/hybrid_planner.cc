@@ -308,7 +308,7 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
         counted[p] = 1;
         rerun_ns += analysis.op_ns(p);
       }
-      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, beaten(sim.ideal_time_ns() + rerun_ns + 1));
+      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, beaten(sim.ideal_time_ns() + rerun_ns));
       // The cut-offs ascend, so every later variant's set contains this one
       // and its bound is at least as large.
       if (skip) break;
