@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/hyperoffload/refine.h"
@@ -66,6 +68,10 @@ struct Candidate {
   int64_t bytes = 0;
   int64_t gap_ns = 0;
   int32_t tier = 0;
+  // A KV-cache window (kv_cache.h): read-only tensor, one Store for all its
+  // windows on a tier; `forced` with kv_offload=all.
+  bool read_only = false;
+  bool forced = false;
   // Filled when planned.
   int32_t release_op = 0;
   int32_t issue_op = 0;
@@ -157,6 +163,13 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_all); }},
+      {"kv_offload", OptionType::kChoice,
+       "KV-cache tensors of inference traces: every gap a candidate (fit), every gap offloaded "
+       "(all), or like any activation (off)",
+       "off, fit, all", [](const O& o) { return std::string(KvOffloadName(o.kv_offload)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseKvOffload, &o.kv_offload, "off, fit, all");
+       }},
   });
   return table;
 }
@@ -206,6 +219,10 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
         info.size_bytes <= 0) {
       continue;
     }
+    if (r.o.kv_offload != KvOffload::kOff &&
+        IsKvCacheTensor(r.trace, r.it, t, r.o.min_tensor_bytes)) {
+      continue;  // AddKvCandidates
+    }
     absl::Span<const OpIndex> all = r.trace.tensor_uses(t);
     const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
     const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
@@ -222,6 +239,20 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
     }
   }
   return out;
+}
+
+// KV-cache windows (kv_offload fit / all): every gap, no idle-ratio or
+// use-count test; the score's gap is its compute time.
+void AddKvCandidates(const Run& r, int32_t remote_tier, std::vector<Candidate>* out) {
+  if (r.o.kv_offload == KvOffload::kOff) return;
+  const int32_t tier = r.o.tier == TierChoice::kHost ? 0 : remote_tier;
+  for (const KvWindow& w : FindKvWindows(r.trace, r.it, r.o.min_tensor_bytes)) {
+    Candidate c{w.tensor, w.last_use, w.next_use, r.trace.tensor(w.tensor).size_bytes,
+                r.start[w.next_use] - r.start[w.last_use + 1], tier};
+    c.read_only = true;
+    c.forced = r.o.kv_offload == KvOffload::kAll;
+    out->push_back(c);
+  }
 }
 
 }  // namespace
@@ -252,8 +283,10 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
 
   std::vector<Candidate> cands =
       FindCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0);
-  // Step 4: largest memory-time first.
+  AddKvCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0, &cands);
+  // Step 4: largest memory-time first (forced KV windows before all).
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.forced != b.forced) return a.forced;
     const double x = static_cast<double>(a.bytes) * a.gap_ns;
     const double y = static_cast<double>(b.bytes) * b.gap_ns;
     if (x != y) return x > y;
@@ -262,22 +295,33 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   MaxTree tree(r.unswapped);
   int64_t remote_room = has_remote ? problem.device.TierCapacityBytes(1) : 0;
   std::vector<Candidate> chosen;
+  // KV-cache tensors with a window taken: the tier all their windows use
+  // (its room counted once).
+  absl::flat_hash_map<TensorId, int32_t> kv_tier;
   size_t next = 0;
   // Takes candidates in score order until the planned peak fits; the
   // Detach where the Store would complete alone on its stream, the
   // Prefetch at its latest hiding position (refined below).
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
-      if (!o.offload_all && tree.Max() <= budget) break;
+      if (!o.offload_all && !cands[next].forced && tree.Max() <= budget) break;
       Candidate c = cands[next];
-      if (c.tier == 1 && c.bytes > remote_room) {
-        if (o.tier == TierChoice::kRemote) continue;
-        c.tier = 0;
+      const auto kv = c.read_only ? kv_tier.find(c.tensor) : kv_tier.end();
+      if (kv != kv_tier.end()) {
+        // A later window of a stored KV tensor: Detach at once (clean).
+        c.tier = kv->second;
+        c.release_op = c.store_op;
+      } else {
+        if (c.tier == 1 && c.bytes > remote_room) {
+          if (o.tier == TierChoice::kRemote) continue;
+          c.tier = 0;
+        }
+        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        if (c.release_op + 1 >= c.consumer) continue;
+        if (c.tier == 1) remote_room -= c.bytes;
+        if (c.read_only) kv_tier.emplace(c.tensor, c.tier);
       }
-      const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
-      c.release_op = r.EndingAtOrAfter(c.store_op, done);
-      if (c.release_op + 1 >= c.consumer) continue;
-      if (c.tier == 1) remote_room -= c.bytes;
       const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
       const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
                                        r.start.begin() + c.consumer + 1, need);
@@ -300,21 +344,25 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     std::vector<int64_t> stream_free(num_tiers, 0);
     std::vector<Candidate> kept;
     kept.reserve(chosen.size());
+    absl::flat_hash_set<TensorId> kv_stored;  // KV tensors with a kept Store
     for (Candidate c : chosen) {
+      // A KV window after a kept one of its tensor copies nothing.
+      const bool kv_clean = c.read_only && kv_stored.contains(c.tensor);
       const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
-      const int64_t done = begin + r.Store(c.tier, c.bytes);
-      const int32_t rel = r.EndingAtOrAfter(c.store_op, done);
+      const int64_t done = kv_clean ? r.start[c.store_op + 1] : begin + r.Store(c.tier, c.bytes);
+      const int32_t rel = kv_clean ? c.store_op : r.EndingAtOrAfter(c.store_op, done);
       if (rel != c.release_op) {
         tree.Add(c.release_op + 1, c.issue_op - 1, c.bytes);
         if (rel + 1 >= c.consumer) {
-          if (c.tier == 1) remote_room += c.bytes;
+          if (c.tier == 1 && !c.read_only) remote_room += c.bytes;
           continue;  // the queued Store leaves no time off the device
         }
         c.release_op = rel;
         c.issue_op = std::max(c.issue_op, rel + 1);
         tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
       }
-      stream_free[c.tier] = done;
+      if (!kv_clean) stream_free[c.tier] = done;
+      if (c.read_only) kv_stored.insert(c.tensor);
       kept.push_back(c);
     }
     chosen = std::move(kept);

@@ -31,6 +31,11 @@
 //      reorderings (trace/dataflow.h) — the refined order becomes the
 //      policy's schedule. A later window of a tensor not written since it
 //      came back from the same tier is a Detach without a Store (`clean`).
+//   KV cache (inference, kv_cache.h): the gaps between the decode steps'
+//      reads of each layer's prompt cache are candidates by option
+//      kv_offload; a tensor's windows share its tier, and every window after
+//      the first one kept is clean (one Store per tensor, then read-only
+//      Prefetches).
 //   6. The policy is checked (sim/checker.h, release points marked as
 //      planned waits where the FIFO is late); a reordered policy that
 //      does not fit falls back to the recorded order.
@@ -48,6 +53,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/planners/hyperoffload/kv_cache.h"
 #include "swapplan/planners/option_table.h"
 #include "swapplan/planners/planner.h"
 
@@ -85,6 +91,11 @@ struct HyperOffloadOptions {
   int32_t max_hoisted_ops = 8;
   // Keep every candidate, not only those needed to fit the budget.
   bool offload_all = false;
+  // KV-cache tensors of inference traces (kv_cache.h): `fit` makes every
+  // idle gap of one a candidate whatever its idle ratio and use count (it
+  // trades decode time for capacity, as §7.3 does), `all` offloads every
+  // such gap, `off` treats them as any activation.
+  KvOffload kv_offload = KvOffload::kFit;
 
   // InvalidArgument naming the field: a negative size or count, a ratio or
   // weight negative or not finite.
