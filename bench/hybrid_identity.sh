@@ -11,7 +11,9 @@
 # One line per (trace, options, r): the sha256 of the policy that
 # `compare --save-policies` writes (the CLI's `plan` is Chameleon's), or the
 # planner's error line when it returns none. Traces without link figures run
-# at 1 GB/s each way.
+# at 1 GB/s each way. The policy's `prune_variants` parameter (an option that
+# changes planning time, not the policy) is left out of the checksum, so
+# builds before and after the option compare.
 set -u
 swapplan=${1:-build/swapplan}
 dir=$(mktemp -d)
@@ -34,7 +36,13 @@ for trace in "$here"/traces/*.trace.gz "$here"/traces/*.json.gz "$here"/traces/*
       fi
       name="$(basename "$trace") $opt ${r}x"
       if [ -e "$out" ]; then
-        echo "$name $(sha256sum <"$out" | cut -d' ' -f1)"
+        sum=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+ps = p.get("parameters", [])
+p["parameters"] = [x for x in ps if x.get("name") != "prune_variants"]
+sys.stdout.write(json.dumps(p, sort_keys=True))' "$out" | sha256sum | cut -d' ' -f1)
+        echo "$name $sum"
       else
         echo "$name none: $(grep -h -m1 '^hybrid:' "$dir/stdout" "$dir/stderr" | cut -c1-160)"
       fi

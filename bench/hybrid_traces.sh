@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The hybrid planner against the other planners on the smaller traces
-# (docs/hybrid.md, "Other traces"): the 4-layer Llama-2 trace, GPT-2 and
-# Mixtral-8x7B (MoE) traces synthesized here (4 layers), the recorded
+# (docs/hybrid.md, "Other traces"): the 4-layer Llama-2 trace, the GPT-2 and
+# Mixtral-8x7B (MoE) 4-layer synthesized traces in traces/, the recorded
 # traces in traces/ (gpt2_small, llama_small; 16 GB/s links, which they do
 # not record) and tests/data/traces, at oversubscription r = 2 and 4 (r =
 # 1.25 and 1.5 where r = 2 is out of every planner's reach). Every planner
@@ -13,11 +13,11 @@
 #   bench/hybrid_traces.sh [build/swapplan]
 set -euo pipefail
 SWAPPLAN=${1:-build/swapplan}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 PLANNERS=ideal,chameleon,recompute,hybrid,selective,te-offload,save-on-cpu
-"$SWAPPLAN" synth --model gpt2 --layers 4 -o "$TMP/gpt2-4l.trace" -q
-"$SWAPPLAN" synth --model mixtral-8x7b --layers 4 -o "$TMP/mixtral-4l.trace" -q
+# Bundled (traces/README.md): `swapplan synth --model gpt2 --layers 4` and
+# `swapplan synth --model mixtral-8x7b --layers 4`.
+GPT2=traces/gpt2-4layers.trace.gz
+MIXTRAL=traces/mixtral-8x7b-4layers.trace.gz
 run() {  # trace, extra compare flags... ($RS: the r values, default "2 4")
   local trace=$1
   shift
@@ -28,8 +28,8 @@ run() {  # trace, extra compare flags... ($RS: the r values, default "2 4")
   done
 }
 run traces/llama2-7b-4layers-dp8-seq4096.trace.gz
-RS="1.25 1.5" run "$TMP/gpt2-4l.trace"
-run "$TMP/mixtral-4l.trace"
+RS="1.25 1.5" run "$GPT2"
+run "$MIXTRAL"
 SMALL=(--planner-option chameleon.min-tensor-bytes=0 --planner-option hybrid.swap_min_tensor_bytes=0)
 LINK=(--h2d-bandwidth 16GB/s --d2h-bandwidth 16GB/s)
 for t in traces/gpt2_small.json.gz traces/llama_small.json.gz; do

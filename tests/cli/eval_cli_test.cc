@@ -145,7 +145,7 @@ TEST_CASE("bundled synthesized traces are what traces/README.md's commands write
     CHECK(ReadFile(out) == bundled);
     ++checked;
   }
-  CHECK(checked == 3);
+  CHECK(checked == 5);
 }
 
 // tests/data/quality/toy.json: the two toys at r = 2 and 700 - 100 bytes,

@@ -91,5 +91,71 @@ TEST_CASE("hybrid: random traces, never slower than swap-only", "[hybrid]") {
   }
 }
 
+// prune_variants skips cut-offs by a lower bound on their simulated time:
+// the policy must be the one planning every cut-off gives, item for item.
+void SamePolicyPruned(const Trace& trace, const PlanningProblem& problem) {
+  HybridPlanner pruned;
+  HybridOptions all_options;
+  all_options.prune_variants = false;
+  HybridPlanner all(all_options);
+  absl::StatusOr<Policy> a = pruned.Plan(problem);
+  absl::StatusOr<Policy> b = all.Plan(problem);
+  REQUIRE(a.ok() == b.ok());
+  if (!a.ok()) {
+    CHECK(a.status() == b.status());
+    return;
+  }
+  REQUIRE(a->items.size() == b->items.size());
+  for (size_t i = 0; i < a->items.size(); ++i) {
+    INFO("item " << i);
+    CHECK(a->items[i].tensor_id == b->items[i].tensor_id);
+    CHECK(a->items[i].action == b->items[i].action);
+    CHECK(a->items[i].swap_in_op == b->items[i].swap_in_op);
+    CHECK(a->items[i].release_op == b->items[i].release_op);
+    CHECK(a->items[i].recompute_ns == b->items[i].recompute_ns);
+  }
+  CHECK(Simulated(trace, *a, problem.device) == Simulated(trace, *b, problem.device));
+}
+
+TEST_CASE("hybrid: pruning cut-offs keeps the policy (4-layer llama, random traces)",
+          "[hybrid]") {
+  absl::StatusOr<Trace> t = ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) +
+                                      "/traces/llama2-7b-4layers-dp8-seq4096.trace.gz");
+  REQUIRE(t.ok());
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(*t);
+  REQUIRE(curve.ok());
+  const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;
+  for (double f : {0.6, 0.75, 0.9}) {
+    INFO("llama 4 layers, budget " << f << " of the peak");
+    PlanningProblem problem = Problem(*t, f, peak);
+    problem.device.h2d_bandwidth_bytes_per_s = 22e9;  // the trace's link, about
+    problem.device.d2h_bandwidth_bytes_per_s = 24e9;
+    SamePolicyPruned(*t, problem);
+  }
+  std::random_device rd;
+  const uint64_t seed = rd();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < 6; ++k) {
+    const uint64_t s = rng();
+    INFO("trace seed " << s);
+    const Trace r = testing::RandomTrace(s);
+    absl::StatusOr<MemoryCurve> rc = ComputeMemoryCurve(r);
+    REQUIRE(rc.ok());
+    for (double f : {0.5, 0.8}) {
+      SamePolicyPruned(r, Problem(r, f, rc->iterations()[0].peak_unswapped.bytes));
+    }
+  }
+}
+
+TEST_CASE("hybrid: prune_variants option", "[hybrid]") {
+  HybridPlanner p;
+  CHECK(p.options().prune_variants);
+  REQUIRE(p.SetOption("prune-variants", "false").ok());
+  CHECK_FALSE(p.options().prune_variants);
+  absl::Status bad = p.SetOption("prune_variants", "maybe");
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace swapplan

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -61,6 +63,10 @@ const OptionTable<HybridOptions>& HybridOptionTable() {
        "Logical layers of the swap planning (0: model_layers, else Chameleon's default)", "",
        [](const O& o) { return absl::StrCat(o.logical_layers); },
        [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.logical_layers); }},
+      {"prune_variants", OptionType::kBool,
+       "Skip the cut-offs whose re-run producers alone exceed the fastest checked variant", "",
+       [](const O& o) { return std::string(o.prune_variants ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.prune_variants); }},
   });
   return table;
 }
@@ -81,14 +87,21 @@ struct Candidate {
 };
 
 // One variant: the RECOMPUTE items of `chosen`, made exact, the swaps
-// planned around them, merged and made exact again. ResourceExhausted from
+// planned around them, merged and made exact again. With `hoist`, a chosen
+// tensor that another recipe produces on the way is re-run there once (see
+// below; *hoisted says whether any was); without, every item stays at its
+// first backward use and a recipe that needs another dropped tensor
+// re-makes it as a transient intermediate (its op runs twice, the tensor is
+// not held from the earlier recipe to its own use). ResourceExhausted from
 // Chameleon when the swaps cannot close the gap.
 absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
                                    const std::vector<const Candidate*>& chosen,
                                    const PolicyResolver& resolver,
                                    const ResolveOptions& resolve, int32_t logical_layers,
                                    int64_t min_tensor_bytes,
-                                   const std::vector<std::pair<std::string, std::string>>& params) {
+                                   const std::vector<std::pair<std::string, std::string>>& params,
+                                   bool hoist, bool* hoisted) {
+  *hoisted = false;
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
   Policy recompute = BaselinePolicy(problem, "hybrid", params);
@@ -103,8 +116,16 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
   // re-run there once, as a target, instead of twice: its swap_in_op moves
   // to that recipe's op. Repeated until no recipe chains through a chosen
   // tensor (each round moves swap-ins strictly earlier).
+  // The last round's resolution (no move) is the resolution of `recompute`
+  // as it stands: the exactness step starts from it instead of resolving
+  // the same policy again.
+  std::optional<ResolvedPolicy> settled;
   for (int32_t round = 0; round < 16; ++round) {
     SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device, resolve));
+    if (!hoist) {
+      settled = std::move(rp);
+      break;
+    }
     absl::flat_hash_map<TensorId, int32_t> item_of;
     for (const ResolvedItem& ri : rp.items) item_of[ri.tensor] = ri.item;
     bool moved = false;
@@ -120,10 +141,36 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
         }
       }
     }
-    if (!moved) break;
+    if (!moved) {
+      settled = std::move(rp);
+      break;
+    }
+    *hoisted = true;
   }
-  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &recompute));
-  SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(recompute, problem.device, resolve));
+  // MakeRecomputeExact (baselines/common.h) from the settled resolution:
+  // when no recipe is refused, only the stated costs change, which the
+  // swap step's inputs below do not read (items, recipes' positions, costs,
+  // transients, leaves and allocations stay as resolved).
+  bool refused = !settled.has_value();
+  if (settled.has_value()) {
+    for (const ResolveIssue& i : settled->issues) {
+      refused |= i.rule == ResolveRule::kNotRecomputable && i.item >= 0;
+    }
+  }
+  if (refused) {
+    SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &recompute));
+    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy again,
+                              resolver.Resolve(recompute, problem.device, resolve));
+    settled = std::move(again);
+  } else {
+    for (const ResolvedRecompute& g : settled->recomputes) {
+      if (g.cost_ns > g.stated_ns) {
+        recompute.items[settled->items[g.items.front()].item].recompute_ns +=
+            g.cost_ns - g.stated_ns;
+      }
+    }
+  }
+  const ResolvedPolicy& rp = *settled;
   const int32_t n = rp.num_ops;
   hybrid_internal::SwapInputs overlay;
   if (!rp.items.empty()) {
@@ -203,8 +250,44 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     int64_t time_ns = 0;
     int64_t ideal_ns = 0;
     size_t recomputes = 0;
+    bool checked = false;
+    std::string violation;  // the checker's first violation; empty: passes
+    int64_t peak_bytes = 0;
   };
   std::vector<Timed> timed;
+  CheckOptions check;
+  check.device = problem.device;
+  auto run_check = [&](Timed& t) -> absl::Status {
+    if (t.checked) return absl::OkStatus();
+    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, t.policy, check));
+    t.checked = true;
+    t.peak_bytes = report.peak_bytes;
+    if (!report.violations.empty()) t.violation = report.violations.front().message;
+    return absl::OkStatus();
+  };
+  auto faster = [](const Timed& a, const Timed& b) {
+    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.recomputes < b.recomputes;
+  };
+  // Pruning (prune_variants): whether a variant whose simulated time is at
+  // least `bound_ns` can be skipped — some variant that is faster than the
+  // bound passes the checker (checked here if it has not been).
+  auto beaten = [&](int64_t bound_ns) -> absl::StatusOr<bool> {
+    while (true) {
+      Timed* best = nullptr;
+      for (Timed& t : timed) {
+        if (t.checked && !t.violation.empty()) continue;
+        if (best == nullptr || faster(t, *best)) best = &t;
+      }
+      if (best == nullptr || best->time_ns >= bound_ns) return false;
+      SWAPPLAN_RETURN_IF_ERROR(run_check(*best));
+      if (best->violation.empty()) return true;
+    }
+  };
+  // The bound holds for the evaluation simulator with no host dispatch time
+  // (each op's compute then starts when the previous one ends, so the
+  // iteration is at least the ideal plus every stated recomputation).
+  const bool prune = options_.prune_variants && sim_options.host_dispatch_ns == 0;
+  std::vector<char> counted(analysis.num_ops(), 0);
   absl::Status first_error = absl::OkStatus();
   size_t last_count = std::numeric_limits<size_t>::max();
   for (double cutoff : cutoffs) {
@@ -214,35 +297,61 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     }
     if (chosen.size() == last_count) continue;  // same set as the previous cut-off
     last_count = chosen.size();
-    absl::StatusOr<Policy> p =
-        PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
-                    options_.swap_min_tensor_bytes, params);
-    if (!p.ok()) {
-      if (!absl::IsResourceExhausted(p.status())) return p.status();
-      if (first_error.ok()) first_error = p.status();
-      continue;
+    if (prune) {
+      // Every chosen tensor's producer re-runs at least once (distinct ops
+      // counted once): a lower bound on the variant's stated recomputation.
+      int64_t rerun_ns = 0;
+      std::fill(counted.begin(), counted.end(), 0);
+      for (const Candidate* c : chosen) {
+        const int32_t p = analysis.producer(c->window.tensor);
+        if (counted[p]) continue;
+        counted[p] = 1;
+        rerun_ns += analysis.op_ns(p);
+      }
+      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, beaten(sim.ideal_time_ns() + rerun_ns));
+      // The cut-offs ascend, so every later variant's set contains this one
+      // and its bound is at least as large.
+      if (skip) break;
     }
-    SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
-    if (r.oom.occurred) continue;
-    size_t recomputes = 0;
-    for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
-    timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
+    // The variant as planned (hoisting chains), then — when that does not
+    // fit (Chameleon gives up or the simulator runs out of memory) and
+    // hoisting moved something — the same set without hoisting: holding a
+    // hoisted tensor from the earlier recipe to its own use can be what
+    // breaks the budget, re-making it as a transient may fit
+    // (docs/hybrid.md, "Exhaustive cross-check").
+    for (const bool hoist : {true, false}) {
+      bool hoisted = false;
+      absl::StatusOr<Policy> p =
+          PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
+                      options_.swap_min_tensor_bytes, params, hoist, &hoisted);
+      if (!p.ok()) {
+        if (!absl::IsResourceExhausted(p.status())) return p.status();
+        if (first_error.ok()) first_error = p.status();
+        if (hoisted) continue;
+        break;
+      }
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
+      if (r.oom.occurred) {
+        if (hoisted) continue;
+        break;
+      }
+      size_t recomputes = 0;
+      for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
+      timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
+      break;
+    }
   }
-  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
-    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.recomputes < b.recomputes;
-  });
-  CheckOptions check;
-  check.device = problem.device;
+  std::stable_sort(timed.begin(), timed.end(), faster);
   for (Timed& t : timed) {
-    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, t.policy, check));
-    if (!report.violations.empty()) {
+    SWAPPLAN_RETURN_IF_ERROR(run_check(t));
+    if (!t.violation.empty()) {
       if (first_error.ok()) {
-        first_error = absl::ResourceExhaustedError(absl::StrCat(
-            "hybrid: ", t.recomputes, " recomputations: ", report.violations.front().message));
+        first_error = absl::ResourceExhaustedError(
+            absl::StrCat("hybrid: ", t.recomputes, " recomputations: ", t.violation));
       }
       continue;
     }
-    t.policy.expected_peak_bytes = report.peak_bytes;
+    t.policy.expected_peak_bytes = t.peak_bytes;
     t.policy.expected_overhead_ns = t.time_ns - t.ideal_ns;
     return std::move(t.policy);
   }

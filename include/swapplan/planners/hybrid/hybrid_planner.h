@@ -23,10 +23,24 @@
 //      recipe input into a chain) and the evaluation simulator times it.
 // Before step 2, a chosen tensor that another recipe produces on the way
 // (a chain) has its swap_in_op moved to that recipe's op, so it is re-run
-// once, as a target. Rho is the cost of the tensor's own recipe with
+// once, as a target (hoisting). When the hoisted variant does not fit (the
+// swap step gives up or the simulator runs out of memory), the same set is
+// planned again without hoisting: the chained tensor is re-made as a
+// transient of the earlier recipe and again at its own use, which holds
+// less memory in between. Rho is the cost of the tensor's own recipe with
 // everything else where the trace has it. The fastest variant without OOM
 // that passes the checker wins (checked in time order); ties go to fewer
 // recomputations.
+//
+// Pruning (prune_variants, default on): the cut-offs are planned in
+// ascending order; before planning one, ideal + one run of each distinct
+// producer of its chosen tensors (every RECOMPUTE item re-runs its
+// producer, and with no host dispatch time the simulated compute stream
+// runs every op and every stated recomputation back to back) is compared
+// with the fastest variant so far that passes the checker; when the bound
+// exceeds it, this cut-off and every larger one (whose sets contain this
+// one) are skipped. It assumes every chosen tensor stays a RECOMPUTE item
+// (the exactness step drops an item only when its recipe cannot run).
 //
 //   compute  fwd ... [p(S)] ... [last use S] ............ [p(S) again][use S]
 //   h2d                                     |== A in ==|
@@ -35,16 +49,19 @@
 //   HybridPlanner planner;
 //   absl::StatusOr<Policy> p = planner.Plan(problem);  // items SWAP + RECOMPUTE
 //
-// Complexity: (variants + 2) × ((hoisting rounds + exactness rounds + 1) ×
-// resolution + Chameleon + simulation) + one check, rounds <= 16. The
-// variants' resolutions share one RecomputeAnalysis (built once per plan,
-// not per resolution) and one RecipeMemo (policy/resolver.h): a recipe is
-// walked once per distinct (position, targets, availability answers) over
-// the whole plan, a repeat costs only re-asking its availability questions.
-// A resolution is then O(ops × tiers + items log items + uses of the items'
-// tensors + memo lookups) plus the walks of its new recipes (each O(chain ×
-// log chain)). Measured on the 32-layer llama trace: 1,728 walks and 3,134
-// reuses per plan at r = 4; the walks still dominate (docs/hybrid.md).
+// Complexity: (planned variants) × ((hoisting rounds + 1) × resolution +
+// Chameleon + simulation) + one check per variant the pruning or the final
+// choice asks about, rounds <= 16; planned variants <= 2 × (variants + 2)
+// (a retry without hoisting only after a failure), and with pruning only
+// the cut-offs below the first one whose bound exceeds the best time: on
+// the 32-layer llama trace 2 to 3 of the 6 distinct sets. The hoisting's
+// last resolution is the exactness step's input (no second resolution of
+// the same policy). The variants' resolutions share one RecomputeAnalysis
+// and one RecipeMemo (policy/resolver.h): a recipe is walked once per
+// distinct (position, targets, availability answers) over the whole plan.
+// A resolution is O(ops × tiers + items log items + uses of the items'
+// tensors + memo lookups) plus the walks of its new recipes (each O(chain
+// × log chain)).
 #ifndef SWAPPLAN_PLANNERS_HYBRID_HYBRID_PLANNER_H_
 #define SWAPPLAN_PLANNERS_HYBRID_HYBRID_PLANNER_H_
 
@@ -76,6 +93,13 @@ struct HybridOptions {
   // Logical layers for the swap planning (0: the trace's model_layers, else
   // Chameleon's default).
   int32_t logical_layers = 0;
+  // Skip a cut-off (and every larger one) when the ideal time plus one
+  // re-run of each distinct producer of its chosen tensors exceeds the
+  // simulated time of a variant already planned that passes the checker.
+  // A bound while every chosen tensor stays a RECOMPUTE item (exactness
+  // drops an item only when its recipe cannot run; docs/hybrid.md); false:
+  // every cut-off is planned and simulated.
+  bool prune_variants = true;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
   // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
