@@ -75,9 +75,11 @@ TEST_CASE("hyperoffload: the toy fits 900 bytes with A and B offloaded to the ho
   // B: Store after op 2 (300..400) -> Detach at op 3; Prefetch at op 9
   //    (900 <= 1000 - 100): peak 800 <= 900, selection stops.
   // Refinement (B first, by consumer): B at 9 hides its copy exactly
-  // (900..1000); A at 10 (1000..1100) after it on the one load stream.
+  // (900..1000); A at 10 (1000..1100) after it on the one load stream
+  // (backward from A's consumer: A starts by 1000, so B must end by 1000 —
+  // its own consumer's start too). Items in consumer order: B, then A.
   const Policy p = Plan(Problem(900), {});
-  CHECK(Items(p) == std::vector<Item>{{10, 1, 2, 10, 11, 0}, {11, 2, 3, 9, 10, 0}});
+  CHECK(Items(p) == std::vector<Item>{{11, 2, 3, 9, 10, 0}, {10, 1, 2, 10, 11, 0}});
   CHECK(p.schedule.empty());
   CHECK(p.expected_peak_bytes == 800);
   CHECK(p.expected_overhead_ns == 0);
@@ -97,7 +99,7 @@ TEST_CASE("hyperoffload: tier auto fills the remote tier, then the host", "[hype
   // there and goes to the host. A: Store 200..250 -> Detach at op 2;
   // Prefetch: latest start <= 1100 - 50 is op 10. B as before.
   const Policy p = Plan(problem, {});
-  CHECK(Items(p) == std::vector<Item>{{10, 1, 2, 10, 11, 1}, {11, 2, 3, 9, 10, 0}});
+  CHECK(Items(p) == std::vector<Item>{{11, 2, 3, 9, 10, 0}, {10, 1, 2, 10, 11, 1}});
   absl::StatusOr<SimulationResult> s = Simulate(Toy(), p, {.device = problem.device});
   REQUIRE(s.ok());
   REQUIRE(s->tiers.size() == 2);

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/hyperoffload/load_queue.h"
 #include "swapplan/planners/hyperoffload/refine.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/dataflow.h"
@@ -153,6 +155,11 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
       {"max_hoisted_ops", OptionType::kInt, "Independent ops hoisted before one consumer at most",
        "", [](const O& o) { return absl::StrCat(o.max_hoisted_ops); },
        [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.max_hoisted_ops); }},
+      {"stream_contention", OptionType::kBool,
+       "Place prefetches backward from the last consumer so that each tier's load stream "
+       "(a queue) finishes every copy in time",
+       "", [](const O& o) { return std::string(o.stream_contention ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.stream_contention); }},
       {"offload_all", OptionType::kBool,
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
@@ -166,6 +173,10 @@ absl::Status HyperOffloadPlanner::SetOption(absl::string_view name, absl::string
 }
 
 namespace {
+
+// Rounds of selection, Store queueing and Prefetch queueing at most (each
+// O(C log C)); the loop ends as soon as the planned peak fits.
+constexpr int kSelectionRounds = 16;
 
 // Everything one planning run shares.
 struct Run {
@@ -222,6 +233,48 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
     }
   }
   return out;
+}
+
+// Load-stream contention (load_queue.h): the chosen windows' Prefetches
+// placed as late as possible without a stall on their tier's load stream,
+// backward from the last consumer; a Prefetch that moves earlier keeps its
+// tensor on the device longer (the tree follows). A window left with no op
+// off the device is dropped (its copies would buy nothing). Returns the
+// windows dropped. O(C log C + C log n).
+int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
+                   int64_t* remote_room) {
+  std::vector<QueuedLoad> loads;
+  loads.reserve(chosen->size());
+  for (const Candidate& c : *chosen) {
+    loads.push_back({.ready_ns = r.start[c.release_op + 1],
+                     .deadline_ns = r.start[c.consumer],
+                     .copy_ns = r.Load(c.tier, c.bytes),
+                     .tier = c.tier});
+  }
+  const std::vector<LoadSlot> slots = LatestLoadStarts(loads);
+  std::vector<Candidate> kept;
+  kept.reserve(chosen->size());
+  int32_t dropped = 0;
+  for (size_t k = 0; k < chosen->size(); ++k) {
+    Candidate c = (*chosen)[k];
+    const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
+                                     r.start.begin() + c.consumer + 1, slots[k].latest_start_ns);
+    const int32_t issue =
+        std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
+    if (issue != c.issue_op) {
+      tree->Add(c.release_op + 1, c.issue_op - 1, c.bytes);
+      if (issue <= c.release_op + 1) {
+        if (c.tier == 1) *remote_room += c.bytes;
+        ++dropped;
+        continue;
+      }
+      c.issue_op = issue;
+      tree->Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+    }
+    kept.push_back(c);
+  }
+  *chosen = std::move(kept);
+  return dropped;
 }
 
 }  // namespace
@@ -287,15 +340,18 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
       chosen.push_back(c);
     }
   };
-  // The Stores of each tier queue on its stream (FIFO in Store order): a
-  // Detach moves to the op during which its queued Store completes, which
-  // frees memory later; while that leaves the peak over the budget, more
-  // candidates are taken (a few rounds).
+  // The Stores of each tier queue on its stream (FIFO in Store order, ties
+  // in consumer order as the policy's items are sorted): a Detach moves to
+  // the op during which its queued Store completes, which frees memory
+  // later; the Prefetches queue on the load stream (QueueLoads), which
+  // moves them earlier. While that leaves the peak over the budget, more
+  // candidates are taken (rounds).
   const int32_t num_tiers = problem.device.num_tiers();
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < kSelectionRounds; ++round) {
     select();
     std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
-      return a.store_op != b.store_op ? a.store_op < b.store_op : a.tensor < b.tensor;
+      return std::tie(a.store_op, a.consumer, a.tensor) <
+             std::tie(b.store_op, b.consumer, b.tensor);
     });
     std::vector<int64_t> stream_free(num_tiers, 0);
     std::vector<Candidate> kept;
@@ -318,6 +374,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
       kept.push_back(c);
     }
     chosen = std::move(kept);
+    if (o.stream_contention) QueueLoads(r, &chosen, &tree, &remote_room);
     if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
   }
   // Clean windows: a later window of a tensor on the same tier with no
@@ -363,6 +420,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     ro.residency_weight = o.residency_weight;
     ro.scan_ops = o.reorder ? o.reorder_scan_ops : 0;
     ro.max_hoisted = o.max_hoisted_ops;
+    ro.stream_contention = o.stream_contention;
     SWAPPLAN_ASSIGN_OR_RETURN(RefineResult res, RefineOrder(rp, ro));
     for (size_t k = 0; k < chosen.size(); ++k) {
       chosen[k].issue_op = res.placements[k].issue_op;
@@ -377,9 +435,13 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     item.clean = c.clean;
     p.items.push_back(std::move(item));
   }
+  // In consumer order: the simulator runs the copies queued at one op in
+  // item order, so two Prefetches issued at one op load in the order they
+  // are needed, and two Stores after one op in the order the Detach
+  // placement above assumed.
   std::sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
-    return a.swap_out_op != b.swap_out_op ? a.swap_out_op < b.swap_out_op
-                                          : a.tensor_id < b.tensor_id;
+    return std::tie(a.first_use_op, a.swap_out_op, a.tensor_id) <
+           std::tie(b.first_use_op, b.swap_out_op, b.tensor_id);
   });
   p.schedule = std::move(schedule);
   p.expected_overhead_ns = exposed;

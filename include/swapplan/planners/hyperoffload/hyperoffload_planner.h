@@ -83,6 +83,11 @@ struct HyperOffloadOptions {
   // before one consumer.
   int32_t reorder_scan_ops = 64;
   int32_t max_hoisted_ops = 8;
+  // Weigh each tier's load stream as a queue: Prefetches placed backward
+  // from the last consumer so that every copy ends in time for its own
+  // consumer and for the next copy on the stream (load_queue.h); false:
+  // each just in time for its own consumer alone.
+  bool stream_contention = true;
   // Keep every candidate, not only those needed to fit the budget.
   bool offload_all = false;
 
