@@ -134,10 +134,12 @@ TEST_CASE("hyperoffload: errors name the cause", "[hyperoffload]") {
 TEST_CASE("hyperoffload: short-lived and small tensors are rejected", "[hyperoffload]") {
   // min_idle_ratio 5: A needs 1000 ns of gap for its 200 ns of copies (has
   // 900), B 1000 (700), C 500 (500: qualifies), D 500 (200). Only C is a
-  // candidate; taking it leaves the peak at 1100 > 900.
+  // candidate; taking it leaves the peak at 1100 > 900 (the parameter's
+  // offload is off here: see hyperoffload_persistent_test.cc).
   absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("hyperoffload");
   REQUIRE(planner.ok());
   REQUIRE((*planner)->SetOption("min-tensor-bytes", "0").ok());
+  REQUIRE((*planner)->SetOption("offload-parameters", "false").ok());
   REQUIRE((*planner)->SetOption("min-idle-ratio", "5").ok());
   absl::StatusOr<Policy> p = (*planner)->Plan(Problem(900));
   CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/hyperoffload/load_queue.h"
+#include "swapplan/planners/hyperoffload/persistent.h"
 #include "swapplan/planners/hyperoffload/refine.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/dataflow.h"
@@ -61,6 +62,9 @@ class MaxTree {
 
 // One offloadable idle gap of a tensor: its last use before the gap (the
 // Store's op) and the use after it (the Prefetch's consumer), local ops.
+// A wrapping window (a persistent tensor, persistent.h) is off the device
+// at the iteration boundary: its Store follows its last use (store_op),
+// its Prefetch precedes its first use (consumer).
 struct Candidate {
   TensorId tensor = kNoTensor;
   int32_t store_op = 0;
@@ -68,11 +72,31 @@ struct Candidate {
   int64_t bytes = 0;
   int64_t gap_ns = 0;
   int32_t tier = 0;
+  bool wraps = false;
+  // A persistent tensor's group (persistent.h), taken whole; -1 for an
+  // activation's window.
+  int32_t group = -1;
   // Filled when planned.
   int32_t release_op = 0;
   int32_t issue_op = 0;
   bool clean = false;
+
+  // The first op the Prefetch may be issued at.
+  int32_t earliest() const { return wraps ? 0 : release_op + 1; }
 };
+
+// Adds `sign` x the candidate's bytes to the ops it is off the device
+// (between its Detach and its Prefetch; a wrapping one's before the
+// Prefetch and after the Detach).
+template <typename Tree>
+void OffDevice(Tree* tree, const Candidate& c, int32_t n, int64_t sign) {
+  if (c.wraps) {
+    tree->Add(0, c.issue_op - 1, sign * c.bytes);
+    tree->Add(c.release_op + 1, n - 1, sign * c.bytes);
+  } else {
+    tree->Add(c.release_op + 1, c.issue_op - 1, sign * c.bytes);
+  }
+}
 
 bool Writes(const Trace& trace, OpIndex op, TensorId t) {
   for (TensorId o : trace.outputs(op)) {
@@ -160,6 +184,11 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
        "(a queue) finishes every copy in time",
        "", [](const O& o) { return std::string(o.stream_contention ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.stream_contention); }},
+      {"offload_parameters", OptionType::kBool,
+       "Also offload parameters and optimizer states (across iterations) when every activation "
+       "window leaves the peak over the budget",
+       "", [](const O& o) { return std::string(o.offload_parameters ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_parameters); }},
       {"offload_all", OptionType::kBool,
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
@@ -235,6 +264,40 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
   return out;
 }
 
+// The latest op from the candidate's earliest issue through its consumer
+// whose start leaves the Prefetch's copy time before the consumer (the
+// earliest when none does). O(log n).
+int32_t JustInTime(const Run& r, const Candidate& c) {
+  const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
+  const auto at =
+      std::upper_bound(r.start.begin() + c.earliest(), r.start.begin() + c.consumer + 1, need);
+  return std::max<int32_t>(c.earliest(), static_cast<int32_t>(at - r.start.begin()) - 1);
+}
+
+// Appends the parameters' and optimizer states' windows (persistent.h), in
+// its group order, after `cands`.
+void AppendPersistent(const Run& r, int32_t tier, std::vector<Candidate>* cands) {
+  const PersistentWindowOptions po{.min_tensor_bytes = r.o.min_tensor_bytes,
+                                   .max_uses = r.o.max_uses,
+                                   .min_idle_ratio = r.o.min_idle_ratio};
+  const std::vector<PersistentWindow> windows = PersistentWindows(
+      r.trace, r.it, r.start, po, [&](int64_t b) { return r.Load(tier, b); },
+      [&](int64_t b) { return r.Store(tier, b); });
+  for (const PersistentWindow& w : windows) {
+    Candidate c;
+    c.tensor = w.tensor;
+    c.store_op = w.store_op;
+    c.consumer = w.consumer;
+    c.bytes = w.bytes;
+    c.gap_ns = w.idle_ns;
+    c.tier = tier;
+    c.wraps = w.wraps;
+    c.clean = w.clean;
+    c.group = w.group;
+    cands->push_back(c);
+  }
+}
+
 // Load-stream contention (load_queue.h): the chosen windows' Prefetches
 // placed as late as possible without a stall on their tier's load stream,
 // backward from the last consumer; a Prefetch that moves earlier keeps its
@@ -246,7 +309,7 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
   std::vector<QueuedLoad> loads;
   loads.reserve(chosen->size());
   for (const Candidate& c : *chosen) {
-    loads.push_back({.ready_ns = r.start[c.release_op + 1],
+    loads.push_back({.ready_ns = r.start[c.earliest()],
                      .deadline_ns = r.start[c.consumer],
                      .copy_ns = r.Load(c.tier, c.bytes),
                      .tier = c.tier});
@@ -257,19 +320,19 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
   int32_t dropped = 0;
   for (size_t k = 0; k < chosen->size(); ++k) {
     Candidate c = (*chosen)[k];
-    const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
+    const auto at = std::upper_bound(r.start.begin() + c.earliest(),
                                      r.start.begin() + c.consumer + 1, slots[k].latest_start_ns);
     const int32_t issue =
-        std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
+        std::max<int32_t>(c.earliest(), static_cast<int32_t>(at - r.start.begin()) - 1);
     if (issue != c.issue_op) {
-      tree->Add(c.release_op + 1, c.issue_op - 1, c.bytes);
-      if (issue <= c.release_op + 1) {
-        if (c.tier == 1) *remote_room += c.bytes;
+      OffDevice(tree, c, r.n, 1);
+      if (!c.wraps && issue <= c.release_op + 1) {
+        if (c.tier == 1 && c.group < 0) *remote_room += c.bytes;
         ++dropped;
         continue;
       }
       c.issue_op = issue;
-      tree->Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      OffDevice(tree, c, r.n, -1);
     }
     kept.push_back(c);
   }
@@ -303,8 +366,8 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   Policy p = BaselinePolicy(problem, name(), HyperOffloadOptionTable().ToParameters(o));
   const int64_t budget = problem.budget_bytes();
 
-  std::vector<Candidate> cands =
-      FindCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0);
+  const int32_t first_tier = has_remote && o.tier != TierChoice::kHost ? 1 : 0;
+  std::vector<Candidate> cands = FindCandidates(r, first_tier);
   // Step 4: largest memory-time first.
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     const double x = static_cast<double>(a.bytes) * a.gap_ns;
@@ -312,6 +375,9 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     if (x != y) return x > y;
     return a.tensor != b.tensor ? a.tensor < b.tensor : a.store_op < b.store_op;
   });
+  // Then the parameters' and optimizer states' groups, taken only while
+  // every activation window together leaves the peak over the budget.
+  if (o.offload_parameters) AppendPersistent(r, first_tier, &cands);
   MaxTree tree(r.unswapped);
   int64_t remote_room = has_remote ? problem.device.TierCapacityBytes(1) : 0;
   std::vector<Candidate> chosen;
@@ -319,10 +385,36 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   // Takes candidates in score order until the planned peak fits; the
   // Detach where the Store would complete alone on its stream, the
   // Prefetch at its latest hiding position (refined below).
+  int32_t group_tier = -1;  // the tier of the persistent group being taken
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
-      if (!o.offload_all && tree.Max() <= budget) break;
       Candidate c = cands[next];
+      if (c.group >= 0) {
+        if (!c.wraps) {  // the rest of a group whose wrapping window was taken
+          if (group_tier < 0) continue;
+          c.tier = group_tier;
+          c.release_op = c.store_op;
+          c.issue_op = JustInTime(r, c);
+          OffDevice(&tree, c, r.n, -1);
+          chosen.push_back(c);
+          continue;
+        }
+        group_tier = -1;
+        if (tree.Max() <= budget) break;
+        if (c.tier == 1 && c.bytes > remote_room) {
+          if (o.tier == TierChoice::kRemote) continue;
+          c.tier = 0;
+        }
+        if (c.tier == 1) remote_room -= c.bytes;
+        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        c.issue_op = JustInTime(r, c);
+        OffDevice(&tree, c, r.n, -1);
+        group_tier = c.tier;
+        chosen.push_back(c);
+        continue;
+      }
+      if (!o.offload_all && tree.Max() <= budget) break;
       if (c.tier == 1 && c.bytes > remote_room) {
         if (o.tier == TierChoice::kRemote) continue;
         c.tier = 0;
@@ -357,18 +449,22 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     std::vector<Candidate> kept;
     kept.reserve(chosen.size());
     for (Candidate c : chosen) {
+      if (c.clean) {  // no Store
+        kept.push_back(c);
+        continue;
+      }
       const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
       const int64_t done = begin + r.Store(c.tier, c.bytes);
       const int32_t rel = r.EndingAtOrAfter(c.store_op, done);
       if (rel != c.release_op) {
-        tree.Add(c.release_op + 1, c.issue_op - 1, c.bytes);
-        if (rel + 1 >= c.consumer) {
+        OffDevice(&tree, c, r.n, 1);
+        if (!c.wraps && rel + 1 >= c.consumer) {
           if (c.tier == 1) remote_room += c.bytes;
           continue;  // the queued Store leaves no time off the device
         }
         c.release_op = rel;
-        c.issue_op = std::max(c.issue_op, rel + 1);
-        tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+        if (!c.wraps) c.issue_op = std::max(c.issue_op, rel + 1);
+        OffDevice(&tree, c, r.n, -1);
       }
       stream_free[c.tier] = done;
       kept.push_back(c);
@@ -385,7 +481,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   for (size_t k = 1; k < chosen.size(); ++k) {
     Candidate& c = chosen[k];
     const Candidate& prev = chosen[k - 1];
-    if (prev.tensor != c.tensor || prev.tier != c.tier) continue;
+    if (c.group >= 0 || prev.tensor != c.tensor || prev.tier != c.tier) continue;
     bool written = false;
     for (int32_t op = prev.consumer; op <= c.store_op && !written; ++op) {
       written = Writes(r.trace, r.begin + op, c.tensor);
@@ -414,7 +510,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     rp.pinned.assign(r.n, false);
     for (const Candidate& c : chosen) {
       rp.pinned[c.store_op] = rp.pinned[c.release_op] = rp.pinned[c.consumer] = true;
-      rp.prefetches.push_back({c.consumer, c.release_op + 1, r.Load(c.tier, c.bytes), c.tier});
+      rp.prefetches.push_back({c.consumer, c.earliest(), r.Load(c.tier, c.bytes), c.tier});
     }
     RefineOptions ro;
     ro.residency_weight = o.residency_weight;
@@ -433,6 +529,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
                                      c.consumer);
     item.tier = c.tier;
     item.clean = c.clean;
+    item.wraps = c.wraps;
     p.items.push_back(std::move(item));
   }
   // In consumer order: the simulator runs the copies queued at one op in

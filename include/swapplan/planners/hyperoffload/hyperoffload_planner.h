@@ -88,7 +88,12 @@ struct HyperOffloadOptions {
   // consumer and for the next copy on the stream (load_queue.h); false:
   // each just in time for its own consumer alone.
   bool stream_contention = true;
-  // Keep every candidate, not only those needed to fit the budget.
+  // Also offload parameters and optimizer states (persistent.h: wrapping
+  // windows across iterations plus clean windows between their uses) when
+  // every activation window together leaves the peak over the budget.
+  bool offload_parameters = true;
+  // Keep every activation candidate, not only those needed to fit the
+  // budget (parameters and optimizer states still only when needed).
   bool offload_all = false;
 
   // InvalidArgument naming the field: a negative size or count, a ratio or
