@@ -189,6 +189,11 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
        "window leaves the peak over the budget",
        "", [](const O& o) { return std::string(o.offload_parameters ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_parameters); }},
+      {"release_waits", OptionType::kBool,
+       "When every candidate leaves the peak over the budget, Detach before the queued Store "
+       "completes (the next op waits for it)",
+       "", [](const O& o) { return std::string(o.release_waits ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.release_waits); }},
       {"offload_all", OptionType::kBool,
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
@@ -295,6 +300,29 @@ void AppendPersistent(const Run& r, int32_t tier, std::vector<Candidate>* cands)
     c.clean = w.clean;
     c.group = w.group;
     cands->push_back(c);
+  }
+}
+
+// Release waits (Chameleon's when-needed, src/planners/chameleon/
+// release_wait.cc): when every candidate leaves the peak over the budget
+// because the queued Stores complete too late, Detaches move back, in
+// Store order, to where each Store would complete alone on its stream,
+// until the peak fits. The op after such a Detach waits for its Store (a
+// planned stall, release_waits_for_copy, marked by the final check).
+// O(C log C + C log n).
+void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, MaxTree* tree) {
+  std::sort(chosen->begin(), chosen->end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.store_op, a.consumer, a.tensor) < std::tie(b.store_op, b.consumer, b.tensor);
+  });
+  for (Candidate& c : *chosen) {
+    if (tree->Max() <= budget) return;
+    if (c.clean) continue;
+    const int32_t alone =
+        r.EndingAtOrAfter(c.store_op, r.start[c.store_op + 1] + r.Store(c.tier, c.bytes));
+    if (alone >= c.release_op) continue;
+    OffDevice(tree, c, r.n, 1);
+    c.release_op = alone;
+    OffDevice(tree, c, r.n, -1);
   }
 }
 
@@ -472,6 +500,13 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     chosen = std::move(kept);
     if (o.stream_contention) QueueLoads(r, &chosen, &tree, &remote_room);
     if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
+  }
+  // Every candidate, parameters and optimizer states included, leaves the
+  // peak over the budget: release waits. (Tried before the parameters on
+  // the Fig. 6 trace, bench/hyperoffload_fig6.sh, they were slower at 55
+  // GB/s and did not fit at 33.6 GB/s.)
+  if (o.release_waits && !o.offload_all && tree.Max() > budget) {
+    ReleaseEarly(r, budget, &chosen, &tree);
   }
   // Clean windows: a later window of a tensor on the same tier with no
   // write since it came back (Detach without Store, at the last use).

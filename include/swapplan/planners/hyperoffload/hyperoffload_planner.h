@@ -92,6 +92,12 @@ struct HyperOffloadOptions {
   // windows across iterations plus clean windows between their uses) when
   // every activation window together leaves the peak over the budget.
   bool offload_parameters = true;
+  // When every candidate together leaves the peak over the budget because
+  // the queued Stores complete too late, move Detaches back to where each
+  // Store would complete alone (in Store order, until the peak fits): the
+  // op after such a Detach waits for its Store, a planned stall
+  // (Chameleon's release waits, src/planners/chameleon/release_wait.cc).
+  bool release_waits = true;
   // Keep every activation candidate, not only those needed to fit the
   // budget (parameters and optimizer states still only when needed).
   bool offload_all = false;
