@@ -152,5 +152,43 @@ TEST_CASE("hyperoffload: short-lived and small tensors are rejected", "[hyperoff
   CHECK_THAT(std::string(p.status().message()), Catch::Contains("offloading 0 windows"));
 }
 
+
+TEST_CASE("hyperoffload: release waits when the queued Stores free memory too late",
+          "[hyperoffload]") {
+  // Budget 700 (peak 800 at op 3, attn). Stores on the one d2h stream:
+  // A after op 1 (200..300, Detach at op 2), B after op 2 (300..400: it
+  // ends with op 3, Detach at op 3), C after op 3 (400..450, op 4), D after
+  // op 5 (600..650, op 6). B is on the device through op 3: 800 > 700 with
+  // every window taken (A, B, C, D). Alone on the stream B's Store still
+  // ends at 400 (op 3), so the release waits move B's Detach to its
+  // Store's op 2: op 3 waits for the copy (starts at 400, not 300), a
+  // 100-ns stall, and the peak is 700. Without release waits: infeasible.
+  absl::StatusOr<std::unique_ptr<Planner>> off = CreatePlanner("hyperoffload");
+  REQUIRE(off.ok());
+  REQUIRE((*off)->SetOption("min-tensor-bytes", "0").ok());
+  REQUIRE((*off)->SetOption("offload-parameters", "false").ok());
+  REQUIRE((*off)->SetOption("release-waits", "false").ok());
+  absl::StatusOr<Policy> none = (*off)->Plan(Problem(700));
+  CHECK(none.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(none.status().message()),
+             Catch::Contains("offloading 4 windows peaks at 800 bytes at op 3"));
+
+  const Policy p = Plan(Problem(700), {{"offload-parameters", "false"}});
+  REQUIRE(p.items.size() == 4);
+  // Consumer order: D (use 8), C (9), B (10), A (11).
+  CHECK(p.items[2].tensor_id == 11);
+  CHECK(p.items[2].swap_out_op == 2);
+  CHECK(p.items[2].release_op == 2);
+  CHECK(p.items[2].release_waits_for_copy);
+  CHECK(p.items[3].release_op == 2);  // A: its Store ends at 300, op 2 ends
+  CHECK_FALSE(p.items[3].release_waits_for_copy);
+  CHECK(p.expected_peak_bytes == 700);
+  absl::StatusOr<SimulationResult> s = Simulate(Toy(), p, {.device = Problem(700).device});
+  REQUIRE(s.ok());
+  CHECK(s->peak_bytes == 700);
+  CHECK(s->stall_ns == 100);
+  CHECK(s->iteration_time_ns == 1400);
+}
+
 }  // namespace
 }  // namespace swapplan

@@ -41,6 +41,12 @@ class MaxTree {
     if (lo <= hi) Add(1, 0, size_ - 1, lo, hi, d);
   }
   int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
+  // The first position holding the maximum. O(log n).
+  int32_t ArgMax() const {
+    int32_t node = 1;
+    while (node < size_) node = max_[2 * node] >= max_[2 * node + 1] ? 2 * node : 2 * node + 1;
+    return node - size_;
+  }
 
  private:
   static constexpr int64_t kLow = INT64_MIN / 4;
@@ -307,7 +313,7 @@ void AppendPersistent(const Run& r, int32_t tier, std::vector<Candidate>* cands)
 // release_wait.cc): when every candidate leaves the peak over the budget
 // because the queued Stores complete too late, Detaches move back, in
 // Store order, to where each Store would complete alone on its stream,
-// until the peak fits. The op after such a Detach waits for its Store (a
+// then, at the peak op, to the Store's own op, until the peak fits. The op after such a Detach waits for its Store (a
 // planned stall, release_waits_for_copy, marked by the final check).
 // O(C log C + C log n).
 void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, MaxTree* tree) {
@@ -323,6 +329,23 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, 
     OffDevice(tree, c, r.n, 1);
     c.release_op = alone;
     OffDevice(tree, c, r.n, -1);
+  }
+  // Still over: at the peak op, the window stored last before it whose
+  // Detach is at or after it is Detached right after its Store's op (the
+  // next op waits for the whole copy); repeated while the peak is over.
+  // O(C) per window moved.
+  while (tree->Max() > budget) {
+    const int32_t peak = tree->ArgMax();
+    Candidate* best = nullptr;
+    for (Candidate& c : *chosen) {
+      if (c.clean || c.store_op >= peak || c.release_op < peak) continue;
+      if (c.wraps && c.issue_op <= peak) continue;
+      if (best == nullptr || c.store_op > best->store_op) best = &c;
+    }
+    if (best == nullptr) return;
+    OffDevice(tree, *best, r.n, 1);
+    best->release_op = best->store_op;
+    OffDevice(tree, *best, r.n, -1);
   }
 }
 
