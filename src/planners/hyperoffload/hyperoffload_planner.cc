@@ -41,6 +41,10 @@ class MaxTree {
     if (lo <= hi) Add(1, 0, size_ - 1, lo, hi, d);
   }
   int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
+  // The maximum over positions [lo, hi] (kLow when lo > hi). O(log n).
+  int64_t RangeMax(int32_t lo, int32_t hi) const {
+    return lo <= hi ? RangeMax(1, 0, size_ - 1, lo, hi) : kLow;
+  }
   // The first position holding the maximum. O(log n).
   int32_t ArgMax() const {
     int32_t node = 1;
@@ -50,6 +54,13 @@ class MaxTree {
 
  private:
   static constexpr int64_t kLow = INT64_MIN / 4;
+  int64_t RangeMax(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi) const {
+    if (hi < l || r < lo) return kLow;
+    if (lo <= l && r <= hi) return max_[node];
+    const int32_t m = (l + r) / 2;
+    return add_[node] +
+           std::max(RangeMax(2 * node, l, m, lo, hi), RangeMax(2 * node + 1, m + 1, r, lo, hi));
+  }
   void Add(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t d) {
     if (hi < l || r < lo) return;
     if (lo <= l && r <= hi) {
@@ -437,12 +448,13 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   // Detach where the Store would complete alone on its stream, the
   // Prefetch at its latest hiding position (refined below).
   int32_t group_tier = -1;  // the tier of the persistent group being taken
+  std::vector<char> useful(cands.size(), 0);  // a group's clean windows taken
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
       Candidate c = cands[next];
       if (c.group >= 0) {
         if (!c.wraps) {  // the rest of a group whose wrapping window was taken
-          if (group_tier < 0) continue;
+          if (group_tier < 0 || !useful[next]) continue;
           c.tier = group_tier;
           c.release_op = c.store_op;
           c.issue_op = JustInTime(r, c);
@@ -452,6 +464,16 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         }
         group_tier = -1;
         if (tree.Max() <= budget) break;
+        // Only the group's windows that are off the device at an op still
+        // over the budget (each costs a Prefetch every iteration); none:
+        // the group stays.
+        bool any = tree.RangeMax(0, c.consumer - 1) > budget ||
+                   tree.RangeMax(c.store_op + 1, r.n - 1) > budget;
+        for (size_t j = next + 1; j < cands.size() && cands[j].group == c.group; ++j) {
+          useful[j] = tree.RangeMax(cands[j].store_op + 1, cands[j].consumer - 1) > budget;
+          any = any || useful[j];
+        }
+        if (!any) continue;
         if (c.tier == 1 && c.bytes > remote_room) {
           if (o.tier == TierChoice::kRemote) continue;
           c.tier = 0;
