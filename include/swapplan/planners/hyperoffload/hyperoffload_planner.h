@@ -26,18 +26,29 @@
 //      is idle, whatever the budget).
 //   5. Cache operators: Store after the last use before the gap, Detach at
 //      the op during which the Store completes (per-tier FIFO on the
-//      timeline), Prefetch placed by the execution-order refinement
+//      timeline); Prefetches queued on each tier's load stream, placed
+//      backward from the last consumer (load_queue.h); both repeated in
+//      rounds while the peak is over, taking more candidates. Then the
+//      Prefetches are placed by the execution-order refinement
 //      (planners/hyperoffload/refine.h) with the dataflow graph's legal
 //      reorderings (trace/dataflow.h) — the refined order becomes the
 //      policy's schedule. A later window of a tensor not written since it
 //      came back from the same tier is a Detach without a Store (`clean`).
-//   6. The policy is checked (sim/checker.h, release points marked as
+//   6. Parameters and optimizer states (persistent.h), when every
+//      activation window leaves the peak over the budget: a wrapping window
+//      per tensor plus clean windows between its uses, only those off the
+//      device at an op still over the budget.
+//   7. Release waits, when even that leaves the peak over: Detaches move
+//      back to where each Store completes alone, then to the Store's op
+//      at the planned peak (the next op waits for the copy).
+//   8. The policy is checked (sim/checker.h, release points marked as
 //      planned waits where the FIFO is late); a reordered policy that
 //      does not fit falls back to the recorded order.
 //
 // Complexity: O(ops + tensors + uses + E log E) for the timeline and the
-// dataflow graph, O(C log C + C log ops) for C candidates, plus the
-// refinement (refine.h) and the checker.
+// dataflow graph, O(C log C + C log ops) per selection round (at most 16)
+// for C candidates, O(C) per window moved by step 7's second part, plus
+// the refinement (refine.h) and the checker.
 #ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
 #define SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
 
