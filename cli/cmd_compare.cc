@@ -40,6 +40,7 @@
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/report/html_report.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
@@ -152,26 +153,9 @@ std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const PlannerOutcome& r = c.rows[i];
     json row;
-    row["planner"] = r.planner;
-    row["feasible"] = r.feasible;
+    SetCompareRowColumns(r, &row);
     // A policy that fails the checker: its first violation.
     if (r.planned && !r.valid) row["invalid"] = r.invalid_reason;
-    const char* keys[] = {"peak_with_policy_bytes", "iteration_time_ns",
-                          "overhead_vs_ideal_fraction", "stall_ns", "recompute_ns", "d2h_bytes",
-                          "h2d_bytes"};
-    if (r.sim) {
-      const SimulationResult& s = *r.sim;
-      row[keys[0]] = s.peak_bytes;
-      row[keys[1]] = s.iteration_time_ns;
-      row[keys[2]] = s.overhead_vs_ideal;
-      row[keys[3]] = s.stall_ns;
-      row[keys[4]] = s.recompute_ns;
-      row[keys[5]] = s.bytes_d2h;
-      row[keys[6]] = s.bytes_h2d;
-    } else {
-      for (const char* k : keys) row[k] = nullptr;
-    }
-    row["num_items"] = r.items;
     row["plan_time_ns"] = r.plan_time_ns;
     if (c.optimum) {
       row["gap_to_bound_fraction"] = r.gap_to_bound ? json(*r.gap_to_bound) : json();
@@ -302,9 +286,7 @@ void SetupCompare(CLI::App& root, Action* action) {
       "bytes moved, planning time. Exit 3 when no planner reaches the budget.");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
-  args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
-                    "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
-                    "(unswapped peak - persistent bytes) / r, e.g. 2x");
+  AddOversubscriptionFlag(sub, &args->flags, &args->oversubscription);
   args->flags.Text(sub, "--planners", &args->planners,
                    absl::StrCat("Comma-separated planners, of ", PlannerNames(),
                                 " (default: all but ", PlannerNamesOutsideDefaultSet(),

@@ -236,9 +236,7 @@ void SetupOptimum(CLI::App& root, Action* action) {
       "simulated time, the gap, and each default planner's gap to the bound (docs/optimum.md).");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
-  a->flags.Ratio(sub, "--oversubscription", &a->oversubscription,
-                 "Budget as a ratio r >= 1x instead of --device-memory (as compare), e.g. 2x");
-  AddIterationFlag(sub, &a->flags, &a->iteration);
+  AddOversubscriptionFlag(sub, &a->flags, &a->oversubscription);
   a->flags.Duration(sub, "--time-limit", &a->time_limit_ns,
                     absl::StrCat("Branch-and-bound wall-clock limit, e.g. 60s (0s = prove "
                                  "optimality); a stopped solve reports its bound and incumbent "

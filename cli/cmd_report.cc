@@ -142,9 +142,7 @@ void SetupReport(CLI::App& root, Action* action) {
       "swapped tensors, the compare table and what limits each policy (docs/report.md).");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
-  args->flags.Ratio(sub, "--oversubscription", &args->oversubscription,
-                    "Budget as a ratio r >= 1x instead of --device-memory, as compare's: "
-                    "persistent bytes + (unswapped peak - persistent bytes) / r, e.g. 2x");
+  AddOversubscriptionFlag(sub, &args->flags, &args->oversubscription);
   // A plain pointer: the parser lives in args->flags, inside *args (a
   // shared_ptr here would be a reference cycle).
   std::vector<std::string>* policies = &args->policies;

@@ -294,9 +294,7 @@ void SetupSearch(CLI::App& root, Action* action) {
       "on stderr (a terminal); --log-generations: one line per generation. Exit 3 when nothing fits the budget.");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
-  a->flags.Ratio(sub, "--oversubscription", &a->oversubscription,
-                 "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
-                 "(unswapped peak - persistent bytes) / r, e.g. 2x (as compare)");
+  AddOversubscriptionFlag(sub, &a->flags, &a->oversubscription);
   AddIterationFlag(sub, &a->flags, &a->iteration);
   // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
   // here would be a reference cycle).

@@ -30,29 +30,12 @@ json FlatSpans(const std::vector<TimelineSpan>& spans, SpanKind kind) {
 
 json CompareRow(const Trace& trace, const Comparison& c, const PlannerOutcome& r) {
   json row;
-  row["planner"] = r.planner;
-  row["feasible"] = r.feasible;
   row["status"] = r.unlimited_memory ? "reference"
                   : !r.planned     ? "no plan"
                   : !r.valid       ? "invalid"
                   : r.feasible     ? "feasible"
                                    : "OOM";
-  const char* keys[] = {"peak_with_policy_bytes", "iteration_time_ns",
-                        "overhead_vs_ideal_fraction", "stall_ns", "recompute_ns", "d2h_bytes",
-                        "h2d_bytes"};
-  if (r.sim) {
-    const SimulationResult& s = *r.sim;
-    row[keys[0]] = s.peak_bytes;
-    row[keys[1]] = s.iteration_time_ns;
-    row[keys[2]] = s.overhead_vs_ideal;
-    row[keys[3]] = s.stall_ns;
-    row[keys[4]] = s.recompute_ns;
-    row[keys[5]] = s.bytes_d2h;
-    row[keys[6]] = s.bytes_h2d;
-  } else {
-    for (const char* k : keys) row[k] = nullptr;
-  }
-  row["num_items"] = r.items;
+  SetCompareRowColumns(r, &row);
   row["note"] = OutcomeNote(trace, c.iteration, r);
   return row;
 }
@@ -80,6 +63,28 @@ json SwappedTable(const Policy& p, const SimulationResult& r, const TensorLabele
 }
 
 }  // namespace
+
+void SetCompareRowColumns(const PlannerOutcome& r, json* row) {
+  json& j = *row;
+  j["planner"] = r.planner;
+  j["feasible"] = r.feasible;
+  const char* keys[] = {"peak_with_policy_bytes", "iteration_time_ns",
+                        "overhead_vs_ideal_fraction", "stall_ns", "recompute_ns", "d2h_bytes",
+                        "h2d_bytes"};
+  if (r.sim) {
+    const SimulationResult& s = *r.sim;
+    j[keys[0]] = s.peak_bytes;
+    j[keys[1]] = s.iteration_time_ns;
+    j[keys[2]] = s.overhead_vs_ideal;
+    j[keys[3]] = s.stall_ns;
+    j[keys[4]] = s.recompute_ns;
+    j[keys[5]] = s.bytes_d2h;
+    j[keys[6]] = s.bytes_h2d;
+  } else {
+    for (const char* k : keys) j[k] = nullptr;
+  }
+  j["num_items"] = r.items;
+}
 
 absl::Status ReportOptions::Validate() const {
   for (int32_t r : featured_rows) {

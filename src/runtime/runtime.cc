@@ -494,12 +494,8 @@ absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
   return Unhold(t, false);
 }
 
-absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
+absl::StatusOr<void*> Runtime::State::ClaimBlock(int32_t slot) {
   Slot& t = slots[slot];
-  if (t.state != Residency::kOffDevice) {
-    return CallOrder(absl::StrCat("runtime: swap-in of tensor ", HandleOf(slot),
-                                  " which is not off the device"));
-  }
   void* device = nullptr;
   if (absl::Status st = Reserve(t.size, t.owned, &device, slot); !st.ok()) {
     // A framework tensor must come back and its memory is real: over the
@@ -520,6 +516,16 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
     t.held = true;
   }
   t.device = device;
+  return device;
+}
+
+absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
+  Slot& t = slots[slot];
+  if (t.state != Residency::kOffDevice) {
+    return CallOrder(absl::StrCat("runtime: swap-in of tensor ", HandleOf(slot),
+                                  " which is not off the device"));
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(void* device, ClaimBlock(slot));
   // The block is allocated in compute-stream order; the copy waits for that
   // and for the copy out (rule 1, in the queue).
   SWAPPLAN_ASSIGN_OR_RETURN(EventId allocated, events->Acquire());

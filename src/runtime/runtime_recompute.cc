@@ -50,24 +50,7 @@ absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
                         " was dropped for recomputation but no recompute callback is set")),
                     "recompute-failed");
   }
-  void* device = nullptr;
-  if (absl::Status st = Reserve(t.size, t.owned, &device, slot); !st.ok()) {
-    if (t.owned || !options.overcommit_on_oom || RuleOf(st) != "out-of-memory") return st;
-    Account(t.size);
-  }
-  if (!t.owned) {
-    absl::StatusOr<void*> p = callbacks.restore
-                                  ? callbacks.restore(t.framework_id, t.size)
-                                  : absl::StatusOr<void*>(absl::FailedPreconditionError(
-                                        "runtime: no framework callbacks to restore a tensor"));
-    if (!p.ok()) {
-      Account(-t.size);
-      return p.status();
-    }
-    device = *p;
-    t.held = true;
-  }
-  t.device = device;
+  SWAPPLAN_ASSIGN_OR_RETURN(void* device, ClaimBlock(slot));
   // The framework re-runs the producing op on inputs it holds, which the
   // runtime does not know: a tensor whose copy in is still on the link has
   // its storage restored but its bytes half-written. Every such copy is

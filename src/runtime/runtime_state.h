@@ -255,6 +255,12 @@ struct Runtime::State {
   absl::Status Release(int32_t slot, bool for_allocation = false);
   // A swap-out not to be released: the block stays, the host copy goes.
   absl::Status CancelSwapOut(int32_t slot);
+  // Gives an off-device slot its device block again before a copy in or a
+  // recomputation: reserves its bytes (Algorithm 3 on failure; a framework
+  // tensor over the budget is counted as an OOM when overcommit_on_oom) and,
+  // for a framework tensor, has the framework restore its storage. Returns
+  // the block's address; on failure nothing stays accounted.
+  absl::StatusOr<void*> ClaimBlock(int32_t slot);
   absl::Status StartSwapIn(int32_t slot, bool demand);
   absl::Status WaitIn(int32_t slot);
   // Makes the slot resident before a use (rule 3; passive swap-in).

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "recorded_op.h"
 #include "swapplan/trace/builder.h"
 #include "swapplan/varying/segment.h"
 #include "swapplan/varying/tensor_roles.h"
@@ -180,21 +181,7 @@ absl::StatusOr<Trace> IterationEnvelope::Build(const Trace& source, int32_t iter
   b.BeginIteration();
   std::vector<uint64_t> in, out;
   for (OpIndex op = iter.op_begin; op < iter.op_end; ++op) {
-    const OpInfo& o = t.op(op);
-    in.clear();
-    out.clear();
-    for (TensorId x : t.inputs(op)) in.push_back(t.tensor(x).trace_id);
-    for (TensorId x : t.outputs(op)) out.push_back(t.tensor(x).trace_id);
-    OpSpec spec;
-    spec.name = o.name;
-    spec.phase = o.phase;
-    spec.inputs = in;
-    spec.outputs = out;
-    if (o.duration_ns >= 0) spec.duration_ns = o.duration_ns;
-    if (o.stack_id >= 0) spec.stack_id = o.stack_id;
-    if (o.micro_batch >= 0) spec.micro_batch = o.micro_batch;
-    if (o.layer >= 0) spec.layer = o.layer;
-    b.AddOp(spec);
+    internal::AppendRecordedOp(t, op, /*keep_allocator_bytes=*/false, b, in, out);
   }
   // ALLOC / FREE as recorded (swaps dropped: the envelope is unswapped),
   // then the headroom blocks, each allocated and freed at its op.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "recorded_op.h"
 #include "swapplan/trace/builder.h"
 
 namespace swapplan {
@@ -153,22 +154,7 @@ absl::StatusOr<Trace> SegmentExtractor::Extract(int32_t i) {
   b.BeginIteration();
   std::vector<uint64_t> in, out;
   for (OpIndex op = r.begin; op < r.end; ++op) {
-    const OpInfo& o = tr.op(op);
-    in.clear();
-    out.clear();
-    for (TensorId t : tr.inputs(op)) in.push_back(tr.tensor(t).trace_id);
-    for (TensorId t : tr.outputs(op)) out.push_back(tr.tensor(t).trace_id);
-    OpSpec spec;
-    spec.name = o.name;
-    spec.phase = o.phase;
-    spec.inputs = in;
-    spec.outputs = out;
-    if (o.duration_ns >= 0) spec.duration_ns = o.duration_ns;
-    if (o.allocator_bytes_in_use >= 0) spec.allocator_bytes_in_use = o.allocator_bytes_in_use;
-    if (o.stack_id >= 0) spec.stack_id = o.stack_id;
-    if (o.micro_batch >= 0) spec.micro_batch = o.micro_batch;
-    if (o.layer >= 0) spec.layer = o.layer;
-    b.AddOp(spec);
+    internal::AppendRecordedOp(tr, op, /*keep_allocator_bytes=*/true, b, in, out);
   }
   std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& c) { return a.op < c.op; });
   for (const Ev& e : evs) b.AddMemoryEvent(e.op, e.kind, e.id);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/synth_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/synth/synth.h"
 
@@ -24,18 +25,7 @@ namespace {
 // 97.62 MiB), a validation pass after step 6 (opening runtime iteration 7,
 // 420 ops), on a device at 1% of the a100-80g roofline.
 Trace SmallRun() {
-  SynthOptions o;
-  o.model = *ModelPreset("gpt2");
-  o.model.layers = 4;
-  o.model.hidden_size = 256;
-  o.model.ffn_hidden_size = 1024;
-  o.model.num_heads = 4;
-  o.model.num_kv_heads = 4;
-  o.model.vocab_size = 1024;
-  o.seq_length_tokens = 1024;
-  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
-  o.flops_efficiency = 0.01;
-  o.hbm_efficiency = 0.01;
+  SynthOptions o = testing::SmallGpt2Options();
   o.iterations = 12;
   o.validation_every = 7;
   o.tensor_names = false;
@@ -196,21 +186,10 @@ TEST_CASE("Execute: per-iteration sequence lengths, keyed policies and the neare
   // input signature; a Stable iteration whose length no policy was made for
   // runs the nearest larger one's (1024's: counted) and has its own planned
   // at its end — in both runs.
-  SynthOptions so;
-  so.model = *ModelPreset("gpt2");
-  so.model.layers = 4;
-  so.model.hidden_size = 256;
-  so.model.ffn_hidden_size = 1024;
-  so.model.num_heads = 4;
-  so.model.num_kv_heads = 4;
-  so.model.vocab_size = 1024;
-  so.seq_length_tokens = 1024;
+  SynthOptions so = testing::SmallGpt2Options();
   so.seq_lengths.lengths = {1024, 1024, 1024, 1024, 1024, 1024, 512, 256,
                             512,  1024, 256,  512,  1024, 1024, 256, 512};
   so.seq_lengths.in_order = true;
-  REQUIRE(UseDevicePreset("a100-80g", &so).ok());
-  so.flops_efficiency = 0.01;
-  so.hbm_efficiency = 0.01;
   so.iterations = 16;
   so.tensor_names = false;
   absl::StatusOr<Trace> trace = SynthesizeTrace(so);

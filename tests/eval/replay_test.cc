@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/synth_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/synth/synth.h"
 #include "swapplan/trace/io.h"
@@ -19,18 +20,7 @@ namespace {
 // The CLI test's model: GPT-2 shape, 4 layers, 360 ops per iteration,
 // unswapped peak 97.62 MiB, a device at 1% of its roofline.
 Trace SmallRun(int32_t iterations, int32_t skip_every, int32_t validation_every) {
-  SynthOptions o;
-  o.model = *ModelPreset("gpt2");
-  o.model.layers = 4;
-  o.model.hidden_size = 256;
-  o.model.ffn_hidden_size = 1024;
-  o.model.num_heads = 4;
-  o.model.num_kv_heads = 4;
-  o.model.vocab_size = 1024;
-  o.seq_length_tokens = 1024;
-  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
-  o.flops_efficiency = 0.01;
-  o.hbm_efficiency = 0.01;
+  SynthOptions o = testing::SmallGpt2Options();
   o.iterations = iterations;
   o.loss_scale_skip_every = skip_every;
   o.validation_every = validation_every;

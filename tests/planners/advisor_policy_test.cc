@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -46,14 +47,7 @@ const Trace& T() {
 const std::vector<int32_t> kS = {0, 2, 1, 3, 4};
 
 PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in, int32_t use) {
-  PolicyItem it;
-  it.tensor_id = id;
-  it.size_bytes = size;
-  it.swap_out_op = out;
-  it.release_op = rel;
-  it.swap_in_op = in;
-  it.first_use_op = use;
-  return it;
+  return testing::SwapItem(id, size, out, rel, in, use);
 }
 
 // A out after a (position 0), released after y (position 1), back at x

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/baselines/common.h"
@@ -17,6 +18,10 @@
 
 namespace swapplan {
 namespace {
+
+using testing::OneBytePerNsProblem;
+using testing::OpWindow;
+using testing::OpWindows;
 
 // Two layers, three 100 ns ops each way, 100-byte tensors, 1 byte/ns:
 //
@@ -67,28 +72,6 @@ Trace TwoLayers() {
                                 "two_layers.json");
 }
 
-PlanningProblem Problem(const Trace& t, int64_t budget) {
-  return {.trace = &t,
-          .iteration = 0,
-          .device = {.capacity_bytes = budget,
-                     .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9}};
-}
-
-struct Window {
-  uint64_t tensor;
-  int32_t out, release, in, use;
-  bool operator==(const Window&) const = default;
-};
-
-std::vector<Window> Windows(const Policy& p) {
-  std::vector<Window> w;
-  for (const PolicyItem& it : p.items) {
-    w.push_back({it.tensor_id, it.swap_out_op, it.release_op, it.swap_in_op, it.first_use_op});
-  }
-  return w;
-}
-
 SimulationResult Sim(const Trace& t, const Policy& p, int64_t capacity = kUnlimitedBytes) {
   absl::StatusOr<SimulationResult> r = Simulate(t, p, {.device = {.capacity_bytes = capacity}});
   INFO(r.status().ToString());
@@ -137,15 +120,15 @@ TEST_CASE("layer segments and activation windows of the two-layer trace", "[base
 
 TEST_CASE("ideal and noswap", "[baselines]") {
   Trace t = TwoLayers();
-  absl::StatusOr<Policy> ideal = IdealPlanner().Plan(Problem(t, 100));
+  absl::StatusOr<Policy> ideal = IdealPlanner().Plan(OneBytePerNsProblem(t, 100));
   REQUIRE(ideal.ok());
   CHECK(ideal->items.empty());
   CHECK(ideal->planner == "ideal");
   CHECK(ideal->expected_peak_bytes == 800);
   CHECK(Sim(t, *ideal).iteration_time_ns == 1200);
 
-  CHECK(NoSwapPlanner().Plan(Problem(t, 800)).ok());
-  absl::StatusOr<Policy> no = NoSwapPlanner().Plan(Problem(t, 600));
+  CHECK(NoSwapPlanner().Plan(OneBytePerNsProblem(t, 800)).ok());
+  absl::StatusOr<Policy> no = NoSwapPlanner().Plan(OneBytePerNsProblem(t, 600));
   CHECK(no.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(no.status().message() ==
         "noswap: the iteration without swapping peaks at 800 B at op 6 (b12), 200 B over the "
@@ -159,10 +142,10 @@ TEST_CASE("full recomputation drops each layer's inner activations", "[baselines
   //   bytes  200 300 300 300 400 400 500 500 400 500 400 300   peak 500 at op 6
   //   time   1200 + 300 + 300 = 1800
   Trace t = TwoLayers();
-  absl::StatusOr<Policy> p = RecomputePlanner().Plan(Problem(t, 500));
+  absl::StatusOr<Policy> p = RecomputePlanner().Plan(OneBytePerNsProblem(t, 500));
   INFO(p.status().ToString());
   REQUIRE(p.ok());
-  CHECK(Windows(*p) == std::vector<Window>{{1, 1, 1, 9, 10}, {2, 2, 2, 9, 9}, {4, 4, 4, 7, 7}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{1, 1, 1, 9, 10}, {2, 2, 2, 9, 9}, {4, 4, 4, 7, 7}});
   for (const PolicyItem& it : p->items) CHECK(it.action == ItemAction::kRecompute);
   CHECK(p->items[0].recompute_ns == 0);
   CHECK(p->items[1].recompute_ns == 300);
@@ -177,7 +160,7 @@ TEST_CASE("full recomputation drops each layer's inner activations", "[baselines
   CHECK(r.overhead_vs_ideal == Approx(0.5));
   CHECK(r.bytes_d2h == 0);
 
-  absl::StatusOr<Policy> tight = RecomputePlanner().Plan(Problem(t, 450));
+  absl::StatusOr<Policy> tight = RecomputePlanner().Plan(OneBytePerNsProblem(t, 450));
   CHECK(tight.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(tight.status().message() ==
         "recompute: dropping 3 activations of 2 layers peaks at 500 B at op 6 (b12), 50 B over "
@@ -198,11 +181,12 @@ TEST_CASE("vdnn swaps every activation, releases at the layer end, prefetches a 
   //   op 3 waits for a01's copy (release after op 2): 100 ns;
   //   op 7 waits for a10, fourth in the h2d queue: 300 ns. Total 1600.
   Trace t = TwoLayers();
-  absl::StatusOr<Policy> p = LayerSwapPlanner("vdnn", VdnnOptions()).Plan(Problem(t, 800));
+  absl::StatusOr<Policy> p =
+      LayerSwapPlanner("vdnn", VdnnOptions()).Plan(OneBytePerNsProblem(t, 800));
   INFO(p.status().ToString());
   REQUIRE(p.ok());
-  CHECK(Windows(*p) ==
-        std::vector<Window>{{1, 1, 2, 6, 10}, {2, 2, 2, 6, 9}, {3, 3, 5, 6, 8}, {4, 4, 5, 6, 7}});
+  CHECK(OpWindows(*p) ==
+        std::vector<OpWindow>{{1, 1, 2, 6, 10}, {2, 2, 2, 6, 9}, {3, 3, 5, 6, 8}, {4, 4, 5, 6, 7}});
   CHECK(p->items[0].runtime_key.op_count == 2);  // f00, f01
   SimulationResult r = Sim(t, *p, 800);
   CHECK(r.iteration_time_ns == 1600);
@@ -211,7 +195,8 @@ TEST_CASE("vdnn swaps every activation, releases at the layer end, prefetches a 
   CHECK(r.bytes_d2h == 400);
   CHECK(r.peak_bytes == 800);  // everything is back for op 6
 
-  absl::StatusOr<Policy> tight = LayerSwapPlanner("vdnn", VdnnOptions()).Plan(Problem(t, 600));
+  absl::StatusOr<Policy> tight =
+      LayerSwapPlanner("vdnn", VdnnOptions()).Plan(OneBytePerNsProblem(t, 600));
   CHECK(tight.status().message() ==
         "vdnn: swapping 4 activations peaks at 800 B at op 6 (b12), 200 B over the budget of "
         "600 B");
@@ -221,23 +206,24 @@ TEST_CASE("bucket: large activations only, released a layer later", "[baselines]
   Trace t = TwoLayers();
   CHECK(BucketOptions().min_bytes == 20LL << 20);
   // 100-byte tensors are all below 20 MiB: nothing moves.
-  absl::StatusOr<Policy> p = LayerSwapPlanner("bucket", BucketOptions()).Plan(Problem(t, 800));
+  absl::StatusOr<Policy> p =
+      LayerSwapPlanner("bucket", BucketOptions()).Plan(OneBytePerNsProblem(t, 800));
   REQUIRE(p.ok());
   CHECK(p->items.empty());
   // With the threshold at 100 bytes: layer 0's bucket is released at the end
   // of layer 1 (op 5), layer 1's at its own end (no later forward layer).
   LayerSwapOptions o = BucketOptions();
   o.min_bytes = 100;
-  p = LayerSwapPlanner("bucket", o).Plan(Problem(t, 800));
+  p = LayerSwapPlanner("bucket", o).Plan(OneBytePerNsProblem(t, 800));
   REQUIRE(p.ok());
-  CHECK(Windows(*p) ==
-        std::vector<Window>{{1, 1, 5, 6, 10}, {2, 2, 5, 6, 9}, {3, 3, 5, 6, 8}, {4, 4, 5, 6, 7}});
+  CHECK(OpWindows(*p) ==
+        std::vector<OpWindow>{{1, 1, 5, 6, 10}, {2, 2, 5, 6, 9}, {3, 3, 5, 6, 8}, {4, 4, 5, 6, 7}});
   o.min_bytes = 101;
-  p = LayerSwapPlanner("bucket", o).Plan(Problem(t, 800));
+  p = LayerSwapPlanner("bucket", o).Plan(OneBytePerNsProblem(t, 800));
   REQUIRE(p.ok());
   CHECK(p->items.empty());
   o.release_lag_layers = -1;
-  CHECK(LayerSwapPlanner("bucket", o).Plan(Problem(t, 800)).status().message() ==
+  CHECK(LayerSwapPlanner("bucket", o).Plan(OneBytePerNsProblem(t, 800)).status().message() ==
         "layer-swap options: release_lag_layers is -1; must be >= 0");
 }
 
@@ -255,10 +241,10 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
   //   h2d                           |a01 |a00 |
   //   ops 5 and 6 wait for their evictions' copies: 200 ns of stall.
   Trace t = TwoLayers();
-  absl::StatusOr<Policy> p = LruPlanner().Plan(Problem(t, 600));
+  absl::StatusOr<Policy> p = LruPlanner().Plan(OneBytePerNsProblem(t, 600));
   INFO(p.status().ToString());
   REQUIRE(p.ok());
-  CHECK(Windows(*p) == std::vector<Window>{{2, 5, 5, 7, 9}, {1, 4, 4, 8, 10}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{2, 5, 5, 7, 9}, {1, 4, 4, 8, 10}});
   CHECK(p->expected_peak_bytes == 600);
   SimulationResult r = Sim(t, *p, 600);
   CHECK_FALSE(r.oom.occurred);
@@ -269,7 +255,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 
   // At 300 bytes ops 2..5 each evict one (a00, a01, x1, a10); op 6 then
   // needs 800 - 400 = 400 with a11 and x2 its own inputs and x0 an INPUT.
-  absl::StatusOr<Policy> tight = LruPlanner().Plan(Problem(t, 300));
+  absl::StatusOr<Policy> tight = LruPlanner().Plan(OneBytePerNsProblem(t, 300));
   CHECK(tight.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(tight.status().message() ==
         "lru: op 6 (b12) needs 400 B, 100 B over the budget of 300 B, with every other "

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/curve/oversubscription.h"
@@ -25,27 +26,9 @@
 namespace swapplan {
 namespace {
 
-PlanningProblem Problem(const Trace& t, int64_t budget) {
-  return {.trace = &t,
-          .iteration = 0,
-          .device = {.capacity_bytes = budget,
-                     .h2d_bandwidth_bytes_per_s = 1e9,
-                     .d2h_bandwidth_bytes_per_s = 1e9}};
-}
-
-struct Item {
-  uint64_t tensor;
-  int32_t out, release, in, use;
-  bool operator==(const Item&) const = default;
-};
-
-std::vector<Item> Items(const Policy& p) {
-  std::vector<Item> w;
-  for (const PolicyItem& it : p.items) {
-    w.push_back({it.tensor_id, it.swap_out_op, it.release_op, it.swap_in_op, it.first_use_op});
-  }
-  return w;
-}
+using testing::OneBytePerNsProblem;
+using testing::OpWindow;
+using testing::OpWindows;
 
 SimulationResult Sim(const Trace& t, const Policy& p, int64_t capacity) {
   absl::StatusOr<SimulationResult> r = Simulate(
@@ -161,9 +144,9 @@ TEST_CASE("save-on-cpu: every saved activation out at its save, back at its use"
   // Off the device from release + 1 to in − 1: a00 2..9, a01 3..8, x1 4..7,
   // a10 5..6, so ops 2..11 hold 300 300 300 300 400 400 400 400 400 300:
   // peak 400 at op 6 (b12), first at op 6 (op 0 200, op 1 300).
-  absl::StatusOr<Policy> p = PlanWith("save-on-cpu", Problem(t, 400));
+  absl::StatusOr<Policy> p = PlanWith("save-on-cpu", OneBytePerNsProblem(t, 400));
   REQUIRE(p.ok());
-  CHECK(Items(*p) == std::vector<Item>{{1, 1, 1, 10, 10}, {2, 2, 2, 9, 9}, {3, 3, 3, 8, 8},
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{1, 1, 1, 10, 10}, {2, 2, 2, 9, 9}, {3, 3, 3, 8, 8},
                                        {4, 4, 4, 7, 7}});
   for (const PolicyItem& it : p->items) CHECK(it.release_waits_for_copy);
   CHECK(p->expected_peak_bytes == 400);
@@ -180,13 +163,14 @@ TEST_CASE("save-on-cpu: every saved activation out at its save, back at its use"
   CHECK(r.iteration_time_ns == 2000);
   CHECK(r.stall_ns == 800);
 
-  absl::StatusOr<Policy> tight = PlanWith("save-on-cpu", Problem(t, 399));
+  absl::StatusOr<Policy> tight = PlanWith("save-on-cpu", OneBytePerNsProblem(t, 399));
   REQUIRE(tight.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(tight.status().message()) ==
         "save-on-cpu: saving 4 activations on the host peaks at 400 B at op 6 (b12), 1 B over "
         "the budget of 399 B");
   // min_bytes leaves every 100-byte tensor alone: the unswapped peak, 800.
-  absl::StatusOr<Policy> none = PlanWith("save-on-cpu", Problem(t, 800), {{"min_bytes", "101"}});
+  absl::StatusOr<Policy> none =
+      PlanWith("save-on-cpu", OneBytePerNsProblem(t, 800), {{"min_bytes", "101"}});
   REQUIRE(none.ok());
   CHECK(none->items.empty());
 }
@@ -202,23 +186,24 @@ TEST_CASE("te-offload: TE's release and reload layers on a four-layer chain", "[
   auto plan = [&](const char* k) {
     std::vector<std::pair<std::string, std::string>> o = all;
     o.push_back({"offload_layers", k});
-    absl::StatusOr<Policy> p = PlanWith("te-offload", Problem(t, kUnlimitedBytes), o);
+    absl::StatusOr<Policy> p = PlanWith("te-offload", OneBytePerNsProblem(t, kUnlimitedBytes), o);
     REQUIRE(p.ok());
     RequireClean(t, *p);
-    return Items(*p);
+    return OpWindows(*p);
   };
   // k = 2: layer i out after its forward (op 2i + 1), released before the
   // forward of layer 4 − 2 + i (op 2(2 + i) − 1), reloaded before the
   // backward of layer 4 − 1 − 2 + i = 1 + i: a0 out 1, release 3, in 12;
   // x1 and a1: out 3, release 5, in 10.
-  CHECK(plan("2") == std::vector<Item>{{1, 1, 3, 12, 14}, {2, 3, 5, 10, 13}, {3, 3, 5, 10, 12}});
+  CHECK(plan("2") ==
+        std::vector<OpWindow>{{1, 1, 3, 12, 14}, {2, 3, 5, 10, 13}, {3, 3, 5, 10, 12}});
   // k = 1: a0 released before layer 3's forward (op 5), back before layer
   // 2's backward (op 10).
-  CHECK(plan("1") == std::vector<Item>{{1, 1, 5, 10, 14}});
+  CHECK(plan("1") == std::vector<OpWindow>{{1, 1, 5, 10, 14}});
   // k = 3 = L − 1 (no overlap, TE warns): release right after the owner's
   // forward, reload at the owner's own backward: a0 out 1 release 1 in 14;
   // x1 a1 out 3 release 3 in 12; x2 a2 out 5 release 5 in 10.
-  CHECK(plan("3") == std::vector<Item>{{1, 1, 1, 14, 14},
+  CHECK(plan("3") == std::vector<OpWindow>{{1, 1, 1, 14, 14},
                                        {2, 3, 3, 12, 13},
                                        {3, 3, 3, 12, 12},
                                        {4, 5, 5, 10, 11},
@@ -226,7 +211,7 @@ TEST_CASE("te-offload: TE's release and reload layers on a four-layer chain", "[
   absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner("te-offload");
   REQUIRE(p.ok());
   REQUIRE((*p)->SetOption("offload_layers", "4").ok());
-  absl::StatusOr<Policy> bad = (*p)->Plan(Problem(t, kUnlimitedBytes));
+  absl::StatusOr<Policy> bad = (*p)->Plan(OneBytePerNsProblem(t, kUnlimitedBytes));
   CHECK(KindOf(bad.status()) == ErrorKind::kUsage);
   CHECK(std::string(bad.status().message()) ==
         "te-offload: offload_layers is 4; iteration 0 has 4 layers and TE offloads at most L - 1 "
@@ -242,9 +227,9 @@ TEST_CASE("te-offload: the smallest k that fits, times and peaks", "[baselines]"
   // ops hold 200 300 400 300 400 500 600 500 400 500 400 300, peak 600 at
   // op 6. k = 0 is the unswapped 800.
   const std::vector<std::pair<std::string, std::string>> all = {{"min_elements", "0"}};
-  absl::StatusOr<Policy> p = PlanWith("te-offload", Problem(t, 600), all);
+  absl::StatusOr<Policy> p = PlanWith("te-offload", OneBytePerNsProblem(t, 600), all);
   REQUIRE(p.ok());
-  CHECK(Items(*p) == std::vector<Item>{{1, 2, 2, 9, 10}, {2, 2, 2, 9, 9}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{1, 2, 2, 9, 10}, {2, 2, 2, 9, 9}});
   CHECK(p->expected_peak_bytes == 600);
   // The chosen k is recorded as the option's value.
   CHECK(std::find(p->parameters.begin(), p->parameters.end(),
@@ -261,18 +246,18 @@ TEST_CASE("te-offload: the smallest k that fits, times and peaks", "[baselines]"
   CHECK(r.iteration_time_ns == 1600);
   CHECK(r.stall_ns == 400);
   // 800 fits without offloading: k = 0, no items.
-  absl::StatusOr<Policy> none = PlanWith("te-offload", Problem(t, 800), all);
+  absl::StatusOr<Policy> none = PlanWith("te-offload", OneBytePerNsProblem(t, 800), all);
   REQUIRE(none.ok());
   CHECK(none->items.empty());
   // Below 600 even k = L − 1 does not fit.
-  absl::StatusOr<Policy> tight = PlanWith("te-offload", Problem(t, 599), all);
+  absl::StatusOr<Policy> tight = PlanWith("te-offload", OneBytePerNsProblem(t, 599), all);
   REQUIRE(tight.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(tight.status().message()) ==
         "te-offload: offloading 2 activations of 1 of 2 layers (the most TE allows) peaks at "
         "600 B at op 6 (b12), 1 B over the budget of 599 B");
   // TE's default threshold (262144 elements) skips these 100-element
   // tensors: nothing leaves, still 800.
-  absl::StatusOr<Policy> big = PlanWith("te-offload", Problem(t, 700));
+  absl::StatusOr<Policy> big = PlanWith("te-offload", OneBytePerNsProblem(t, 700));
   CHECK(big.status().code() == absl::StatusCode::kResourceExhausted);
 }
 
@@ -339,9 +324,9 @@ TEST_CASE("selective: the classic attention core is dropped and re-run", "[basel
   // inside, used only inside in forward: dropped); o 5→6 and y 5→6 have no
   // window. Trigger: d's first backward use, op 7, where all three come
   // back; the core's four ops (400 ns) are on d's item.
-  absl::StatusOr<Policy> p = PlanWith("selective", Problem(t, kUnlimitedBytes));
+  absl::StatusOr<Policy> p = PlanWith("selective", OneBytePerNsProblem(t, kUnlimitedBytes));
   REQUIRE(p.ok());
-  CHECK(Items(*p) == std::vector<Item>{{3, 3, 3, 7, 9}, {5, 3, 3, 7, 8}, {4, 4, 4, 7, 7}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{3, 3, 3, 7, 9}, {5, 3, 3, 7, 8}, {4, 4, 4, 7, 7}});
   for (const PolicyItem& it : p->items) {
     CHECK(it.action == ItemAction::kRecompute);
     CHECK(it.recompute_ns == (it.tensor_id == 4 ? 400 : 0));
@@ -361,9 +346,9 @@ TEST_CASE("selective: without a restorable RNG state the dropout's outputs stay"
   // for s and the softmax (op 2): 2 ops x 100 ns = 200 ns, stated on p's item
   // (the core's 400 ns were on d's).
   Trace t = ClassicAttention(/*rng_restorable=*/false);
-  absl::StatusOr<Policy> p = PlanWith("selective", Problem(t, kUnlimitedBytes));
+  absl::StatusOr<Policy> p = PlanWith("selective", OneBytePerNsProblem(t, kUnlimitedBytes));
   REQUIRE(p.ok());
-  CHECK(Items(*p) == std::vector<Item>{{3, 3, 3, 7, 9}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{3, 3, 3, 7, 9}});
   REQUIRE(p->items.size() == 1);
   CHECK(p->items[0].action == ItemAction::kRecompute);
   CHECK(p->items[0].recompute_ns == 200);
@@ -396,16 +381,16 @@ TEST_CASE("selective: a fused kernel keeps its output, drops the rest", "[baseli
   REQUIRE(cores.size() == 1);
   CHECK(cores[0].ops == std::vector<int32_t>{0});
   CHECK(cores[0].fused);
-  absl::StatusOr<Policy> p = PlanWith("selective", Problem(t, kUnlimitedBytes));
+  absl::StatusOr<Policy> p = PlanWith("selective", OneBytePerNsProblem(t, kUnlimitedBytes));
   REQUIRE(p.ok());
-  CHECK(Items(*p) == std::vector<Item>{{2, 0, 0, 3, 3}});
+  CHECK(OpWindows(*p) == std::vector<OpWindow>{{2, 0, 0, 3, 3}});
   CHECK(p->items[0].recompute_ns == 300);
   RequireClean(t, *p);
   // 600 ns of ops + 300 ns of recomputation.
   CHECK(Sim(t, *p, kUnlimitedBytes).iteration_time_ns == 900);
   // fused_cores=false: no core, nothing dropped.
   absl::StatusOr<Policy> off =
-      PlanWith("selective", Problem(t, kUnlimitedBytes), {{"fused_cores", "false"}});
+      PlanWith("selective", OneBytePerNsProblem(t, kUnlimitedBytes), {{"fused_cores", "false"}});
   REQUIRE(off.ok());
   CHECK(off->items.empty());
 }
@@ -414,11 +399,11 @@ TEST_CASE("selective: traces without attention", "[baselines]") {
   Trace t = TwoLayers();
   CHECK(AttentionCores(t, 0).empty());
   // Fits without dropping anything: an empty policy.
-  absl::StatusOr<Policy> fits = PlanWith("selective", Problem(t, 800));
+  absl::StatusOr<Policy> fits = PlanWith("selective", OneBytePerNsProblem(t, 800));
   REQUIRE(fits.ok());
   CHECK(fits->items.empty());
   // Does not fit: infeasible, and the message says why.
-  absl::StatusOr<Policy> p = PlanWith("selective", Problem(t, 700));
+  absl::StatusOr<Policy> p = PlanWith("selective", OneBytePerNsProblem(t, 700));
   REQUIRE(p.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(std::string(p.status().message()) ==
         "selective: no attention core found in iteration 0 (no softmax fed by a batched matmul, "

@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_format.h"
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/policy/policy_io.h"
@@ -36,14 +37,7 @@ const Trace& Toy() {
 }
 
 PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in, int32_t use) {
-  PolicyItem it;
-  it.tensor_id = id;
-  it.size_bytes = size;
-  it.swap_out_op = out;
-  it.release_op = rel;
-  it.swap_in_op = in;
-  it.first_use_op = use;
-  return it;
+  return testing::SwapItem(id, size, out, rel, in, use);
 }
 
 Policy ToyPolicy(std::vector<PolicyItem> items) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/synth_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/policy/policy_io.h"
@@ -368,18 +369,7 @@ TEST_CASE("Recomputed keys equal Chameleon's stored keys", "[varying][match]") {
   // Four-layer GPT-2-shaped model with a small vocabulary (activations make
   // the peak) on a device slowed to 1% of its roofline (so the link can move
   // enough during the forward pass); one iteration, budget 85% of the peak.
-  SynthOptions o;
-  o.model = *ModelPreset("gpt2");
-  o.model.layers = 4;
-  o.model.hidden_size = 256;
-  o.model.ffn_hidden_size = 1024;
-  o.model.num_heads = 4;
-  o.model.num_kv_heads = 4;
-  o.model.vocab_size = 1024;
-  o.seq_length_tokens = 1024;
-  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
-  o.flops_efficiency = 0.01;
-  o.hbm_efficiency = 0.01;
+  SynthOptions o = testing::SmallGpt2Options();
   absl::StatusOr<Trace> t = SynthesizeTrace(o);
   REQUIRE(t.ok());
   ChameleonOptions co;

@@ -88,6 +88,13 @@ struct ReportOptions {
 absl::StatusOr<nlohmann::json> BuildReportData(const Trace& trace, const Comparison& c,
                                                const ReportOptions& options);
 
+// The columns one compare row shares between `compare --json` and the
+// page's table: planner, feasible, num_items and the simulated
+// peak_with_policy_bytes, iteration_time_ns, overhead_vs_ideal_fraction,
+// stall_ns, recompute_ns, d2h_bytes, h2d_bytes (null without a simulation).
+// Written into `row`, an object. O(1).
+void SetCompareRowColumns(const PlannerOutcome& r, nlohmann::json* row);
+
 // The page: HTML with `data` embedded (every "</" escaped so that no string
 // closes the script element) and the inline stylesheet and script.
 std::string RenderReportHtml(const nlohmann::json& data);

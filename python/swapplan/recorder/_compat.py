@@ -67,3 +67,22 @@ def legacy_profiler_available():
     """True when the sequential legacy profiler (used by allocator_check) exists."""
     return hasattr(torch.autograd, "_enable_profiler_legacy") and hasattr(
         torch.ops.profiler, "_record_function_enter_new")
+
+
+def schema_effects(func):
+    """What an ATen op's schema says it writes and aliases:
+    (positions of the positional arguments it writes in place, names of the
+    keyword-only ones it writes, a tuple telling for each return whether it
+    aliases an input, whether it is profiler instrumentation — a
+    ``profiler::`` range, whose "tensors" are not the allocator's)."""
+    schema = func._schema
+    write_pos, write_kw = [], set()
+    for i, a in enumerate(schema.arguments):
+        info = a.alias_info
+        if info is not None and info.is_write:
+            if a.kwarg_only:
+                write_kw.add(a.name)
+            else:
+                write_pos.append(i)
+    returns_alias = tuple(r.alias_info is not None for r in schema.returns)
+    return write_pos, write_kw, returns_alias, schema.name.startswith("profiler::")

@@ -33,21 +33,11 @@ _storage_id = C.storage_id
 
 class DispatchMixin:
     def _describe(self, func):
-        schema = func._schema
-        write_pos, write_kw = [], set()
-        for i, a in enumerate(schema.arguments):
-            info = a.alias_info
-            if info is not None and info.is_write:
-                if a.kwarg_only:
-                    write_kw.add(a.name)
-                else:
-                    write_pos.append(i)
-        returns_alias = tuple(r.alias_info is not None for r in schema.returns)
         # profiler:: ops are instrumentation (record_function ranges, e.g. the
         # one optimizer.step() opens); their "tensors" are handles whose memory
         # is not the allocator's. Not recorded.
-        skip = schema.name.startswith("profiler::")
-        name_id = -1 if skip else self.recording.intern(schema.name)
+        write_pos, write_kw, returns_alias, skip = C.schema_effects(func)
+        name_id = -1 if skip else self.recording.intern(func._schema.name)
         info = (name_id, tuple(write_pos), frozenset(write_kw), returns_alias)
         self._op_cache[func] = info
         return info

@@ -626,17 +626,9 @@ class SwapRuntime:
 
     # The per-op path.
     def _describe(self, func):
+        write_pos, write_kw, aliases, instrumentation = C.schema_effects(func)
         schema = func._schema
-        write_pos, write_kw = [], set()
-        for i, a in enumerate(schema.arguments):
-            info = a.alias_info
-            if info is not None and info.is_write:
-                if a.kwarg_only:
-                    write_kw.add(a.name)
-                else:
-                    write_pos.append(i)
-        aliases = tuple(r.alias_info is not None for r in schema.returns)
-        if schema.name.startswith("profiler::"):
+        if instrumentation:
             op = -1  # instrumentation, not an op (as the recorder)
         else:
             oid = ctypes.c_int32()

@@ -134,6 +134,24 @@ PolicyItem MakePolicyItem(const Trace& trace, int32_t iteration, TensorId t, int
   return it;
 }
 
+void AppendGroupRecompute(const Trace& trace, int32_t iteration,
+                          const std::vector<ActivationWindow>& group, int64_t group_recompute_ns,
+                          Policy* p) {
+  auto first_needed = std::min_element(group.begin(), group.end(),
+                                       [](const ActivationWindow& a, const ActivationWindow& b) {
+                                         return a.first_backward_use < b.first_backward_use;
+                                       });
+  const int32_t trigger = first_needed->first_backward_use;
+  for (const ActivationWindow& w : group) {
+    PolicyItem item = MakePolicyItem(trace, iteration, w.tensor, w.last_forward_use,
+                                     w.last_forward_use, std::max(trigger, w.last_forward_use + 1),
+                                     w.first_backward_use);
+    item.action = ItemAction::kRecompute;
+    if (&w == &*first_needed) item.recompute_ns = group_recompute_ns;
+    p->items.push_back(std::move(item));
+  }
+}
+
 Policy BaselinePolicy(const PlanningProblem& problem, absl::string_view name,
                       std::vector<std::pair<std::string, std::string>> parameters) {
   Policy p;

@@ -62,31 +62,15 @@ absl::StatusOr<Policy> RecomputePlanner::PlanPolicy(const PlanningProblem& probl
     groups[seg].push_back(w);
   }
   Policy p = BaselinePolicy(problem, name(), RecomputeOptionTable().ToParameters(options_));
-  int64_t total_recompute = 0;
   for (auto& [seg, windows] : groups) {
     const LayerSegment& s = layers.segments[seg];
     int64_t forward_ns = 0;
     for (int32_t i = s.first_op; i <= s.last_op; ++i) forward_ns += durations.duration_ns[i];
     // The re-run happens when the first dropped tensor is needed.
-    auto first_needed = std::min_element(windows.begin(), windows.end(),
-                                         [](const ActivationWindow& a, const ActivationWindow& b) {
-                                           return a.first_backward_use < b.first_backward_use;
-                                         });
-    const int32_t trigger = first_needed->first_backward_use;
-    for (const ActivationWindow& w : windows) {
-      PolicyItem item =
-          MakePolicyItem(trace, it, w.tensor, w.last_forward_use, w.last_forward_use,
-                         std::max(trigger, w.last_forward_use + 1), w.first_backward_use);
-      item.action = ItemAction::kRecompute;
-      if (&w == &*first_needed) {
-        item.recompute_ns = forward_ns;
-        total_recompute += forward_ns;
-      }
-      p.items.push_back(std::move(item));
-    }
+    AppendGroupRecompute(trace, it, windows, forward_ns, &p);
   }
   SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &p));
-  total_recompute = 0;
+  int64_t total_recompute = 0;
   for (const PolicyItem& item : p.items) total_recompute += item.recompute_ns;
   p.expected_overhead_ns = total_recompute;
   SWAPPLAN_RETURN_IF_ERROR(CheckPolicyFits(

@@ -194,33 +194,17 @@ absl::StatusOr<Policy> SelectivePlanner::PlanPolicy(const PlanningProblem& probl
     if (inside) groups[core].push_back(w);
   }
   Policy p = BaselinePolicy(problem, name(), SelectiveOptionTable().ToParameters(options_));
-  int64_t total_recompute = 0;
   for (auto& [core, windows] : groups) {
     int64_t core_ns = 0;
     for (int32_t op : cores[core].ops) core_ns += durations.duration_ns[op];
-    auto first_needed = std::min_element(windows.begin(), windows.end(),
-                                         [](const ActivationWindow& a, const ActivationWindow& b) {
-                                           return a.first_backward_use < b.first_backward_use;
-                                         });
-    const int32_t trigger = first_needed->first_backward_use;
-    for (const ActivationWindow& w : windows) {
-      PolicyItem item =
-          MakePolicyItem(trace, it, w.tensor, w.last_forward_use, w.last_forward_use,
-                         std::max(trigger, w.last_forward_use + 1), w.first_backward_use);
-      item.action = ItemAction::kRecompute;
-      if (&w == &*first_needed) {
-        item.recompute_ns = core_ns;
-        total_recompute += core_ns;
-      }
-      p.items.push_back(std::move(item));
-    }
+    AppendGroupRecompute(trace, it, windows, core_ns, &p);
   }
   // Exact recipes (policy/resolver.h): the attention core's stated time
   // covers its own ops; a chain reaching further is charged, and an item
   // whose recipe cannot run (a dropout without a restorable RNG state) is
   // kept on the device.
   SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, &p));
-  total_recompute = 0;
+  int64_t total_recompute = 0;
   for (const PolicyItem& item : p.items) total_recompute += item.recompute_ns;
   p.expected_overhead_ns = total_recompute;
   const std::string what =

@@ -85,6 +85,15 @@ std::vector<ActivationWindow> ActivationWindows(const Trace& trace, int32_t iter
 PolicyItem MakePolicyItem(const Trace& trace, int32_t iteration, TensorId t, int32_t swap_out_op,
                           int32_t release_op, int32_t swap_in_op, int32_t first_use_op);
 
+// Appends to `p` one RECOMPUTE item per window of a group of activations
+// dropped together after their last forward use and re-run together (one
+// recipe of `group_recompute_ns`, charged to the item needed first) when the
+// first of them is needed in backward. Requires a non-empty group.
+// O(group × uses).
+void AppendGroupRecompute(const Trace& trace, int32_t iteration,
+                          const std::vector<ActivationWindow>& group, int64_t group_recompute_ns,
+                          Policy* p);
+
 // A policy for `problem` from planner `name` with no items yet: fingerprint,
 // budget, bandwidths, planner name and parameters.
 Policy BaselinePolicy(const PlanningProblem& problem, absl::string_view name,
