@@ -16,6 +16,7 @@
 #include "swapplan/planners/hyperoffload/persistent.h"
 #include "swapplan/planners/hyperoffload/refine.h"
 #include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/dataflow.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/util/error.h"
@@ -327,7 +328,8 @@ void AppendPersistent(const Run& r, int32_t tier, std::vector<Candidate>* cands)
 // then, at the peak op, to the Store's own op, until the peak fits. The op after such a Detach waits for its Store (a
 // planned stall, release_waits_for_copy, marked by the final check).
 // O(C log C + C log n).
-void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, MaxTree* tree) {
+void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
+                  std::vector<Candidate>* chosen, MaxTree* tree, int64_t* remote_room) {
   std::sort(chosen->begin(), chosen->end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(a.store_op, a.consumer, a.tensor) < std::tie(b.store_op, b.consumer, b.tensor);
   });
@@ -343,8 +345,9 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, 
   }
   // Still over: at the peak op, the window stored last before it whose
   // Detach is at or after it is Detached right after its Store's op (the
-  // next op waits for the whole copy); repeated while the peak is over.
-  // O(C) per window moved.
+  // next op waits for the whole copy) — else a window left out of the
+  // selection (`spare`) is taken that way; repeated while the peak is
+  // over. O(C) per window moved.
   while (tree->Max() > budget) {
     const int32_t peak = tree->ArgMax();
     Candidate* best = nullptr;
@@ -353,7 +356,27 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* chosen, 
       if (c.wraps && c.issue_op <= peak) continue;
       if (best == nullptr || c.store_op > best->store_op) best = &c;
     }
-    if (best == nullptr) return;
+    if (best == nullptr) {
+      // A window left out (its Store outlasted its gap) that, Detached at
+      // its Store's op, is off the device at the peak.
+      size_t pick = spare->size();
+      for (size_t k = 0; k < spare->size(); ++k) {
+        Candidate& c = (*spare)[k];
+        if (c.store_op >= peak || c.consumer <= peak + 1) continue;
+        if (c.tier == 1 && c.bytes > *remote_room) continue;
+        if (pick == spare->size() || c.store_op > (*spare)[pick].store_op) pick = k;
+      }
+      if (pick == spare->size()) return;
+      Candidate c = (*spare)[pick];
+      spare->erase(spare->begin() + static_cast<std::ptrdiff_t>(pick));
+      c.release_op = c.store_op;
+      c.issue_op = JustInTime(r, c);
+      if (c.issue_op <= peak) continue;  // the peak stays; it is not taken
+      if (c.tier == 1) *remote_room -= c.bytes;
+      OffDevice(tree, c, r.n, -1);
+      chosen->push_back(c);
+      continue;
+    }
     OffDevice(tree, *best, r.n, 1);
     best->release_op = best->store_op;
     OffDevice(tree, *best, r.n, -1);
@@ -448,6 +471,9 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   // Detach where the Store would complete alone on its stream, the
   // Prefetch at its latest hiding position (refined below).
   int32_t group_tier = -1;  // the tier of the persistent group being taken
+  // Activation windows left out because their Store would end too late:
+  // release waits may still take them.
+  std::vector<Candidate> spare;
   std::vector<char> useful(cands.size(), 0);  // a group's clean windows taken
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
@@ -494,7 +520,10 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
       }
       const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
       c.release_op = r.EndingAtOrAfter(c.store_op, done);
-      if (c.release_op + 1 >= c.consumer) continue;
+      if (c.release_op + 1 >= c.consumer) {
+        spare.push_back(c);  // its Store alone outlasts the gap
+        continue;
+      }
       if (c.tier == 1) remote_room -= c.bytes;
       const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
       const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
@@ -533,6 +562,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         OffDevice(&tree, c, r.n, 1);
         if (!c.wraps && rel + 1 >= c.consumer) {
           if (c.tier == 1) remote_room += c.bytes;
+          spare.push_back(c);
           continue;  // the queued Store leaves no time off the device
         }
         c.release_op = rel;
@@ -551,7 +581,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   // the Fig. 6 trace, bench/hyperoffload_fig6.sh, they were slower at 55
   // GB/s and did not fit at 33.6 GB/s.)
   if (o.release_waits && !o.offload_all && tree.Max() > budget) {
-    ReleaseEarly(r, budget, &chosen, &tree);
+    ReleaseEarly(r, budget, &spare, &chosen, &tree, &remote_room);
   }
   // Clean windows: a later window of a tensor on the same tier with no
   // write since it came back (Detach without Store, at the last use).
@@ -652,6 +682,26 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         absl::StrCat("hyperoffload: the policy breaks a checker rule: ", broken->message));
   }
   p.expected_peak_bytes = rep.peak_bytes;
+  const bool took_persistent = std::any_of(chosen.begin(), chosen.end(),
+                                           [](const Candidate& c) { return c.group >= 0; });
+  if (took_persistent && o.release_waits) {
+    // Parameters and optimizer states cost a Prefetch per window and a
+    // Store per iteration; release waits on the activations alone cost
+    // forward stalls instead. Which is faster depends on the link: plan
+    // the latter too and keep the faster under the evaluation simulator.
+    HyperOffloadOptions alt = o;
+    alt.offload_parameters = false;
+    HyperOffloadPlanner other(alt);
+    absl::StatusOr<Policy> q = other.PlanPolicy(problem);
+    if (q.ok()) {
+      if (rep.peak_bytes > budget) return q;
+      SimulatorOptions so;
+      so.device = problem.device;
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult a, Simulate(r.trace, p, so));
+      absl::StatusOr<SimulationResult> b = Simulate(r.trace, *q, so);
+      if (b.ok() && !b->oom.occurred && b->iteration_time_ns < a.iteration_time_ns) return q;
+    }
+  }
   if (rep.peak_bytes > budget) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "hyperoffload: ", what, " peaks at ", rep.peak_bytes, " bytes at op ", rep.peak_op, ", ",
