@@ -40,7 +40,10 @@
 //      device at an op still over the budget.
 //   7. Release waits, when even that leaves the peak over: Detaches move
 //      back to where each Store completes alone, then to the Store's op
-//      at the planned peak (the next op waits for the copy).
+//      at the planned peak (the next op waits for the copy), taking
+//      windows left out of the selection if need be. When step 6 took
+//      anything, the plan without it (release waits on activations only)
+//      is made too and the faster under sim/simulator.h is returned.
 //   8. The policy is checked (sim/checker.h, release points marked as
 //      planned waits where the FIFO is late); a reordered policy that
 //      does not fit falls back to the recorded order.
