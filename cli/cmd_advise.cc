@@ -55,7 +55,8 @@ const std::vector<std::string>& SynthOnlyFlags() {
       "--experts", "--top-k", "--dropout", "--seq", "--micro-batch", "--micro-batches", "--tp",
       "--dp", "--zero", "--pp", "--pp-stage", "--recompute", "--dtype", "--flash",
       "--fp32-grad-accumulation", "--seed", "--moe-imbalance", "--flops-efficiency",
-      "--hbm-efficiency", "--peak-flops", "--memory-bandwidth", "--interconnect-bandwidth"};
+      "--hbm-efficiency", "--peak-flops", "--memory-bandwidth", "--interconnect-bandwidth",
+      "--inference", "--batch", "--prompt", "--generate"};
   return kFlags;
 }
 const std::vector<std::string>& DeviceFlagNames() {

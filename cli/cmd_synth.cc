@@ -6,10 +6,12 @@
 // a configuration whose persistent state alone exceeds the device memory
 // (llama2-70b at TP1/DP1: about 1 TiB) is reported as infeasible with that
 // reason — it needs parallelism, not swapping.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -168,6 +170,97 @@ std::string Summary(const SynthOptions& o, const std::string& output, const Trac
   return out;
 }
 
+// Inference requests: KV cache bytes at the end of the request (K and V of
+// every layer, batch x (prompt + generate) positions).
+int64_t KvCacheBytes(const SynthOptions& o) {
+  return 2 * int64_t{o.stage_layers()} * o.micro_batch_sequences * o.max_positions() *
+         (o.model.num_kv_heads / o.parallel.tensor_parallel) * o.model.head_dim() *
+         DTypeBytes(o.dtype);
+}
+
+// The first request's prefill duration (its ops of micro-batch 0) and its
+// mean decode step's (`steps` decode steps).
+std::pair<int64_t, int64_t> RequestTimes(const Trace& t, int32_t steps) {
+  int64_t prefill = 0, decode = 0;
+  const IterationInfo& it = t.iteration(0);
+  for (OpIndex i = it.op_begin; i < it.op_end; ++i) {
+    (t.op(i).micro_batch == 0 ? prefill : decode) += std::max<int64_t>(0, t.op(i).duration_ns);
+  }
+  return {prefill, steps > 0 ? decode / steps : 0};
+}
+
+nlohmann::json InferenceSummaryJson(const SynthOptions& o, const ResolvedDevice& d,
+                                    const std::string& output, const Trace& t,
+                                    const MemoryCurve& c) {
+  const TraceStats s = ComputeTraceStats(t);
+  const PeakInfo& pk = c.peak_unswapped();
+  MemoryEstimate est;
+  est.persistent_bytes = est.parameter_bytes = c.iterations()[0].persistent_bytes;
+  const FitVerdict fit = Fit(o, est, pk.bytes);
+  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
+  nlohmann::json j;
+  j["trace_file"] = output;
+  j["model"] = o.model.name;
+  j["device"] = DeviceJson(d);
+  j["parallel"] = {{"tensor_parallel", o.parallel.tensor_parallel},
+                   {"pipeline_parallel", 1},
+                   {"pipeline_stage", 0},
+                   {"data_parallel", o.parallel.data_parallel},
+                   {"zero_stage", 0}};
+  j["num_iterations"] = t.num_iterations();
+  j["num_ops"] = t.num_ops();
+  j["num_tensors"] = t.num_tensors();
+  j["persistent_bytes"] = est.persistent_bytes;
+  j["parameter_bytes"] = est.parameter_bytes;
+  j["gradient_bytes"] = 0;
+  j["optimizer_state_bytes"] = 0;
+  j["peak_unswapped_bytes"] = pk.bytes;
+  j["estimated_peak_unswapped_bytes"] = nullptr;
+  j["mean_wall_time_ns"] = s.total_wall_time_ns / t.num_iterations();
+  j["fits_without_swapping"] = fit.fits;
+  j["feasible"] = !fit.persistent_exceeds;
+  j["verdict"] = fit.text;
+  j["inference"] = {{"batch", o.micro_batch_sequences},
+                    {"prompt_tokens", o.seq_length_tokens},
+                    {"generate_tokens", o.generate_tokens},
+                    {"kv_cache_bytes", KvCacheBytes(o)},
+                    {"prefill_time_ns", prefill},
+                    {"decode_step_time_ns", decode}};
+  return j;
+}
+
+std::string InferenceSummary(const SynthOptions& o, const std::string& output, const Trace& t,
+                             const MemoryCurve& c) {
+  const TraceStats s = ComputeTraceStats(t);
+  const int64_t persistent = c.iterations()[0].persistent_bytes;
+  std::string out;
+  absl::StrAppend(&out, "wrote ", output, ": ", o.model.name, " on ", o.device.name, ", TP",
+                  o.parallel.tensor_parallel, ", inference: batch ", o.micro_batch_sequences,
+                  " x (prompt ", o.seq_length_tokens, " + generate ", o.generate_tokens, "), ",
+                  DTypeName(o.dtype), "\n");
+  absl::StrAppend(&out, "  requests     ", t.num_iterations(), ", ops ", t.num_ops(),
+                  " (prefill + ", o.generate_tokens, " decode steps each), tensors ",
+                  t.num_tensors(), "\n");
+  absl::StrAppend(&out, "  persistent   ", FormatBytes(persistent), " (parameters, rotary table)\n");
+  absl::StrAppend(&out, "  kv cache     ", FormatBytes(KvCacheBytes(o)),
+                  " at the end of a request (K and V, ", o.stage_layers(), " layers x ",
+                  o.micro_batch_sequences, " x ", o.max_positions(), " positions)\n");
+  const PeakInfo& pk = c.peak_unswapped();
+  absl::StrAppend(&out, "  peak         ", FormatBytes(pk.bytes), " (", pk.bytes, " B) at request ",
+                  pk.iteration, ", op ", pk.local_op, " (", t.op_name_at(pk.op), "); ",
+                  Pct(static_cast<double>(pk.bytes), static_cast<double>(o.device.capacity_bytes)),
+                  " of ", FormatBytes(o.device.capacity_bytes), "\n");
+  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
+  absl::StrAppend(&out, "  request      ",
+                  FormatDurationNs(s.total_wall_time_ns / t.num_iterations()),
+                  " (roofline): prefill ", FormatDurationNs(prefill), ", decode step ",
+                  FormatDurationNs(decode), " (mean)\n");
+  MemoryEstimate est;
+  est.persistent_bytes = persistent;
+  absl::StrAppend(&out, "  fits         ", Fit(o, est, pk.bytes).text, "\n");
+  return out;
+}
+
 }  // namespace
 
 void SetupSynth(CLI::App& root, Action* action) {
@@ -201,6 +294,11 @@ void SetupSynth(CLI::App& root, Action* action) {
       SWAPPLAN_RETURN_IF_ERROR(WriteTrace(trace, output));
       if (a->quiet) return absl::OkStatus();
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+      if (o.inference) {
+        return WriteOutput("", a->json ? InferenceSummaryJson(o, device, output, trace, curve)
+                                                 .dump(2) + "\n"
+                                       : InferenceSummary(o, output, trace, curve));
+      }
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryEstimate est, EstimateMemory(o));
       if (a->json) {
         return WriteOutput("", SummaryJson(o, device, output, trace, curve, est).dump(2) + "\n");

@@ -1,4 +1,6 @@
 // swapplan whatif --model PRESET --device PRESET --scale batch|seq|hidden|layers
+//                 (or --max sequence|batch|hidden|layers; with --inference the
+//                 sequence is the request's prompt) [--planner-option P.N=V]
 //                 [synthesizer flags] [--step N] [--max-value N] [--reserve X]
 //                 [--copy-latency T] [--half-duplex] [--max-overhead 20%]
 //                 [--extrapolate-from A,B] [--planners a,b,...] [--json] [-o FILE]
@@ -26,6 +28,7 @@
 #include "common.h"
 #include "device_flags.h"
 #include "flags.h"
+#include "planner_flags.h"
 #include "progress.h"
 #include "swapplan/eval/whatif.h"
 #include "swapplan/util/error.h"
@@ -40,6 +43,8 @@ struct WhatIfArgs {
   FlagSet flags;
   SynthFlags config;
   std::optional<std::string> scale;
+  std::optional<std::string> max_dim;  // --max: --scale's alias (seed 003's spelling)
+  std::vector<CompareOptions::PlannerOption> planner_options;
   std::optional<int64_t> step;
   std::optional<int64_t> max_value;
   std::optional<int64_t> max_evaluations;
@@ -76,8 +81,21 @@ std::string Impact(int64_t extrapolated, int64_t time) {
                                         static_cast<double>(time));
 }
 
+// The dimension's name in reports: an inference request's sequence is its
+// prompt.
+std::string DimLabel(const SynthOptions& base, ScaleDimension d) {
+  return base.inference && d == ScaleDimension::kSeq ? "prompt"
+                                                     : std::string(ScaleDimensionName(d));
+}
+
 std::string ConfigText(const SynthOptions& o) {
   const ParallelConfig& p = o.parallel;
+  if (o.inference) {
+    return absl::StrCat(o.model.name, " on ", o.device.name, ": TP", p.tensor_parallel, ", ",
+                        o.model.layers, " layers, hidden ", o.model.hidden_size,
+                        ", inference: batch ", o.micro_batch_sequences, " x (prompt ",
+                        o.seq_length_tokens, " + generate ", o.generate_tokens, ")");
+  }
   return absl::StrCat(o.model.name, " on ", o.device.name, ": TP", p.tensor_parallel, " PP",
                       p.pipeline_parallel, " (stage ", p.pipeline_stage, ") DP", p.data_parallel,
                       " ZeRO-", p.zero_stage, ", ", o.model.layers, " layers, hidden ",
@@ -88,7 +106,7 @@ std::string ConfigText(const SynthOptions& o) {
 
 std::string RenderText(const SynthOptions& base, const ResolvedDevice& d, const WhatIfResult& r,
                        double seconds, bool explicit_extrapolation) {
-  const std::string dim(ScaleDimensionName(r.dimension));
+  const std::string dim = DimLabel(base, r.dimension);
   std::string out;
   absl::StrAppend(&out, "what-if   ", ConfigText(base), "; scaling ", dim, " from ", r.start,
                   " in steps of ", r.step, "\n");
@@ -225,10 +243,14 @@ std::string RenderJson(const SynthOptions& base, const ResolvedDevice& d, const 
 absl::Status Run(WhatIfArgs& a) {
   a.flags.Parse();
   WhatIfOptions o;
-  if (!a.scale) {
-    a.flags.Add("--scale is required: batch, seq, hidden or layers");
-  } else {
+  if (a.scale && a.max_dim) {
+    a.flags.Add("--scale and --max name the dimension twice: give one");
+  } else if (!a.scale && !a.max_dim) {
+    a.flags.Add("--scale (or --max) is required: batch, seq, hidden or layers");
+  } else if (a.scale) {
     ParseScaleDimension(*a.scale, &o.dimension);  // a Choice
+  } else {
+    ParseScaleDimension(*a.max_dim == "sequence" ? "seq" : *a.max_dim, &o.dimension);
   }
   o.step = a.step.value_or(0);
   o.max_value = a.max_value.value_or(0);
@@ -251,7 +273,9 @@ absl::Status Run(WhatIfArgs& a) {
   o.reserve_bytes = device.model.reserve_bytes;
   o.simulator.device.copy_latency_ns = device.model.copy_latency_ns;
   o.simulator.device.copy_engines = device.model.copy_engines;
-  const std::string dim(ScaleDimensionName(o.dimension));
+  o.simulator.device.tiers = device.model.tiers;  // --remote-memory (hyperoffload)
+  o.planner_options = a.planner_options;
+  const std::string dim = DimLabel(o.base, o.dimension);
   const auto t0 = std::chrono::steady_clock::now();
   // The search stops after max_evaluations at most: the bar's total (the
   // ETA is an upper bound when it converges earlier).
@@ -285,9 +309,20 @@ void SetupWhatIf(CLI::App& root, Action* action) {
       "step time at each value tried and the linear extrapolation from sizes that fit without "
       "swapping. Exit 3 when nothing fits the smallest value.");
   FlagSet& f = a->flags;
-  AddSynthConfigFlags(sub, &f, &a->config, /*reserve=*/true);
+  AddSynthConfigFlags(sub, &f, &a->config,
+                      {.reserve = true,
+                       .compute_scale = false,
+                       .roofline = true,
+                       .remote_tier = true,
+                       .default_device = kSynthDefaultDevice});
   f.Choice(sub, "--scale", &a->scale, {"batch", "seq", "hidden", "layers"},
-           "Dimension to grow: batch, seq, hidden or layers (required)");
+           "Dimension to grow: batch, seq, hidden or layers (this or --max is required)");
+  f.Choice(sub, "--max", &a->max_dim, {"sequence", "seq", "batch", "hidden", "layers"},
+           "The same as --scale (sequence = seq): with --inference, --max sequence finds the "
+           "longest prompt that fits per planner");
+  AddPlannerOptionFlag(sub, &f, &a->planner_options,
+                       "PLANNER.NAME=VALUE: a planner option, e.g. hyperoffload.kv_offload=all "
+                       "(repeatable)");
   f.Int(sub, "--step", &a->step,
         "Grid step (default: batch 1, seq 1024, hidden 128 or the next multiple of 2 x heads x "
         "tp, layers the pipeline degree)",

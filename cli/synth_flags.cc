@@ -50,6 +50,16 @@ void AddSynthConfigFlags(CLI::App* sub, FlagSet* fs, SynthFlags* f,
       ->capture_default_str();
   sub->add_option("--moe-imbalance", f->moe_imbalance, "Spread of per-expert load (σ)")
       ->capture_default_str();
+  sub->add_flag("--inference", f->inference,
+                "An inference request instead of training: prefill of --prompt tokens, then "
+                "--generate decode steps over a growing KV cache (docs/synth.md)");
+  fs->Int(sub, "--batch", &f->batch, "Sequences of the inference request (default 1)", 1,
+          INT32_MAX);
+  fs->Int(sub, "--prompt", &f->prompt,
+          "Prompt tokens of the inference request (default: the preset's sequence length)", 1,
+          INT64_MAX);
+  fs->Int(sub, "--generate", &f->generate,
+          "Decode steps of the inference request, one token each (default 256)", 0, INT32_MAX);
   sub->add_option("--flops-efficiency", f->flops_efficiency, "Fraction of peak FLOP/s reached")
       ->capture_default_str();
   sub->add_option("--hbm-efficiency", f->hbm_efficiency, "Fraction of HBM bandwidth reached")
@@ -80,6 +90,18 @@ absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a, FlagSet* fs,
   *device = ResolveDevice(a.device, defaults, {}, fs);
   absl::StatusOr<ModelConfig> model = ModelPreset(a.model);
   if (!model.ok()) fs->Add(std::string(model.status().message()));
+  if (!a.inference) {
+    const std::pair<bool, const char*> only[] = {
+        {a.batch.has_value(), "--batch needs --inference (training: --micro-batch)"},
+        {a.prompt.has_value(), "--prompt needs --inference (training: --seq)"},
+        {a.generate.has_value(), "--generate needs --inference"},
+    };
+    for (const auto& [given, problem] : only) {
+      if (given) fs->Add(problem);
+    }
+  } else if (a.seq) {
+    fs->Add("--seq is for training traces; with --inference the prompt length is --prompt");
+  }
   SWAPPLAN_RETURN_IF_ERROR(fs->Status());
   o.model = *std::move(model);
   o.device = device->model;
@@ -134,6 +156,12 @@ absl::StatusOr<SynthOptions> BuildSynthOptions(const SynthFlags& a, FlagSet* fs,
   o.moe_imbalance = a.moe_imbalance;
   o.flops_efficiency = a.flops_efficiency;
   o.hbm_efficiency = a.hbm_efficiency;
+  if (a.inference) {
+    o.inference = true;
+    if (a.prompt) o.seq_length_tokens = *a.prompt;
+    if (a.batch) o.micro_batch_sequences = static_cast<int32_t>(*a.batch);
+    if (a.generate) o.generate_tokens = static_cast<int32_t>(*a.generate);
+  }
   SWAPPLAN_RETURN_IF_ERROR(o.Validate());
   return o;
 }

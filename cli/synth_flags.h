@@ -42,6 +42,10 @@ struct SynthFlags {
   uint64_t seed = 1;
   double moe_imbalance = 0.3;
   double flops_efficiency = 1.0, hbm_efficiency = 1.0;
+  // Inference request (--inference): --batch sequences, --prompt tokens,
+  // --generate decode steps; the three are refused without --inference.
+  bool inference = false;
+  std::optional<int64_t> batch, prompt, generate;
 };
 
 // Declares the model, device, parallelism, shape, dtype, recomputation,

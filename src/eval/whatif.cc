@@ -142,6 +142,12 @@ absl::Status WhatIfOptions::Validate() const {
       return bad(absl::StrCat("unknown planner '", p, "' (known: ", PlannerNames(), ")"));
     }
   }
+  for (const CompareOptions::PlannerOption& p : planner_options) {
+    if (FindPlanner(p.planner) == nullptr) {
+      return bad(absl::StrCat("planner option for unknown planner '", p.planner, "' (known: ",
+                              PlannerNames(), ")"));
+    }
+  }
   return simulator.Validate();
 }
 
@@ -206,6 +212,7 @@ absl::StatusOr<bool> Search::Evaluate(int64_t k) {
   co.budget.reserve_bytes = options_.reserve_bytes;
   co.simulator = options_.simulator;
   co.planners = compared_;
+  co.planner_options = options_.planner_options;
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(*trace, co, &curve));
   WhatIfPoint p;
   p.value = value;
@@ -257,7 +264,9 @@ absl::StatusOr<WhatIfResult> Search::Run() {
   r_.reserve_bytes = options_.reserve_bytes;
   r_.budget_bytes = r_.device_memory_bytes - r_.reserve_bytes;
   r_.max_overhead_vs_ideal = options_.max_overhead_vs_ideal;
-  if (options_.planners.empty()) {
+  if (options_.planners.empty() && base_.inference) {
+    r_.planners = {"noswap", "chameleon", "hyperoffload"};
+  } else if (options_.planners.empty()) {
     for (const PlannerInfo& p : RegisteredPlanners()) {
       if (p.in_default_set && !p.unlimited_memory) r_.planners.push_back(p.name);
     }

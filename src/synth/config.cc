@@ -172,11 +172,12 @@ absl::Status SynthOptions::Validate() const {
                             parallel.pipeline_parallel));
   }
   if (seq_length_tokens < 1) return Bad(absl::StrCat("--seq is ", seq_length_tokens, "; must be >= 1"));
-  if (model.position == PositionKind::kLearned &&
-      seq_length_tokens > model.max_position_embeddings) {
-    return Bad(absl::StrCat("--seq ", seq_length_tokens, " exceeds the ",
-                            model.max_position_embeddings, " learned positions of ", model.name));
+  if (model.position == PositionKind::kLearned && max_positions() > model.max_position_embeddings) {
+    return Bad(absl::StrCat(inference ? "--prompt + --generate " : "--seq ", max_positions(),
+                            " exceeds the ", model.max_position_embeddings,
+                            " learned positions of ", model.name));
   }
+  if (absl::Status st = ValidateInference(); !st.ok()) return st;
   if (absl::Status st = seq_lengths.Validate(); !st.ok()) return st;
   if (seq_lengths.max() > seq_length_tokens) {
     return Bad(absl::StrCat("--seq-lengths reach ", seq_lengths.max(), ", above --seq ",
@@ -248,6 +249,44 @@ absl::Status SynthOptions::Validate() const {
                                 fits ? absl::StrCat(n) : std::string("more than 2^63"),
                                 " elements, more than the 2^56 a tensor may have; reduce "
                                 "--hidden, --ffn, --vocab, --seq or --micro-batch"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SynthOptions::ValidateInference() const {
+  if (!inference) return absl::OkStatus();
+  if (generate_tokens < 0) {
+    return Bad(absl::StrCat("--generate is ", generate_tokens, "; must be >= 0"));
+  }
+  // One request is one batch through every layer: the training-only parts
+  // of the configuration have no meaning there.
+  struct Rule {
+    bool broken;
+    const char* what;
+  };
+  const Rule rules[] = {
+      {num_micro_batches != 1, "--micro-batches (an inference request is one batch: --batch)"},
+      {parallel.pipeline_parallel != 1, "--pp (pipeline-parallel inference is not modelled)"},
+      {parallel.zero_stage != 0, "--zero (inference holds no gradients or optimizer states)"},
+      {recompute, "--recompute (nothing is saved for a backward pass)"},
+      {fp32_grad_accumulation, "--fp32-grad-accumulation (no gradients)"},
+      {loss_scale_skip_every != 0, "--loss-scale-skip-every (no optimizer step)"},
+      {validation_every != 0, "--validation-every (no training iterations)"},
+      {!seq_lengths.empty(), "--seq-lengths (the prompt length is --prompt)"},
+      {attention != AttentionKind::kFlash,
+       "--no-flash (inference attends over the KV cache with flash attention)"},
+  };
+  for (const Rule& r : rules) {
+    if (r.broken) return Bad(absl::StrCat(r.what, " is not supported with --inference"));
+  }
+  int64_t cache = 1;
+  for (int64_t x : {int64_t{micro_batch_sequences}, max_positions(), int64_t{model.num_kv_heads},
+                    model.head_dim(), int64_t{4}}) {
+    if (!CheckedMul(cache, x, &cache) || cache > (int64_t{1} << 60)) {
+      return OverflowError("synth", "the KV cache of one layer (batch x (prompt + generate) x "
+                                    "kv-heads x head-dim) would exceed 2^60 bytes; reduce "
+                                    "--batch, --prompt or --generate");
     }
   }
   return absl::OkStatus();

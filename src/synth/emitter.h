@@ -50,6 +50,12 @@ class Emitter {
   Phase phase() const { return phase_; }
   // Micro-batch hint; `validation` names tensors "val<k>." instead of "mb<k>.".
   void SetMicroBatch(int32_t micro_batch, bool validation);
+  // Micro-batch hint with an explicit tensor-name prefix (inference passes:
+  // "prefill.", "decode3.").
+  void SetPass(int32_t micro_batch, absl::string_view prefix) {
+    micro_batch_ = micro_batch;
+    if (o_.tensor_names) mb_prefix_.assign(prefix.data(), prefix.size());
+  }
   // Stage-local layer hint.
   void SetLayer(int32_t layer) { layer_ = layer; }
   // Name scope inserted after the micro-batch prefix ("layers.12.", "head.").

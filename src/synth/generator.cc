@@ -47,6 +47,11 @@ int Generator::AddParam(absl::string_view scope, absl::string_view name,
   const bool shard_grads = zero_ >= 2 && dp_ > 1;
   p.param = e_.NewPersistent(TensorKind::kParameter, dt_,
                              shard_params ? Shape(shard_shape) : Shape(shape), p.name);
+  if (o_.inference) {  // weights only: no gradients, no optimizer states
+    p.shape = std::move(shape);
+    params_.push_back(std::move(p));
+    return static_cast<int>(params_.size()) - 1;
+  }
   p.grad = e_.NewPersistent(TensorKind::kGradient, grad_dt_,
                             shard_grads ? Shape(shard_shape) : Shape(shape),
                             o_.tensor_names ? absl::StrCat(p.name, ".grad") : "");
@@ -132,18 +137,18 @@ void Generator::CreateParams() {
   }
   // Persistent buffers.
   if (m.position == PositionKind::kRotary) {
-    const int64_t shape[] = {s_, d_};
+    const int64_t shape[] = {o_.max_positions(), d_};
     rope_table_ = e_.NewPersistent(TensorKind::kOther, DType::kFloat32, shape, "rope.freqs");
   }
   if (m.position == PositionKind::kLearned && o_.first_stage()) {
-    const int64_t shape[] = {s_};
+    const int64_t shape[] = {o_.max_positions()};
     pos_ids_ = e_.NewPersistent(TensorKind::kOther, DType::kInt64, shape, "position_ids");
   }
   if (o_.attention == AttentionKind::kClassic) {
     const int64_t shape[] = {s_, s_};
     causal_mask_ = e_.NewPersistent(TensorKind::kOther, DType::kBool, shape, "causal_mask");
   }
-  if (o_.loss_scaling()) {
+  if (o_.loss_scaling() && !o_.inference) {
     const int64_t one[] = {1};
     loss_scale_ = e_.NewPersistent(TensorKind::kOther, DType::kFloat32, one, "loss_scale");
     growth_tracker_ = e_.NewPersistent(TensorKind::kOther, DType::kInt32, one, "growth_tracker");
@@ -206,6 +211,10 @@ void Generator::SetMetadata() {
   if (!o_.seq_lengths.empty()) {
     md.attributes.emplace_back("synth.seq_lengths", o_.seq_lengths.ToString());
   }
+  if (o_.inference) {
+    md.attributes.emplace_back("synth.inference", "true");
+    md.attributes.emplace_back("synth.generate", absl::StrCat(o_.generate_tokens));
+  }
   std::sort(md.attributes.begin(), md.attributes.end());
 }
 
@@ -221,7 +230,11 @@ absl::Status Generator::Run(const SynthProgress& progress) {
   for (StageActs& s : mb_) s.layers.resize(layers_);
   validation_.layers.resize(layers_);
   for (int32_t it = 0; it < o_.iterations && e_.status().ok(); ++it) {
-    Iteration(it);
+    if (o_.inference) {
+      InferenceIteration(it);
+    } else {
+      Iteration(it);
+    }
     if (it == 0 && o_.iterations > 1) {
       // Size every array once from the first iteration (the others differ
       // only by skipped steps, validation passes and routing), instead of

@@ -145,6 +145,21 @@ class Generator {
   uint64_t HeadBackward(int32_t mb, StageActs& s);
   void EmbeddingBackward(int32_t mb, StageActs& s, uint64_t g);
 
+  // inference.cc (SynthOptions::inference)
+  // One request: prefill, then the decode steps.
+  void InferenceIteration(int32_t it);
+  // Token ids (prefill: copied from the host; decode: the previous step's
+  // sample, freed here) → embeddings [s,b,h].
+  uint64_t InferenceEmbed(uint64_t tokens);
+  // Layer `l` over the current pass (`step` -1: prefill, else decode step);
+  // frees `x`, returns the layer output.
+  uint64_t InferenceLayer(int32_t l, uint64_t x, int32_t step);
+  // QKV, rotary, cache writes, attention over the cache, output projection.
+  uint64_t InferenceAttention(int32_t l, uint64_t n1, int32_t step);
+  // Final norm, LM head on the last position, [TP gather], argmax: the next
+  // token ids [b] (int64). Frees `x`.
+  uint64_t InferenceHead(uint64_t x);
+
   // optimizer.cc
   // Weight gradient of parameter `p` computed by `site` from `inputs`
   // (flops of the GEMM). Fused into the gradient buffer for GEMM weights under
@@ -199,6 +214,13 @@ class Generator {
   std::vector<uint64_t> all_grads_;  // every persistent gradient buffer
   uint64_t rope_table_ = kNone, pos_ids_ = kNone, causal_mask_ = kNone;
   uint64_t loss_scale_ = kNone, growth_tracker_ = kNone;
+  // Inference: per stage layer, the KV cache of the request — the prompt's
+  // K and V (written by the prefill, read-only afterwards) and the decode
+  // segment's (one slot written per decode step; kNone when generate = 0).
+  struct KvCache {
+    uint64_t k_prompt = kNone, v_prompt = kNone, k_decode = kNone, v_decode = kNone;
+  };
+  std::vector<KvCache> kv_;
   std::vector<StageActs> mb_;  // per training micro-batch
   StageActs validation_;
 };

@@ -177,7 +177,17 @@ enum class CostKind : uint8_t {
   X(kGradToFp32, "aten::_to_copy", nullptr, kCompute)                                  \
   X(kAdam, "aten::_fused_adam_", nullptr, kCompute)                                    \
   X(kCopyToParam, "aten::copy_", nullptr, kCompute)                                    \
-  X(kZeroGrad, "aten::_foreach_zero_", nullptr, kCompute)
+  X(kZeroGrad, "aten::_foreach_zero_", nullptr, kCompute)                             \
+  /* inference: KV cache, attention over it, next-token selection */                    \
+  X(kKvWriteK, "aten::index_copy_", nullptr, kCompute)                                 \
+  X(kKvWriteV, "aten::index_copy_", nullptr, kCompute)                                 \
+  X(kPrefillAttn, "aten::_scaled_dot_product_flash_attention",                         \
+    "npu::npu_prompt_flash_attention", kCompute)                                       \
+  X(kDecodeAttn, "aten::_scaled_dot_product_flash_attention",                          \
+    "npu::npu_incre_flash_attention", kCompute)                                        \
+  X(kSelectLast, "aten::index_select", nullptr, kCompute)                              \
+  X(kLogitsAllGather, "c10d::_allgather_base", nullptr, kAllGather)                    \
+  X(kSample, "aten::argmax", nullptr, kCompute)
 
 enum class Site : uint16_t {
 #define SWAPPLAN_SYNTH_SITE_ENUM(id, cuda, npu, cost) id,
@@ -204,6 +214,8 @@ static_assert(sizeof(kSiteInfo) / sizeof(kSiteInfo[0]) == static_cast<size_t>(Si
 // the validation loop has a different call stack.
 inline constexpr int64_t kRecomputeStackOffset = 1000;
 inline constexpr int64_t kValidationStackOffset = 2000;
+// Inference decode steps (the prefill keeps the sites' own ids).
+inline constexpr int64_t kDecodeStackOffset = 3000;
 
 }  // namespace swapplan::synth_internal
 

@@ -22,16 +22,19 @@ absl::StatusOr<Trace> SynthesizeTrace(const SynthOptions& options, const std::st
       static_cast<double>(options.num_micro_batches) + options.validation_micro_batches;
   const double params_per_layer = 16 + 2 * experts;
   const double ops_bound =
-      static_cast<double>(options.iterations) *
-      (passes * (layers * (80 + 25 * experts) * (options.recompute ? 1.5 : 1.0) + 100) +
-       5 * (params_per_layer * layers + 8));
+      options.inference
+          ? static_cast<double>(options.iterations) * (options.generate_tokens + 1.0) *
+                (layers * (30 + 10 * experts) + 20)
+          : static_cast<double>(options.iterations) *
+                (passes * (layers * (80 + 25 * experts) * (options.recompute ? 1.5 : 1.0) + 100) +
+                 5 * (params_per_layer * layers + 8));
   if (ops_bound > static_cast<double>(std::numeric_limits<int32_t>::max())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "synth: the trace would have about ", static_cast<int64_t>(ops_bound),
         " ops, more than a trace can index (2^31 - 1); reduce --iterations, --micro-batches, "
-        "--layers or --experts"));
+        "--generate, --layers or --experts"));
   }
-  if (params_per_layer * layers + 8 > 60000) {
+  if (!options.inference && params_per_layer * layers + 8 > 60000) {
     return absl::InvalidArgumentError(absl::StrCat(
         "synth: ", static_cast<int64_t>(params_per_layer * layers),
         " parameter tensors on one stage; the optimizer's foreach ops take at most 65535 "

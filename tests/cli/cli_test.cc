@@ -118,6 +118,24 @@ TEST_CASE("synth: tiny config, summary and inspect --json goldens", "[cli][synth
   CHECK(ReplaceAll(jb.out, bin, path) == j.out);
 }
 
+TEST_CASE("synth: tiny inference request, summary and JSON goldens", "[cli][synth]") {
+  // 2 layers, batch 2, prompt 16, 4 decode steps: KV cache at the end =
+  // 2 (K, V) x 2 layers x 2 x 20 positions x 2 KV heads x 16 x 2 B = 10 KiB.
+  const std::string dir = swapplan::testing::TempDir();
+  const std::string path = dir + "/synth_request.json";
+  const std::string cmd =
+      "synth --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
+      "--vocab 256 --inference --batch 2 --prompt 16 --generate 4 -o '" + path + "'";
+  CliRun r = Swapplan(cmd);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CheckGolden("synth_tiny_request.txt", ReplaceAll(r.out, dir, "$TMP"));
+  CliRun j = Swapplan(cmd + " --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("synth_tiny_request.json", ReplaceAll(j.out, dir, "$TMP"));
+  CHECK(j.out.find("\"kv_cache_bytes\": 10240") != std::string::npos);
+}
+
 TEST_CASE("synth: invalid configurations exit 2 and write nothing", "[cli][synth]") {
   const std::string path = swapplan::testing::TempDir() + "/never.trace";
   CliRun r = Swapplan("synth --heads 32 --tp 3 -o '" + path + "'");

@@ -56,6 +56,51 @@ TEST_CASE("whatif: layers with a slowdown limit and a chosen extrapolation, JSON
   CHECK(doc["extrapolation_from"] == 2);
 }
 
+// The request of tests/eval/whatif_test.cc's "longest prompt" case: noswap
+// fits prompt 5120, hyperoffload with its KV windows 6144 (worked out
+// there).
+const char* kTinyRequest =
+    "whatif --model llama2-7b --layers 1 --hidden 8 --heads 2 --kv-heads 2 --ffn 16 --vocab 16 "
+    "--inference --batch 1 --prompt 1024 --generate 1 --device-memory 988580B "
+    "--memory-bandwidth 1GB/s --peak-flops 1e12 --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s "
+    "--copy-latency 0ns --planner-option hyperoffload.min_tensor_bytes=0B";
+
+TEST_CASE("whatif: --max sequence of an inference request", "[cli][whatif]") {
+  CliRun r = Swapplan(std::string(kTinyRequest) + " --max sequence");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CheckGolden("whatif_tiny_request.txt", MaskSeconds(r.out));
+  // --max is --scale's alias.
+  CliRun s = Swapplan(std::string(kTinyRequest) + " --scale seq");
+  CHECK(s.out == r.out);
+  CliRun j = Swapplan(std::string(kTinyRequest) + " --max sequence --json");
+  REQUIRE(j.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["max"]["noswap"]["value"] == 5120);
+  CHECK(doc["max"]["hyperoffload"]["value"] == 6144);
+  CliRun both = Swapplan(std::string(kTinyRequest) + " --max sequence --scale seq");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err == "swapplan: --scale and --max name the dimension twice: give one\n");
+}
+
+TEST_CASE("synth: inference-only flags need --inference", "[cli][synth]") {
+  CliRun r = Swapplan("synth --prompt 8192 --generate 4 -o x.trace");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --prompt needs --inference (training: --seq)\n"
+        "swapplan: --generate needs --inference\n");
+  r = Swapplan("synth --inference --seq 100 -o x.trace");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: --seq is for training traces; with --inference the prompt length is "
+        "--prompt\n");
+  r = Swapplan("synth --inference --recompute -o x.trace");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "swapplan: synth: --recompute (nothing is saved for a backward pass) is not supported "
+        "with --inference\n");
+}
+
 TEST_CASE("whatif: usage errors exit 2", "[cli][whatif]") {
   CliRun r = Swapplan(std::string(kTiny) + " --scale width");
   CHECK(r.exit_code == 2);

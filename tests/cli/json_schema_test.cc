@@ -210,6 +210,10 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
       {"synth --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
        "--vocab 256 --seq 16 --json -o '" + dir + "/t.json'",
        "synth.schema.json", 0},
+      {"synth --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
+       "--vocab 256 --inference --batch 2 --prompt 16 --generate 4 --json -o '" + dir +
+           "/r.json'",
+       "synth.schema.json", 0},
       {"plan traces/chameleon_toy.json --reserve 100B --min-tensor-bytes 0 --json --explain",
        "plan.schema.json", 0},
       {"plan traces/chameleon_toy.json --reserve 300B --min-tensor-bytes 0 --release-wait never "

@@ -222,3 +222,65 @@ TEST_CASE("whatif: caps stop the search with a note", "[eval]") {
 
 }  // namespace
 }  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+// An inference request of a one-layer model (h = 8, 2 heads = 2 KV heads of
+// d = 4, gated FFN 16, vocabulary padded to 128, bf16), batch 1, prompt P,
+// one decode step, on a device whose HBM and host link both move 1 byte/ns.
+// Its unswapped peak is at the prefill's MLP multiply (worked out op by op
+// in tests/synth/synth_inference_test.cc's style): per prompt token the
+// prompt K and V (16 B each), the residual r (16), fc1 (64), silu (32) and
+// mul (32) = 176 B, plus the weights (5424 B) and the rotary table
+// (16 B x (P + 1) positions): peak(P) = 5440 + 192 P. Offloading the
+// prompt's K and V during the prefill's MLP (hyperoffload, KV windows)
+// takes 32 B per token off: 5440 + 160 P.
+//
+// Capacity 5440 + 192 x 5120 + 100 = 988,580 B. On the grid 1024, 2048, ...:
+//   noswap       the largest P with 5440 + 192 P <= 988,580: 5120
+//                (6144 needs 1,185,088)
+//   hyperoffload the largest P with 5440 + 160 P <= 988,580: 6144 (983,140 /
+//                160 = 6144.6; 7168 needs 1,152,320)
+TEST_CASE("whatif: the longest prompt of an inference request, with and without KV offload",
+          "[whatif][inference]") {
+  WhatIfOptions w;
+  w.base = Tiny();
+  w.base.model.layers = 1;
+  w.base.model.hidden_size = 8;
+  w.base.model.num_heads = 2;
+  w.base.model.num_kv_heads = 2;
+  w.base.model.ffn_hidden_size = 16;
+  w.base.model.vocab_size = 16;
+  w.base.device.memory_bandwidth_bytes_per_s = 1e9;
+  w.base.device.peak_flops_per_s = 1e12;
+  w.base.device.h2d_bandwidth_bytes_per_s = 1e9;
+  w.base.device.d2h_bandwidth_bytes_per_s = 1e9;
+  w.base.device.capacity_bytes = 988580;
+  w.base.inference = true;
+  w.base.micro_batch_sequences = 1;
+  w.base.seq_length_tokens = 1024;
+  w.base.generate_tokens = 1;
+  w.dimension = ScaleDimension::kSeq;
+  w.planner_options = {{"hyperoffload", "min_tensor_bytes", "0"}};
+  absl::StatusOr<WhatIfResult> r = RunWhatIf(w);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  // The default planners for a request.
+  REQUIRE(r->planners == std::vector<std::string>{"noswap", "chameleon", "hyperoffload"});
+  CHECK(r->step == 1024);
+  CHECK(r->max[0].value == 5120);
+  CHECK(r->max[0].first_failing == 6144);
+  CHECK(r->max[2].value == 6144);
+  CHECK(r->max[2].first_failing == 7168);
+  // Chameleon swaps activations from their forward use to their backward
+  // use: a request has neither, so it sizes like noswap.
+  CHECK(r->max[1].value == 5120);
+  for (const WhatIfPoint& p : r->points) {
+    INFO("prompt " << p.value);
+    CHECK(p.peak_unswapped_bytes == 5440 + 192 * p.value);
+  }
+}
+
+}  // namespace
+}  // namespace swapplan

@@ -1,4 +1,5 @@
-// What-if scaling (seed 001 §7.2 Table 4 and Appendix C Table 3): starting
+// What-if scaling (seed 001 §7.2 Table 4 and Appendix C Table 3; for
+// inference requests seed 003 §7.3's longest context): starting
 // from a synthesizer configuration, grow one dimension — micro-batch size,
 // sequence length, hidden size or layer count — and find, per planner, the
 // largest value whose step still fits the device (capacity minus reserve),
@@ -45,6 +46,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/eval/compare.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/synth/config.h"
 
@@ -52,7 +54,7 @@ namespace swapplan {
 
 enum class ScaleDimension : uint8_t {
   kBatch = 0,   // sequences per micro-batch (MBS)
-  kSeq = 1,     // sequence length
+  kSeq = 1,     // sequence length (an inference request's prompt)
   kHidden = 2,  // hidden size (FFN width and heads fixed)
   kLayers = 3,  // transformer layers of the whole model
 };
@@ -94,9 +96,14 @@ struct WhatIfOptions {
   // extrapolate the step time through, as the paper's Table 3 does; empty =
   // the two largest values tried that fit without swapping.
   std::vector<int64_t> extrapolate_from;
-  // Planners to size; empty = every planner of compare's default set.
+  // Planners to size; empty = every planner of compare's default set, or
+  // for an inference request (base.inference) noswap, chameleon and
+  // hyperoffload (its KV-cache offload, planners/hyperoffload/kv_cache.h).
   // "ideal" is always judged (the reference) but never sized.
   std::vector<std::string> planners;
+  // Planner-specific options (compare.h), e.g. {"hyperoffload",
+  // "kv_offload", "all"}.
+  std::vector<CompareOptions::PlannerOption> planner_options;
 
   // InvalidArgument naming the field (bad base configuration, step < 0,
   // max_value below the start, reserve not below the capacity, unknown

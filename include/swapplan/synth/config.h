@@ -152,10 +152,23 @@ struct SynthOptions {
   // Give tensors readable names ("mb0.layers.3.attn.qkv"); off saves time and
   // memory on very large traces.
   bool tensor_names = true;
+  // Inference trace (synth --inference, docs/synth.md "Inference"): one
+  // iteration is one request of micro_batch_sequences sequences — the
+  // prefill of seq_length_tokens prompt tokens, then generate_tokens decode
+  // steps of one token per sequence reading a KV cache that ends at
+  // seq_length_tokens + generate_tokens positions. Forward only (phase
+  // FORWARD), parameters only (no gradients, no optimizer states).
+  bool inference = false;
+  // Decode steps after the prefill (inference only; 0 = prefill only).
+  int32_t generate_tokens = 256;
 
   // Validates every part and their combination (heads divisible by tp, layers
   // by pp, ...). InvalidArgument naming the flag-level field.
   absl::Status Validate() const;
+  // The inference rules of Validate(): OK when !inference; otherwise
+  // InvalidArgument naming the training-only flag that is set (or a bad
+  // --generate).
+  absl::Status ValidateInference() const;
 
   bool mixed_precision() const { return dtype != DType::kFloat32; }
   bool loss_scaling() const { return dtype == DType::kFloat16 || loss_scale_skip_every > 0; }
@@ -163,6 +176,11 @@ struct SynthOptions {
   bool first_stage() const { return parallel.pipeline_stage == 0; }
   bool last_stage() const { return parallel.pipeline_stage == parallel.pipeline_parallel - 1; }
   int64_t tokens_per_micro_batch() const { return seq_length_tokens * micro_batch_sequences; }
+  // Positions the rotary / position tables cover: the sequence, or in
+  // inference the prompt plus the generated tokens.
+  int64_t max_positions() const {
+    return seq_length_tokens + (inference ? int64_t{generate_tokens} : 0);
+  }
   // Vocabulary padded to a multiple of 128·tp (Megatron's
   // --make-vocab-size-divisible-by 128).
   int64_t padded_vocab() const;

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/hyperoffload/load_queue.h"
@@ -90,6 +92,10 @@ struct Candidate {
   int64_t bytes = 0;
   int64_t gap_ns = 0;
   int32_t tier = 0;
+  // A KV-cache window (kv_cache.h): read-only tensor, one Store for all its
+  // windows on a tier; `forced` with kv_offload=all.
+  bool read_only = false;
+  bool forced = false;
   bool wraps = false;
   // A persistent tensor's group (persistent.h), taken whole; -1 for an
   // activation's window.
@@ -216,6 +222,13 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_all); }},
+      {"kv_offload", OptionType::kChoice,
+       "KV-cache tensors of inference traces: every gap a candidate (fit), every gap offloaded "
+       "(all), or like any activation (off)",
+       "off, fit, all", [](const O& o) { return std::string(KvOffloadName(o.kv_offload)); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionChoice(v, &ParseKvOffload, &o.kv_offload, "off, fit, all");
+       }},
   });
   return table;
 }
@@ -269,6 +282,10 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
         info.size_bytes <= 0) {
       continue;
     }
+    if (r.o.kv_offload != KvOffload::kOff &&
+        IsKvCacheTensor(r.trace, r.it, t, r.o.min_tensor_bytes)) {
+      continue;  // AddKvCandidates
+    }
     absl::Span<const OpIndex> all = r.trace.tensor_uses(t);
     const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
     const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
@@ -285,6 +302,20 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
     }
   }
   return out;
+}
+
+// KV-cache windows (kv_offload fit / all): every gap, no idle-ratio or
+// use-count test; the score's gap is its compute time.
+void AddKvCandidates(const Run& r, int32_t remote_tier, std::vector<Candidate>* out) {
+  if (r.o.kv_offload == KvOffload::kOff) return;
+  const int32_t tier = r.o.tier == TierChoice::kHost ? 0 : remote_tier;
+  for (const KvWindow& w : FindKvWindows(r.trace, r.it, r.o.min_tensor_bytes)) {
+    Candidate c{w.tensor, w.last_use, w.next_use, r.trace.tensor(w.tensor).size_bytes,
+                r.start[w.next_use] - r.start[w.last_use + 1], tier};
+    c.read_only = true;
+    c.forced = r.o.kv_offload == KvOffload::kAll;
+    out->push_back(c);
+  }
 }
 
 // The latest op from the candidate's earliest issue through its consumer
@@ -412,7 +443,7 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
     if (issue != c.issue_op) {
       OffDevice(tree, c, r.n, 1);
       if (!c.wraps && issue <= c.release_op + 1) {
-        if (c.tier == 1 && c.group < 0) *remote_room += c.bytes;
+        if (c.tier == 1 && c.group < 0 && !c.read_only) *remote_room += c.bytes;
         ++dropped;
         continue;
       }
@@ -453,8 +484,10 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
 
   const int32_t first_tier = has_remote && o.tier != TierChoice::kHost ? 1 : 0;
   std::vector<Candidate> cands = FindCandidates(r, first_tier);
-  // Step 4: largest memory-time first.
+  AddKvCandidates(r, first_tier, &cands);
+  // Step 4: largest memory-time first (forced KV windows before all).
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.forced != b.forced) return a.forced;
     const double x = static_cast<double>(a.bytes) * a.gap_ns;
     const double y = static_cast<double>(b.bytes) * b.gap_ns;
     if (x != y) return x > y;
@@ -475,6 +508,9 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   // release waits may still take them.
   std::vector<Candidate> spare;
   std::vector<char> useful(cands.size(), 0);  // a group's clean windows taken
+  // KV-cache tensors with a window taken: the tier all their windows use
+  // (its room counted once).
+  absl::flat_hash_map<TensorId, int32_t> kv_tier;
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
       Candidate c = cands[next];
@@ -513,18 +549,26 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         chosen.push_back(c);
         continue;
       }
-      if (!o.offload_all && tree.Max() <= budget) break;
-      if (c.tier == 1 && c.bytes > remote_room) {
-        if (o.tier == TierChoice::kRemote) continue;
-        c.tier = 0;
+      if (!o.offload_all && !c.forced && tree.Max() <= budget) break;
+      const auto kv = c.read_only ? kv_tier.find(c.tensor) : kv_tier.end();
+      if (kv != kv_tier.end()) {
+        // A later window of a stored KV tensor: Detach at once (clean).
+        c.tier = kv->second;
+        c.release_op = c.store_op;
+      } else {
+        if (c.tier == 1 && c.bytes > remote_room) {
+          if (o.tier == TierChoice::kRemote) continue;
+          c.tier = 0;
+        }
+        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        if (c.release_op + 1 >= c.consumer) {
+          if (!c.read_only) spare.push_back(c);  // its Store alone outlasts the gap
+          continue;
+        }
+        if (c.tier == 1) remote_room -= c.bytes;
+        if (c.read_only) kv_tier.emplace(c.tensor, c.tier);
       }
-      const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
-      c.release_op = r.EndingAtOrAfter(c.store_op, done);
-      if (c.release_op + 1 >= c.consumer) {
-        spare.push_back(c);  // its Store alone outlasts the gap
-        continue;
-      }
-      if (c.tier == 1) remote_room -= c.bytes;
       const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
       const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
                                        r.start.begin() + c.consumer + 1, need);
@@ -550,26 +594,30 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     std::vector<int64_t> stream_free(num_tiers, 0);
     std::vector<Candidate> kept;
     kept.reserve(chosen.size());
+    absl::flat_hash_set<TensorId> kv_stored;  // KV tensors with a kept Store
     for (Candidate c : chosen) {
       if (c.clean) {  // no Store
         kept.push_back(c);
         continue;
       }
+      // A KV window after a kept one of its tensor copies nothing.
+      const bool kv_clean = c.read_only && kv_stored.contains(c.tensor);
       const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
-      const int64_t done = begin + r.Store(c.tier, c.bytes);
-      const int32_t rel = r.EndingAtOrAfter(c.store_op, done);
+      const int64_t done = kv_clean ? r.start[c.store_op + 1] : begin + r.Store(c.tier, c.bytes);
+      const int32_t rel = kv_clean ? c.store_op : r.EndingAtOrAfter(c.store_op, done);
       if (rel != c.release_op) {
         OffDevice(&tree, c, r.n, 1);
         if (!c.wraps && rel + 1 >= c.consumer) {
-          if (c.tier == 1) remote_room += c.bytes;
-          spare.push_back(c);
+          if (c.tier == 1 && !c.read_only) remote_room += c.bytes;
+          if (!c.read_only) spare.push_back(c);
           continue;  // the queued Store leaves no time off the device
         }
         c.release_op = rel;
         if (!c.wraps) c.issue_op = std::max(c.issue_op, rel + 1);
         OffDevice(&tree, c, r.n, -1);
       }
-      stream_free[c.tier] = done;
+      if (!kv_clean) stream_free[c.tier] = done;
+      if (c.read_only) kv_stored.insert(c.tensor);
       kept.push_back(c);
     }
     chosen = std::move(kept);

@@ -34,6 +34,11 @@
 //      reorderings (trace/dataflow.h) — the refined order becomes the
 //      policy's schedule. A later window of a tensor not written since it
 //      came back from the same tier is a Detach without a Store (`clean`).
+//   KV cache (inference, kv_cache.h): the gaps between the decode steps'
+//      reads of each layer's prompt cache are candidates by option
+//      kv_offload; a tensor's windows share its tier, and every window after
+//      the first one kept is clean (one Store per tensor, then read-only
+//      Prefetches).
 //   6. Parameters and optimizer states (persistent.h), when every
 //      activation window leaves the peak over the budget: a wrapping window
 //      per tensor plus clean windows between its uses, only those off the
@@ -62,6 +67,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/planners/hyperoffload/kv_cache.h"
 #include "swapplan/planners/option_table.h"
 #include "swapplan/planners/planner.h"
 
@@ -115,6 +121,11 @@ struct HyperOffloadOptions {
   // Keep every activation candidate, not only those needed to fit the
   // budget (parameters and optimizer states still only when needed).
   bool offload_all = false;
+  // KV-cache tensors of inference traces (kv_cache.h): `fit` makes every
+  // idle gap of one a candidate whatever its idle ratio and use count (it
+  // trades decode time for capacity, as §7.3 does), `all` offloads every
+  // such gap, `off` treats them as any activation.
+  KvOffload kv_offload = KvOffload::kFit;
 
   // InvalidArgument naming the field: a negative size or count, a ratio or
   // weight negative or not finite.
