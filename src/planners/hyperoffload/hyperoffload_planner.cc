@@ -425,6 +425,9 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
   std::vector<QueuedLoad> loads;
   loads.reserve(chosen->size());
   for (const Candidate& c : *chosen) {
+    // KV-cache windows stay just in time and out of the queue (their
+    // Prefetches are link-bound by design under kv_offload=all).
+    if (c.read_only) continue;
     loads.push_back({.ready_ns = r.start[c.earliest()],
                      .deadline_ns = r.start[c.consumer],
                      .copy_ns = r.Load(c.tier, c.bytes),
@@ -434,10 +437,15 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
   std::vector<Candidate> kept;
   kept.reserve(chosen->size());
   int32_t dropped = 0;
+  size_t slot = 0;
   for (size_t k = 0; k < chosen->size(); ++k) {
     Candidate c = (*chosen)[k];
+    if (c.read_only) {
+      kept.push_back(c);
+      continue;
+    }
     const auto at = std::upper_bound(r.start.begin() + c.earliest(),
-                                     r.start.begin() + c.consumer + 1, slots[k].latest_start_ns);
+                                     r.start.begin() + c.consumer + 1, slots[slot++].latest_start_ns);
     const int32_t issue =
         std::max<int32_t>(c.earliest(), static_cast<int32_t>(at - r.start.begin()) - 1);
     if (issue != c.issue_op) {
@@ -668,7 +676,8 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     rp.pinned.assign(r.n, false);
     for (const Candidate& c : chosen) {
       rp.pinned[c.store_op] = rp.pinned[c.release_op] = rp.pinned[c.consumer] = true;
-      rp.prefetches.push_back({c.consumer, c.earliest(), r.Load(c.tier, c.bytes), c.tier});
+      rp.prefetches.push_back(
+          {c.consumer, c.earliest(), r.Load(c.tier, c.bytes), c.tier, !c.read_only});
     }
     RefineOptions ro;
     ro.residency_weight = o.residency_weight;

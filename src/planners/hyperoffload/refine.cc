@@ -203,17 +203,20 @@ absl::StatusOr<RefineResult> RefineOrder(const RefineProblem& problem,
   // later, so these bounds stay safe while the order is refined.
   std::vector<int64_t> next_start(problem.prefetches.size(), kNever);
   if (options.stream_contention) {
-    std::vector<QueuedLoad> loads(problem.prefetches.size());
-    for (size_t j = 0; j < loads.size(); ++j) {
+    std::vector<QueuedLoad> loads;
+    std::vector<size_t> index;  // prefetch of each queued load
+    for (size_t j = 0; j < problem.prefetches.size(); ++j) {
       const RefinePrefetch& f = problem.prefetches[j];
-      loads[j] = {.ready_ns = st.start(st.pos(f.earliest_op)),
-                  .deadline_ns = st.start(st.pos(f.consumer)),
-                  .copy_ns = f.copy_ns,
-                  .tier = f.tier};
+      if (!f.queued) continue;
+      loads.push_back({.ready_ns = st.start(st.pos(f.earliest_op)),
+                       .deadline_ns = st.start(st.pos(f.consumer)),
+                       .copy_ns = f.copy_ns,
+                       .tier = f.tier});
+      index.push_back(j);
     }
     const std::vector<LoadSlot> slots = LatestLoadStarts(loads);
-    for (size_t j = 0; j < loads.size(); ++j) {
-      if (slots[j].finish_by_ns < loads[j].deadline_ns) next_start[j] = slots[j].finish_by_ns;
+    for (size_t k = 0; k < loads.size(); ++k) {
+      if (slots[k].finish_by_ns < loads[k].deadline_ns) next_start[index[k]] = slots[k].finish_by_ns;
     }
   }
 

@@ -84,6 +84,10 @@ struct RefinePrefetch {
   int64_t copy_ns = 0;
   // Tier whose load stream carries the copy (one FIFO per tier).
   int32_t tier = 0;
+  // Weighed in the load-stream queue (stream_contention): false leaves the
+  // prefetch just in time for its own consumer and out of the other
+  // prefetches' queue (the planner's KV-cache windows, kv_cache.h).
+  bool queued = true;
 };
 
 struct RefineProblem {
