@@ -243,7 +243,6 @@ absl::Status Run(CompareArgs& args) {
                                   "(or use `search --server`)"));
       }
     }
-    SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(device.model));
     SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession opened, RemoteSession::Open(args.remote, trace));
     session.emplace(std::move(opened));
     options.plan = RemoteComparePlanner(&*session);

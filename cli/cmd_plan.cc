@@ -437,7 +437,7 @@ void SetupPlan(CLI::App& root, Action* action) {
       "plan", "Chameleon swap policy for one iteration: logical layers, memory reduction list, "
               "scored candidates, logical-layer simulator (seeds 000/001).");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
-  AddDeviceFlags(sub, &a->flags, &a->device, {});
+  AddDeviceFlags(sub, &a->flags, &a->device, {.remote_tier = true});
   AddIterationFlag(sub, &a->flags, &a->iteration);
   // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
   // here would be a reference cycle).

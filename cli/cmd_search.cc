@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -163,8 +164,24 @@ absl::Status Run(SearchArgs& a) {
   const int64_t budget = problem.budget_bytes();
   std::optional<RemoteSearchOutcome> remote;
   if (a.remote.server) {
+    // The server's advisor starts from the registry's defaults
+    // (AdvisorPlanner::CompareDefaults: 30 generations, 20 s), this command
+    // from AdvisorOptions': send every option whose value differs from the
+    // server's default too, so the search (and the options its policy
+    // records) is the local one.
+    std::set<std::string> given;
+    for (const auto& [name, value] : a.option_values) given.insert(CanonicalOptionName(name));
+    std::map<std::string, std::string> remote_options;
+    const auto server_defaults =
+        AdvisorOptionTable().ToParameters(AdvisorPlanner::CompareDefaults());
+    const auto here = AdvisorOptionTable().ToParameters(a.options);
+    for (size_t i = 0; i < here.size() && i < server_defaults.size(); ++i) {
+      if (given.count(here[i].first) > 0 || here[i].second != server_defaults[i].second) {
+        remote_options[here[i].first] = here[i].second;
+      }
+    }
     SWAPPLAN_ASSIGN_OR_RETURN(remote, RemoteSearch(a.remote, trace, it, device.model,
-                                                   a.option_values, progress));
+                                                   remote_options, progress));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy,
                             remote ? absl::StatusOr<Policy>(remote->policy) : planner.Plan(problem));
@@ -293,7 +310,7 @@ void SetupSearch(CLI::App& root, Action* action) {
       "size-class memory pools, Belady swaps, the evaluation simulator as fitness. A progress bar "
       "on stderr (a terminal); --log-generations: one line per generation. Exit 3 when nothing fits the budget.");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
-  AddDeviceFlags(sub, &a->flags, &a->device, {});
+  AddDeviceFlags(sub, &a->flags, &a->device, {.remote_tier = true});
   AddOversubscriptionFlag(sub, &a->flags, &a->oversubscription);
   AddIterationFlag(sub, &a->flags, &a->iteration);
   // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr

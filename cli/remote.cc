@@ -24,13 +24,6 @@ void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r) {
                   "With --server: deadline of each call, e.g. 30s (default none)");
 }
 
-absl::Status CheckRemoteDevice(const DeviceModel& device) {
-  if (device.tiers.empty()) return absl::OkStatus();
-  return Error(ErrorKind::kUsage,
-               "--server: the service does not take a device with memory tiers (--remote-*): "
-               "drop --server");
-}
-
 absl::StatusOr<RemoteSession> RemoteSession::Open(const RemoteFlags& r, const Trace& trace) {
   ClientOptions o;
   SWAPPLAN_ASSIGN_OR_RETURN(o.token, ReadClientToken(r.token_file.value_or("")));
@@ -53,7 +46,6 @@ v1::TraceRef RemoteSession::trace_ref() const {
 absl::StatusOr<Policy> RemoteSession::Plan(int32_t iteration, const DeviceModel& device,
                                            const std::string& planner,
                                            const std::map<std::string, std::string>& options) {
-  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(device));
   v1::PlanRequest req;
   *req.mutable_trace() = trace_ref();
   req.set_iteration(iteration);
@@ -74,6 +66,7 @@ v1::DeviceSpec DeviceSpecFor(const DeviceModel& m) {
   s.set_copy_latency_ns(m.copy_latency_ns);
   s.set_half_duplex(m.copy_engines == 1);
   s.set_compute_time_scale(m.compute_time_scale);
+  TiersToSpec(m, &s);
   return s;
 }
 
@@ -129,7 +122,6 @@ absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace
 absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trace& trace,
                                                 const Policy& policy,
                                                 const SimulatorOptions& options) {
-  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(options.device));
   SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
   v1::SimulateRequest req;
   *req.mutable_trace() = session.trace_ref();
@@ -143,7 +135,6 @@ absl::StatusOr<SimulationResult> RemoteSimulate(const RemoteFlags& r, const Trac
 absl::StatusOr<RemoteSearchOutcome> RemoteSearch(
     const RemoteFlags& r, const Trace& trace, int32_t iteration, const DeviceModel& device,
     const std::map<std::string, std::string>& options, const ProgressCallback& progress) {
-  SWAPPLAN_RETURN_IF_ERROR(CheckRemoteDevice(device));
   SWAPPLAN_ASSIGN_OR_RETURN(RemoteSession session, RemoteSession::Open(r, trace));
   v1::SearchRequest req;
   *req.mutable_trace() = session.trace_ref();

@@ -47,11 +47,6 @@ struct RemoteFlags {
 // Declares --server, --token-file, --tls-ca and --server-timeout on `sub`.
 void AddRemoteFlags(CLI::App* sub, FlagSet* flags, RemoteFlags* r);
 
-// OK, or a usage error when `device` has memory tiers (--remote-memory):
-// the service's device messages carry no tiers, so the server would plan
-// and simulate without them.
-absl::Status CheckRemoteDevice(const DeviceModel& device);
-
 // A connection to r.server (the token and TLS roots of the flags) with the
 // command's trace uploaded: what every --server command starts with.
 class RemoteSession {
@@ -80,7 +75,7 @@ class RemoteSession {
 };
 
 // The device fields the service resolves to `m` (its preset by name when
-// it is one, then every figure).
+// it is one, then every figure, then its memory tiers).
 v1::DeviceSpec DeviceSpecFor(const DeviceModel& m);
 
 // RemoteSession::Plan of a session opened for this one call.

@@ -297,29 +297,43 @@ def thread_deltas(before, after):
             for k, v in sorted(out.items())}
 
 
-def cached_plan_probe(address, path, budget, n):
+def cached_plan_probe(address, path, budget, n, server_pid):
     """n sequential Plans answered from the cache, one client, nothing else
-    of ours running: their latencies in ms."""
+    of ours running: their latencies in ms, and the CPU time both sides
+    spent per call — the server's (every thread of it: gRPC's pollers,
+    the handler, serialization; schedstat run time, ns resolution) and this
+    client process's (time.process_time: Python, protobuf and gRPC's own
+    threads) — which waiting for a core on a loaded host does not inflate."""
     from swapplan.client import Planner
     out = []
     with Planner(address) as p:
         trace = p.upload(path)
         p.plan(trace, device_memory=budget)
+        server_before = server_threads(server_pid)
+        client_before = time.process_time_ns()
         for _ in range(n):
             t0 = time.perf_counter()
             r = p.plan(trace, device_memory=budget)
             out.append((time.perf_counter() - t0) * 1e3)
             assert r.cache_hit, "the probe's plan was not a cache hit"
-    return out
+        client_cpu_ns = time.process_time_ns() - client_before
+        server_after = server_threads(server_pid)
+    server_cpu_ns = sum(run - server_before.get(tid, (name, 0, 0))[1]
+                        for tid, (name, run, _) in server_after.items())
+    return out, {"server_cpu_per_call_ms": round(server_cpu_ns / n / 1e6, 4),
+                 "client_cpu_per_call_ms": round(client_cpu_ns / n / 1e6, 4)}
 
 
-_LOG_LINE = re.compile(r"method=(\w+) .*latency_us=(\d+) status=(\w+) cache=(\w+)")
+_LOG_LINE = re.compile(
+    r"method=(\w+) .*latency_us=(\d+) status=(\w+) cache=(\w+)(?: cpu_us=(\d+))?")
 
 
 def server_side(log_path):
     """Per method (and Plan cache hits): p50/p99 of the latency the server
-    logs (handler entry to answer; no client, no network), OK calls only."""
-    lat = {}
+    logs (handler entry to answer; no client, no network) and of the
+    handler thread's CPU time (cpu_us; a computation's own CPU is on the
+    computing pool, not in it), OK calls only."""
+    lat, cpu = {}, {}
     with open(log_path) as f:
         for line in f:
             m = _LOG_LINE.search(line)
@@ -329,8 +343,17 @@ def server_side(log_path):
             if method == "Plan" and m.group(4) == "hit":
                 method = "Plan (cache hit)"
             lat.setdefault(method, []).append(int(m.group(2)) / 1e3)
-    return {k: {"count": len(v), "p50_ms": round(percentile(v, 50), 3),
-                "p99_ms": round(percentile(v, 99), 3)} for k, v in sorted(lat.items())}
+            if m.group(5) is not None:
+                cpu.setdefault(method, []).append(int(m.group(5)) / 1e3)
+    out = {}
+    for k, v in sorted(lat.items()):
+        out[k] = {"count": len(v), "p50_ms": round(percentile(v, 50), 3),
+                  "p99_ms": round(percentile(v, 99), 3)}
+        c = cpu.get(k)
+        if c:
+            out[k].update({"handler_cpu_p50_ms": round(percentile(c, 50), 3),
+                           "handler_cpu_p99_ms": round(percentile(c, 99), 3)})
+    return out
 
 
 def prepare(address, paths, budget_fraction):
@@ -476,11 +499,11 @@ def main(argv=None):
             summary["cached_plan_probe_during_load"] = dict(during, trace=small,
                                                             interval_s=args.load_probe_interval_s)
         if args.cached_probe > 0:
-            probe = cached_plan_probe(server.address, paths[small], budgets[small],
-                                      args.cached_probe)
-            summary["cached_plan_probe"] = {
-                "count": len(probe), "p50_ms": round(percentile(probe, 50), 3),
-                "p99_ms": round(percentile(probe, 99), 3), "trace": small}
+            probe, cpu = cached_plan_probe(server.address, paths[small], budgets[small],
+                                           args.cached_probe, server.proc.pid)
+            summary["cached_plan_probe"] = dict(
+                cpu, count=len(probe), p50_ms=round(percentile(probe, 50), 3),
+                p99_ms=round(percentile(probe, 99), 3), trace=small)
         summary.update({"weights": weights, "repeat": args.repeat, "budgets": budgets,
                         "serve_args": args.serve_arg, "seed": args.seed,
                         "time_limit_s": args.time_limit_s})

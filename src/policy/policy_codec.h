@@ -1,5 +1,7 @@
 // Internal pieces of policy_io: the proto conversion (policy_proto.cc) and
-// the JSON form (policy_json.cc). Not installed. The JSON reader fills the
+// the JSON form (policy_json.cc). Not installed. The device conversion is
+// also the planner service's (src/service/convert.cc): the service's
+// messages carry this schema's DeviceModel. The JSON reader fills the
 // proto message so that both forms share FromProto's checks and its v1 -> v2
 // conversion (docs/policy-format.md).
 #ifndef SWAPPLAN_SRC_POLICY_POLICY_CODEC_H_
@@ -21,6 +23,16 @@ inline constexpr char kPolicyFormat[] = "swapplan-policy";
 
 // "0x%016x".
 std::string Hex(uint64_t v);
+
+// Every field of `d` (its memory tiers included) into `out`, and back:
+// DeviceFromProto(DeviceToProto(d)) == d (counts over INT32_MAX clamp).
+// No validation (DeviceModel::Validate is the caller's). O(tiers).
+void DeviceToProto(const DeviceModel& d, proto::DeviceModel* out);
+DeviceModel DeviceFromProto(const proto::DeviceModel& in);
+// One memory tier, both ways (what DeviceToProto / DeviceFromProto do per
+// tier).
+void TierToProto(const MemoryTier& t, proto::MemoryTier* out);
+MemoryTier TierFromProto(const proto::MemoryTier& in);
 
 // The message of `policy` in the current schema (kPolicyFormatVersion),
 // with the v1 fields (budget, bandwidths) repeating the device model.

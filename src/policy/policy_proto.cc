@@ -27,55 +27,6 @@ int64_t BudgetOf(const DeviceModel& d) {
   return d.capacity_bytes - d.reserve_bytes;
 }
 
-void DeviceToProto(const DeviceModel& d, pb::DeviceModel* o) {
-  o->set_name(d.name);
-  o->set_capacity_bytes(d.capacity_bytes);
-  o->set_reserve_bytes(d.reserve_bytes);
-  o->set_h2d_bandwidth_bytes_per_s(d.h2d_bandwidth_bytes_per_s);
-  o->set_d2h_bandwidth_bytes_per_s(d.d2h_bandwidth_bytes_per_s);
-  o->set_copy_latency_ns(d.copy_latency_ns);
-  o->set_copy_engines(static_cast<uint32_t>(d.copy_engines));
-  o->set_compute_time_scale(d.compute_time_scale);
-  o->set_peak_flops_per_s(d.peak_flops_per_s);
-  o->set_memory_bandwidth_bytes_per_s(d.memory_bandwidth_bytes_per_s);
-  o->set_interconnect_bandwidth_bytes_per_s(d.interconnect_bandwidth_bytes_per_s);
-  for (const MemoryTier& t : d.tiers) {
-    pb::MemoryTier* x = o->add_tiers();
-    x->set_name(t.name);
-    x->set_capacity_bytes(t.capacity_bytes);
-    x->set_store_bandwidth_bytes_per_s(t.store_bandwidth_bytes_per_s);
-    x->set_load_bandwidth_bytes_per_s(t.load_bandwidth_bytes_per_s);
-    x->set_latency_ns(t.latency_ns);
-    x->set_shared_by_ranks(static_cast<uint32_t>(t.shared_by_ranks));
-  }
-}
-
-DeviceModel DeviceFromProto(const pb::DeviceModel& in) {
-  DeviceModel d;
-  d.name = in.name();
-  d.capacity_bytes = in.capacity_bytes();
-  d.reserve_bytes = in.reserve_bytes();
-  d.h2d_bandwidth_bytes_per_s = in.h2d_bandwidth_bytes_per_s();
-  d.d2h_bandwidth_bytes_per_s = in.d2h_bandwidth_bytes_per_s();
-  d.copy_latency_ns = in.copy_latency_ns();
-  d.copy_engines = Clamp32(in.copy_engines());
-  d.compute_time_scale = in.compute_time_scale();
-  d.peak_flops_per_s = in.peak_flops_per_s();
-  d.memory_bandwidth_bytes_per_s = in.memory_bandwidth_bytes_per_s();
-  d.interconnect_bandwidth_bytes_per_s = in.interconnect_bandwidth_bytes_per_s();
-  for (const pb::MemoryTier& x : in.tiers()) {
-    MemoryTier t;
-    t.name = x.name();
-    t.capacity_bytes = x.capacity_bytes();
-    t.store_bandwidth_bytes_per_s = x.store_bandwidth_bytes_per_s();
-    t.load_bandwidth_bytes_per_s = x.load_bandwidth_bytes_per_s();
-    t.latency_ns = x.latency_ns();
-    t.shared_by_ranks = Clamp32(x.shared_by_ranks());
-    d.tiers.push_back(std::move(t));
-  }
-  return d;
-}
-
 void AnchorToProto(const OpAnchor& a, pb::OpAnchor* o) {
   o->set_phase(static_cast<pb::Phase>(a.phase));
   o->set_phase_ordinal(static_cast<uint32_t>(a.phase_ordinal));
@@ -143,6 +94,59 @@ absl::Status RuntimeFromProto(const pb::PolicyRuntime& in, const std::string& so
 }
 
 }  // namespace
+
+void TierToProto(const MemoryTier& t, pb::MemoryTier* x) {
+  x->set_name(t.name);
+  x->set_capacity_bytes(t.capacity_bytes);
+  x->set_store_bandwidth_bytes_per_s(t.store_bandwidth_bytes_per_s);
+  x->set_load_bandwidth_bytes_per_s(t.load_bandwidth_bytes_per_s);
+  x->set_latency_ns(t.latency_ns);
+  x->set_shared_by_ranks(static_cast<uint32_t>(t.shared_by_ranks));
+}
+
+MemoryTier TierFromProto(const pb::MemoryTier& x) {
+  MemoryTier t;
+  t.name = x.name();
+  t.capacity_bytes = x.capacity_bytes();
+  t.store_bandwidth_bytes_per_s = x.store_bandwidth_bytes_per_s();
+  t.load_bandwidth_bytes_per_s = x.load_bandwidth_bytes_per_s();
+  t.latency_ns = x.latency_ns();
+  t.shared_by_ranks = Clamp32(x.shared_by_ranks());
+  return t;
+}
+
+void DeviceToProto(const DeviceModel& d, pb::DeviceModel* o) {
+  o->set_name(d.name);
+  o->set_capacity_bytes(d.capacity_bytes);
+  o->set_reserve_bytes(d.reserve_bytes);
+  o->set_h2d_bandwidth_bytes_per_s(d.h2d_bandwidth_bytes_per_s);
+  o->set_d2h_bandwidth_bytes_per_s(d.d2h_bandwidth_bytes_per_s);
+  o->set_copy_latency_ns(d.copy_latency_ns);
+  o->set_copy_engines(static_cast<uint32_t>(d.copy_engines));
+  o->set_compute_time_scale(d.compute_time_scale);
+  o->set_peak_flops_per_s(d.peak_flops_per_s);
+  o->set_memory_bandwidth_bytes_per_s(d.memory_bandwidth_bytes_per_s);
+  o->set_interconnect_bandwidth_bytes_per_s(d.interconnect_bandwidth_bytes_per_s);
+  for (const MemoryTier& t : d.tiers) TierToProto(t, o->add_tiers());
+}
+
+DeviceModel DeviceFromProto(const pb::DeviceModel& in) {
+  DeviceModel d;
+  d.name = in.name();
+  d.capacity_bytes = in.capacity_bytes();
+  d.reserve_bytes = in.reserve_bytes();
+  d.h2d_bandwidth_bytes_per_s = in.h2d_bandwidth_bytes_per_s();
+  d.d2h_bandwidth_bytes_per_s = in.d2h_bandwidth_bytes_per_s();
+  d.copy_latency_ns = in.copy_latency_ns();
+  d.copy_engines = Clamp32(in.copy_engines());
+  d.compute_time_scale = in.compute_time_scale();
+  d.peak_flops_per_s = in.peak_flops_per_s();
+  d.memory_bandwidth_bytes_per_s = in.memory_bandwidth_bytes_per_s();
+  d.interconnect_bandwidth_bytes_per_s = in.interconnect_bandwidth_bytes_per_s();
+  for (const pb::MemoryTier& x : in.tiers()) d.tiers.push_back(TierFromProto(x));
+  return d;
+}
+
 
 std::string Hex(uint64_t v) { return absl::StrFormat("0x%016x", v); }
 

@@ -1,6 +1,7 @@
 #include "swapplan/service/convert.h"
 
 #include "absl/strings/str_cat.h"
+#include "policy/policy_codec.h"
 #include "swapplan/util/error.h"
 
 namespace swapplan {
@@ -19,34 +20,24 @@ absl::StatusOr<E> EnumFrom(int32_t value, E last, const char* field) {
 
 }  // namespace
 
-void DeviceModelToProto(const DeviceModel& m, v1::DeviceModel* out) {
-  out->set_name(m.name);
-  out->set_capacity_bytes(m.capacity_bytes);
-  out->set_reserve_bytes(m.reserve_bytes);
-  out->set_h2d_bandwidth_bytes_per_s(m.h2d_bandwidth_bytes_per_s);
-  out->set_d2h_bandwidth_bytes_per_s(m.d2h_bandwidth_bytes_per_s);
-  out->set_copy_latency_ns(m.copy_latency_ns);
-  out->set_copy_engines(m.copy_engines);
-  out->set_compute_time_scale(m.compute_time_scale);
-  out->set_peak_flops_per_s(m.peak_flops_per_s);
-  out->set_memory_bandwidth_bytes_per_s(m.memory_bandwidth_bytes_per_s);
-  out->set_interconnect_bandwidth_bytes_per_s(m.interconnect_bandwidth_bytes_per_s);
+void DeviceModelToProto(const DeviceModel& m, proto::DeviceModel* out) {
+  internal_policy::DeviceToProto(m, out);
 }
 
-DeviceModel DeviceModelFromProto(const v1::DeviceModel& p) {
-  DeviceModel m;
-  m.name = p.name();
-  m.capacity_bytes = p.capacity_bytes();
-  m.reserve_bytes = p.reserve_bytes();
-  m.h2d_bandwidth_bytes_per_s = p.h2d_bandwidth_bytes_per_s();
-  m.d2h_bandwidth_bytes_per_s = p.d2h_bandwidth_bytes_per_s();
-  m.copy_latency_ns = p.copy_latency_ns();
-  m.copy_engines = p.copy_engines();
-  m.compute_time_scale = p.compute_time_scale();
-  m.peak_flops_per_s = p.peak_flops_per_s();
-  m.memory_bandwidth_bytes_per_s = p.memory_bandwidth_bytes_per_s();
-  m.interconnect_bandwidth_bytes_per_s = p.interconnect_bandwidth_bytes_per_s();
-  return m;
+DeviceModel DeviceModelFromProto(const proto::DeviceModel& p) {
+  return internal_policy::DeviceFromProto(p);
+}
+
+void TiersToSpec(const DeviceModel& m, v1::DeviceSpec* spec) {
+  spec->clear_tiers();
+  for (const MemoryTier& t : m.tiers) internal_policy::TierToProto(t, spec->add_tiers());
+}
+
+std::vector<MemoryTier> TiersFromSpec(const v1::DeviceSpec& spec) {
+  std::vector<MemoryTier> tiers;
+  tiers.reserve(spec.tiers_size());
+  for (const proto::MemoryTier& t : spec.tiers()) tiers.push_back(internal_policy::TierFromProto(t));
+  return tiers;
 }
 
 void SimulatorSettingsToProto(const SimulatorOptions& o, v1::SimulatorSettings* out) {
@@ -131,6 +122,18 @@ void SimulationToProto(const SimulationResult& r, v1::SimulateResponse* out) {
   d->set_host_event_queries(r.host_event_queries);
   d->set_host_syncs(r.host_syncs);
   d->set_events(r.events);
+  for (const TierTraffic& t : r.tiers) {
+    v1::TierTraffic* o = d->add_tiers();
+    o->set_name(t.name);
+    o->set_capacity_bytes(t.capacity_bytes);
+    o->set_peak_bytes(t.peak_bytes);
+    o->set_bytes_stored(t.bytes_stored);
+    o->set_bytes_loaded(t.bytes_loaded);
+    o->set_stores(t.stores);
+    o->set_loads(t.loads);
+    o->set_store_busy_ns(t.store_busy_ns);
+    o->set_load_busy_ns(t.load_busy_ns);
+  }
 }
 
 absl::StatusOr<SimulationResult> SimulationFromProto(const v1::SimulateResponse& p) {
@@ -209,6 +212,19 @@ absl::StatusOr<SimulationResult> SimulationFromProto(const v1::SimulateResponse&
   r.host_event_queries = d.host_event_queries();
   r.host_syncs = d.host_syncs();
   r.events = d.events();
+  for (const v1::TierTraffic& t : d.tiers()) {
+    TierTraffic o;
+    o.name = t.name();
+    o.capacity_bytes = t.capacity_bytes();
+    o.peak_bytes = t.peak_bytes();
+    o.bytes_stored = t.bytes_stored();
+    o.bytes_loaded = t.bytes_loaded();
+    o.stores = t.stores();
+    o.loads = t.loads();
+    o.store_busy_ns = t.store_busy_ns();
+    o.load_busy_ns = t.load_busy_ns();
+    r.tiers.push_back(std::move(o));
+  }
   return r;
 }
 

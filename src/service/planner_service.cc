@@ -81,7 +81,8 @@ std::string FormatRequestLog(const RequestLog& r) {
       absl::StrCat("method=", r.method, " trace=", r.trace_id.empty() ? "-" : r.trace_id.substr(0, 16),
                    " bytes_in=", r.request_bytes, " bytes_out=", r.response_bytes,
                    " latency_us=", r.latency_ns / 1000, " status=", GrpcCodeName(r.code),
-                   " cache=", r.cache_hit ? "hit" : "miss", " peer=", r.peer.empty() ? "-" : r.peer);
+                   " cache=", r.cache_hit ? "hit" : "miss", " cpu_us=", r.handler_cpu_ns / 1000,
+                   " peer=", r.peer.empty() ? "-" : r.peer);
   if (!r.message.empty()) absl::StrAppend(&line, " message=", Quoted(r.message));
   return line;
 }

@@ -53,6 +53,7 @@ void ApplySpec(const v1::DeviceSpec& spec, DeviceModel* m) {
   if (spec.copy_latency_ns() != 0) m->copy_latency_ns = spec.copy_latency_ns();
   if (spec.half_duplex()) m->copy_engines = 1;
   if (spec.compute_time_scale() != 0) m->compute_time_scale = spec.compute_time_scale();
+  if (spec.tiers_size() > 0) m->tiers = TiersFromSpec(spec);
 }
 
 absl::Status NeedBandwidths(const DeviceModel& m, const Trace& trace) {

@@ -81,11 +81,14 @@ TEST_CASE("cache: concurrent identical requests compute once", "[service][cache]
   REQUIRE(c.ok());
   std::atomic<int> computed{0};
   std::atomic<int> hits{0};
+  // Each thread's answer, checked after the joins (Catch2's assertions are
+  // not thread-safe).
+  std::vector<absl::StatusOr<std::string>> answers(8, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, i] {
       bool hit = false;
-      absl::StatusOr<std::string> v = (*c)->GetOrCompute(
+      answers[i] = (*c)->GetOrCompute(
           "k",
           [&]() -> absl::StatusOr<BlobCache::Computed> {
             ++computed;
@@ -93,12 +96,14 @@ TEST_CASE("cache: concurrent identical requests compute once", "[service][cache]
             return BlobCache::Computed{"value"};
           },
           &hit);
-      CHECK(v.ok());
-      CHECK(*v == "value");
       if (hit) ++hits;
     });
   }
   for (std::thread& t : threads) t.join();
+  for (const absl::StatusOr<std::string>& v : answers) {
+    CHECK(v.ok());
+    CHECK(v.value_or("") == "value");
+  }
   CHECK(computed == 1);
   CHECK(hits == 7);
 }
@@ -159,17 +164,18 @@ TEST_CASE("service: concurrent identical Plans plan once", "[service][cache]") {
   TestServer t;
   const std::string id = t.UploadToy();
   std::atomic<int> misses{0};
+  std::vector<grpc::Status> statuses(4);  // checked after the joins
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, i] {
       v1::PlanResponse r;
       grpc::ClientContext ctx;
-      grpc::Status s = t.rpc->Plan(&ctx, ToyPlan(id), &r);
-      CHECK(s.ok());
-      if (!r.cache_hit()) ++misses;
+      statuses[i] = t.rpc->Plan(&ctx, ToyPlan(id), &r);
+      if (statuses[i].ok() && !r.cache_hit()) ++misses;
     });
   }
   for (std::thread& th : threads) th.join();
+  for (const grpc::Status& s : statuses) CHECK(s.ok());
   CHECK(misses == 1);
 }
 
@@ -186,25 +192,38 @@ v1::SearchRequest TimedSearch(const std::string& id, const std::string& seconds)
   return req;
 }
 
-// Reads a Search to its end: the result (REQUIREs one) and the progress
-// messages seen.
-v1::SearchResult ReadSearch(grpc::ClientReaderInterface<v1::SearchUpdate>* reader,
-                            int* progress) {
-  v1::SearchUpdate u;
-  v1::SearchResult result;
+// A Search read to its end: its status, the results and progress messages
+// seen and the (last) result. No Catch2 assertion: callable from any thread.
+struct ReadSearchOutcome {
+  grpc::Status status;
   int results = 0;
+  int progress = 0;
+  v1::SearchResult result;
+};
+ReadSearchOutcome ReadSearchQuietly(grpc::ClientReaderInterface<v1::SearchUpdate>* reader) {
+  ReadSearchOutcome out;
+  v1::SearchUpdate u;
   while (reader->Read(&u)) {
-    if (u.has_progress()) ++*progress;
+    if (u.has_progress()) ++out.progress;
     if (u.has_result()) {
-      result = u.result();
-      ++results;
+      out.result = u.result();
+      ++out.results;
     }
   }
-  const grpc::Status s = reader->Finish();
-  INFO(s.error_message());
-  REQUIRE(s.ok());
-  REQUIRE(results == 1);
-  return result;
+  out.status = reader->Finish();
+  return out;
+}
+
+// Reads a Search to its end on the test's thread: the result (REQUIREs an
+// OK status and one result); adds the progress messages seen to *progress.
+v1::SearchResult ReadSearch(grpc::ClientReaderInterface<v1::SearchUpdate>* reader,
+                            int* progress) {
+  ReadSearchOutcome o = ReadSearchQuietly(reader);
+  *progress += o.progress;
+  INFO(o.status.error_message());
+  REQUIRE(o.status.ok());
+  REQUIRE(o.results == 1);
+  return o.result;
 }
 
 // A 1.5 s search of the toy, running: its first progress message was read.
@@ -224,16 +243,20 @@ TEST_CASE("service: concurrent identical Searches search once", "[service][cache
   // it runs (after its first progress message) and waits for its answer.
   grpc::ClientContext first_ctx;
   auto first = StartSearch(t, id, &first_ctx);
-  int second_progress = 0;
-  v1::SearchResult second_result;
+  ReadSearchOutcome second_outcome;
   std::thread second([&] {
     grpc::ClientContext ctx;
     auto reader = t.rpc->Search(&ctx, TimedSearch(id, "1500ms"));
-    second_result = ReadSearch(reader.get(), &second_progress);
+    second_outcome = ReadSearchQuietly(reader.get());
   });
   int first_progress = 1;
   const v1::SearchResult first_result = ReadSearch(first.get(), &first_progress);
   second.join();
+  INFO(second_outcome.status.error_message());
+  REQUIRE(second_outcome.status.ok());
+  REQUIRE(second_outcome.results == 1);
+  const v1::SearchResult& second_result = second_outcome.result;
+  const int second_progress = second_outcome.progress;
   // One search ran: the second waited on the first (a shared flight), so
   // without single flight computations_run would be 2 and shared_flights 0.
   CHECK(t.server->service().computations_run() == 1);

@@ -50,6 +50,19 @@ class OfflineTest(unittest.TestCase):
         self.assertEqual(0, unset.capacity_bytes)            # 0 = the trace's figure
         with self.assertRaisesRegex(ValueError, "device_memory: cannot read '60 parsecs'"):
             device_spec(device_memory="60 parsecs")
+        # A memory tier as the --remote-* flags give one.
+        t = device_spec(tiers=[{"capacity": "1TiB", "store_bandwidth": "50GB/s",
+                                "load_bandwidth": 25e9, "latency": "2us",
+                                "shared_by_ranks": 8}]).tiers
+        self.assertEqual(1, len(t))
+        self.assertEqual((b"remote", 2 ** 40, 50e9, 25e9, 2000, 8),
+                         (t[0].name, t[0].capacity_bytes, t[0].store_bandwidth_bytes_per_s,
+                          t[0].load_bandwidth_bytes_per_s, t[0].latency_ns,
+                          t[0].shared_by_ranks))
+        with self.assertRaisesRegex(ValueError, r"tiers\[0\]: give bandwidth"):
+            device_spec(tiers=[{"capacity": "1TiB", "store_bandwidth": "50GB/s"}])
+        with self.assertRaisesRegex(ValueError, r"tiers\[0\]: unknown key bandwith"):
+            device_spec(tiers=[{"capacity": "1TiB", "bandwith": "50GB/s"}])
 
     def test_uploads_go_in_chunks_with_the_size_first(self):
         import io
@@ -285,19 +298,98 @@ class EveryMethodTest(ServiceTestBase):
         self.assertEqual([0, 1, 2, 3], [p["generation"] for p in progress])
         self.assertTrue(all(p["evaluations"] > 0 for p in progress))
         self.assertIsNotNone(call.result)
-        self.assertEqual("generation limit", call.result.stop_reason)
-        # The last generation streamed is the CLI's count. (SearchResult's
-        # generations / evaluations are not filled in by the server yet.)
+        res = call.result
+        self.assertEqual("generation limit", res.stop_reason)
+        self.assertEqual(cli["stop_reason"], res.stop_reason)
+        # Every figure of the result is the CLI's report of the same search
+        # (search --json names in the SearchResult docstring).
         self.assertEqual(cli["num_generations"], progress[-1]["generation"])
-        report = call.result.plan.report
+        for mine, theirs in (("generations", "num_generations"),
+                             ("evaluations", "num_evaluations"),
+                             ("infeasible_evaluations", "num_infeasible_evaluations"),
+                             ("source", "result_source"),
+                             ("local_moves_tried", "num_local_moves_tried"),
+                             ("local_moves_kept", "num_local_moves_kept")):
+            self.assertEqual(cli[theirs], getattr(res, mine), mine)
+        self.assertGreater(res.search_time_ns, 0)
+        self.assertEqual(len(cli["seeds"]), len(res.seeds))
+        for seed, theirs in zip(res.seeds, cli["seeds"]):
+            self.assertEqual(theirs["planner"], seed["planner"])
+            # The CLI writes null for a seed that does not fit, the proto -1.
+            want = -1 if theirs["iteration_time_ns"] is None else theirs["iteration_time_ns"]
+            self.assertEqual(want, seed["iteration_time_ns"], seed["planner"])
+            self.assertEqual((theirs["chromosome"], theirs["note"]),
+                             (seed["chromosome"], seed["note"]), seed["planner"])
+        # The history is what the stream sent, generation by generation.
+        self.assertEqual(progress, res.history)
+        # The final simulation: the report's numbers and the CLI's.
+        self.assertEqual(cli["iteration_time_ns"], res.simulation["iteration_time_ns"])
+        self.assertEqual(cli["stall_ns"], res.simulation["stall_ns"])
+        self.assertEqual(cli["peak_with_policy_bytes"], res.simulation["peak_bytes"])
+        self.assertEqual(cli["pool_bytes"], res.simulation["detail"]["pool_bytes"])
+        self.assertEqual(cli["d2h_bytes"], res.simulation["bytes_d2h"])
+        self.assertEqual(set(res.to_dict()) - {"plan"},
+                         {"stop_reason", "generations", "evaluations", "infeasible_evaluations",
+                          "search_time_ns", "source", "local_moves_tried", "local_moves_kept",
+                          "seeds", "history", "simulation"})
+        report = res.plan.report
         self.assertEqual("advisor", report["planner"])
-        self.assertFalse(call.result.plan.best_so_far)
+        self.assertFalse(res.plan.best_so_far)
         self.assertEqual(cli["iteration_time_ns"], report["iteration_time_ns"])
         self.assertEqual(cli["peak_with_policy_bytes"], report["peak_with_policy_bytes"])
-        # Asked again: the cache answers with the result only.
+        # Asked again: the cache answers with the result only, and with the
+        # figures of the search that made the policy.
         again = self.planner.search(self.trace, device_memory=BUDGET, options=flags)
         self.assertEqual([], list(again))
         self.assertTrue(again.result.plan.cache_hit)
+        for name in ("stop_reason", "generations", "evaluations", "infeasible_evaluations",
+                     "search_time_ns", "source", "local_moves_tried", "local_moves_kept",
+                     "seeds", "history", "simulation"):
+            self.assertEqual(getattr(res, name), getattr(again.result, name), name)
+
+    def test_a_device_with_a_memory_tier_plans_as_the_cli(self):
+        # The chameleon toy (13 ops) on 900 B with a 300-byte remote tier at
+        # 4 GB/s (the CLI's --remote-memory 300B --remote-bandwidth 4GB/s;
+        # tests/cli/sim_cli_test.cc): the hyperoffload planner puts A (200
+        # bytes) on the tier (tier 1), remotely as locally.
+        toy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "traces",
+                           "chameleon_toy.json")
+        tier = {"capacity": "300B", "bandwidth": "4GB/s", "latency": "5ns"}
+        link = {"device_memory": "900B", "h2d_bandwidth": "2GB/s", "d2h_bandwidth": "2GB/s"}
+        flags = ["--device-memory", "900B", "--h2d-bandwidth", "2GB/s", "--d2h-bandwidth",
+                 "2GB/s", "--remote-memory", "300B", "--remote-bandwidth", "4GB/s",
+                 "--remote-latency", "5ns"]
+        saved = os.path.join(self.tmp, "tiered")
+        fx.cli_json("compare", toy, *flags, "--planners", "hyperoffload", "--planner-option",
+                    "hyperoffload.min-tensor-bytes=0", "--save-policies", saved)
+        r = self.planner.plan(toy, planner="hyperoffload", options={"min-tensor-bytes": 0},
+                              tiers=[tier], policy_as_json=True, **link)
+        device = r.report["device"]
+        self.assertEqual([{"name": "remote", "capacity_bytes": 300,
+                           "store_bandwidth_bytes_per_s": 4e9, "load_bandwidth_bytes_per_s": 4e9,
+                           "latency_ns": 5, "shared_by_ranks": 1}], device["tiers"])
+        import json
+        mine = json.loads(r.policy_json)
+        with open(os.path.join(saved, "hyperoffload.json"), encoding="utf-8") as f:
+            theirs = json.load(f)
+        self.assertEqual(theirs["items"], mine["items"])
+        self.assertEqual(theirs["device"], mine["device"])
+        self.assertEqual([200], [item["size_bytes"] for item in mine["items"]
+                                 if item.get("tier") == 1])
+        # Without the tier the planner has nowhere but the host: another key.
+        host_only = self.planner.plan(toy, planner="hyperoffload",
+                                      options={"min-tensor-bytes": 0}, **link)
+        self.assertNotEqual(r.cache_key, host_only.cache_key)
+        self.assertEqual([], host_only.report["device"]["tiers"])
+        # simulate with the tier: its traffic, as the CLI reports it.
+        sim = self.planner.simulate(toy, r, tiers=[tier], **link)
+        cli_sim = fx.cli_json("simulate", toy, os.path.join(saved, "hyperoffload.json"), *flags)
+        self.assertEqual(cli_sim["iteration_time_ns"], sim["iteration_time_ns"])
+        remote = sim["detail"]["tiers"][1]
+        self.assertEqual(("remote", 200, 200), (remote["name"], remote["bytes_stored"],
+                                                remote["bytes_loaded"]))
+        with self.assertRaisesRegex(ValueError, r"tiers\[0\]: give its capacity"):
+            self.planner.plan(toy, tiers=[{"bandwidth": "1GB/s"}], **link)
 
     def test_a_search_stopped_by_its_deadline_answers_its_best_so_far(self):
         # A 10-minute time limit and no generation limit: the 3 s deadline

@@ -143,19 +143,69 @@ TEST_CASE("remote: compare prints the local output", "[service][cli]") {
   CHECK(advisor.exit_code == 2);
   CHECK(advisor.err.find("--planners advisor: it searches from the other rows' policies") !=
         std::string::npos);
-  // The service's device messages carry no memory tiers: a tiered device is
-  // refused rather than planned without its tiers (compare and simulate).
-  const std::string tiers = " --remote-memory 1KiB --remote-bandwidth 1GB/s";
-  for (const std::string& cmd :
-       {two + tiers, "simulate traces/two_layers.json policies/two_layers/lru.json" + tiers}) {
-    CliRun tiered = Swapplan(cmd + s.flags);
-    INFO(cmd);
-    CHECK(tiered.exit_code == 2);
-    CHECK(tiered.err.find("--server: the service does not take a device with memory tiers "
-                          "(--remote-*): drop --server") != std::string::npos);
-  }
   CHECK(s.serve.Stop() == 0);
   CHECK(s.serve.Err().find("method=Plan") != std::string::npos);
+}
+
+// A device with a memory tier (--remote-*, docs/hyperoffload.md) travels to
+// the server whole (DeviceSpec.tiers, the policy schema's MemoryTier): the
+// hyperoffload planner on the chameleon toy (as tests/cli/sim_cli_test.cc)
+// puts A (200 bytes) on the 300-byte remote tier remotely as locally, and
+// every command's output and policy file are the local ones byte for byte.
+TEST_CASE("remote: a device with a memory tier plans as locally", "[service][cli]") {
+  TokenServe s("serve_remote_tiers");
+  const std::string device =
+      " --device-memory 900B --h2d-bandwidth 2GB/s --d2h-bandwidth 2GB/s --remote-memory 300B "
+      "--remote-bandwidth 4GB/s";
+  const std::string compare = "compare traces/chameleon_toy.json" + device +
+                              " --planners hyperoffload,chameleon"
+                              " --planner-option hyperoffload.min-tensor-bytes=0"
+                              " --planner-option chameleon.min-tensor-bytes=0";
+  ExpectSameOutput(compare, s.flags, "", PlanTimesMasked);
+  ExpectSameOutput(compare + " --json", s.flags, "", PlanTimesMaskedJson);
+  // The remote tier was planned for: its traffic is in the remote output.
+  CliRun far = Swapplan(compare + s.flags);
+  CHECK(far.out.find("tier remote: 200 B stored, 200 B loaded, holds 200 B at most") !=
+        std::string::npos);
+  // The policies planned remotely (--save-policies) are the local files.
+  const std::string local_dir = TempDir() + "/tiers_local";
+  const std::string far_dir = TempDir() + "/tiers_far";
+  REQUIRE(Swapplan(compare + " --save-policies " + local_dir).exit_code == 0);
+  REQUIRE(Swapplan(compare + " --save-policies " + far_dir + s.flags).exit_code == 0);
+  const std::string hyper = ReadFile(local_dir + "/hyperoffload.json");
+  CHECK(ReadFile(far_dir + "/hyperoffload.json") == hyper);
+  CHECK(ReadFile(far_dir + "/chameleon.json") == ReadFile(local_dir + "/chameleon.json"));
+  CHECK(hyper.find("\"tiers\"") != std::string::npos);
+  // simulate: the tier's traffic line (SimulationDetail.tiers) as locally.
+  const std::string simulate =
+      "simulate traces/chameleon_toy.json " + local_dir + "/hyperoffload.json" + device;
+  ExpectSameOutput(simulate, s.flags, "");
+  ExpectSameOutput(simulate + " --json", s.flags, "");
+  CliRun sim = Swapplan(simulate + s.flags);
+  CHECK(sim.out.find("tier remote     stored 200 B in 1 copies (busy 50 ns), loaded 200 B in 1 "
+                     "copies (busy 50 ns), holds at most 200 B of 300 B\n") != std::string::npos);
+  // plan (chameleon) and search (the advisor) plan for the host only, with
+  // the tier in the device: the remote policy file is the local one, tier
+  // in its device included (that the server plans with the tier is what the
+  // hyperoffload rows above show).
+  for (const std::string& cmd :
+       {std::string("plan traces/chameleon_toy.json --min-tensor-bytes 0") + device,
+        std::string("search traces/chameleon_toy.json --max-generations 2 --population 8 "
+                    "--threads 1 --seed 3 --quiet") + device}) {
+    INFO(cmd);
+    const std::string local_policy = TempDir() + "/tiers_local_policy.json";
+    const std::string far_policy = TempDir() + "/tiers_far_policy.json";
+    CliRun l = Swapplan(cmd + " -o " + local_policy);
+    CliRun r = Swapplan(cmd + " -o " + far_policy + s.flags);
+    INFO(r.err);
+    REQUIRE(l.exit_code == 0);
+    REQUIRE(r.exit_code == 0);
+    const std::string want = ReadFile(local_policy);
+    CHECK(ReadFile(far_policy) == want);
+    CHECK(want.find("\"tiers\"") != std::string::npos);
+  }
+  CHECK(s.serve.Stop() == 0);
+  CHECK(s.serve.Err().find("method=Simulate") != std::string::npos);
 }
 
 // The search time in `search`'s summary (as tests/cli/advisor_cli_test.cc).

@@ -2,6 +2,7 @@
 // loopback port, and the error code of each failure kind.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "service/service_fixture.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/service/cache.h"
@@ -34,6 +35,12 @@ TEST_CASE("service: UploadTrace in chunks gives the content digest and the trace
   CHECK(logs[0].request_bytes == static_cast<int64_t>(bytes.size()));
   CHECK(logs[0].code == grpc::StatusCode::OK);
   CHECK(FormatRequestLog(logs[0]).find("method=UploadTrace trace=" + Sha256Hex(bytes).substr(0, 16)) == 0);
+  // The handler's thread read and parsed the trace: it used some CPU, and
+  // no more than the call's wall time.
+  CHECK(logs[0].handler_cpu_ns > 0);
+  CHECK(logs[0].handler_cpu_ns <= logs[0].latency_ns);
+  CHECK(FormatRequestLog(logs[0]).find(absl::StrCat(" cpu_us=", logs[0].handler_cpu_ns / 1000,
+                                                    " peer=")) != std::string::npos);
 }
 
 TEST_CASE("service: Plan answers the numbers of `plan --json`, then from the cache",

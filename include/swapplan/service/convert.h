@@ -14,6 +14,8 @@
 #ifndef SWAPPLAN_SERVICE_CONVERT_H_
 #define SWAPPLAN_SERVICE_CONVERT_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "planner_service.pb.h"
 #include "swapplan/device/device_model.h"
@@ -22,10 +24,16 @@
 
 namespace swapplan {
 
-// Every field of `m` the protocol carries (all but the memory tiers).
-void DeviceModelToProto(const DeviceModel& m, v1::DeviceModel* out);
-// The model of `p` (no memory tiers).
-DeviceModel DeviceModelFromProto(const v1::DeviceModel& p);
+// Every field of `m`, its memory tiers included, as the service's messages
+// carry it (the policy schema's swapplan.proto.DeviceModel), and back: the
+// policy format's own conversion (src/policy/policy_codec.h), so a device
+// travels exactly as a policy file records it. O(tiers).
+void DeviceModelToProto(const DeviceModel& m, proto::DeviceModel* out);
+DeviceModel DeviceModelFromProto(const proto::DeviceModel& p);
+// The memory tiers of `m` into spec->tiers (replacing them), and the tiers
+// of a spec, in order.
+void TiersToSpec(const DeviceModel& m, v1::DeviceSpec* spec);
+std::vector<MemoryTier> TiersFromSpec(const v1::DeviceSpec& spec);
 
 // The simulator's settings of `o` that SimulatorSettings carries, and back
 // onto `o` (its device is left alone). Requires top_stall_ops >= 0.

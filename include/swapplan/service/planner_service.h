@@ -103,6 +103,11 @@ struct RequestLog {
   int64_t request_bytes = 0;   // uploaded / inline trace bytes + request message
   int64_t response_bytes = 0;
   int64_t latency_ns = 0;
+  // CPU time of the handler's thread over the call (CLOCK_THREAD_CPUTIME_ID):
+  // a cache hit's whole answer but for gRPC's reading of the request and
+  // writing of the response; a computation runs on the computing pool and
+  // is not in it.
+  int64_t handler_cpu_ns = 0;
   grpc::StatusCode code = grpc::StatusCode::OK;
   std::string message;     // error message; "" when OK
   bool cache_hit = false;
@@ -110,7 +115,7 @@ struct RequestLog {
 using RequestLogSink = std::function<void(const RequestLog&)>;
 
 // One line: `method=Plan trace=ab12.. bytes_in=.. bytes_out=.. latency_us=..
-// status=OK cache=hit peer=..` (values with spaces quoted).
+// status=OK cache=hit cpu_us=.. peer=..` (values with spaces quoted).
 std::string FormatRequestLog(const RequestLog& r);
 
 // The gRPC code for a library status (the mapping above).

@@ -74,13 +74,21 @@ class PlanResult:
 
     def __init__(self, response):
         self.response = response
-        self.report = to_dict(response.report)
+        self._report = None
         self.policy = response.policy
         self.policy_json = response.policy_json
         self.cache_key = response.cache_key
         self.cache_hit = response.cache_hit
         self.best_so_far = response.best_so_far
         self.plan_time_ns = response.plan_time_ns
+
+    @property
+    def report(self):
+        """The PlanReport as a dict, made on first use (a caller that only
+        wants the policy or cache_hit does not pay for it)."""
+        if self._report is None:
+            self._report = to_dict(self.response.report)
+        return self._report
 
     def save(self, path):
         """Writes the policy to `path`: JSON for a *.json name (needs
@@ -103,22 +111,56 @@ class PlanResult:
 
 
 class SearchResult:
-    """The end of a search: `plan` (PlanResult, planner "advisor"),
-    `stop_reason` ("time limit", "generation limit", "converged",
-    "deadline"), `generations`, `evaluations`."""
+    """The end of a search (the proto's SearchResult; what `swapplan search
+    --json` reports, named as there in brackets):
+
+      plan                    PlanResult of the final policy (planner "advisor")
+      stop_reason             "time limit", "generation limit", "converged",
+                              "deadline" [stop_reason]
+      generations             [num_generations]
+      evaluations             [num_evaluations]
+      infeasible_evaluations  [num_infeasible_evaluations]
+      search_time_ns          wall time of the search [search_time_ns]
+      source                  where the best came from: "search", "local
+                              search" or a seed planner's name [result_source]
+      local_moves_tried       [num_local_moves_tried]
+      local_moves_kept        [num_local_moves_kept]
+      seeds                   list of dicts: planner, iteration_time_ns (-1:
+                              it does not fit; the CLI writes null),
+                              chromosome, note [seeds]
+      history                 list of dicts, every generation's progress (as
+                              a SearchCall yields them; the CLI's --history)
+      simulation              dict, the evaluation simulator's run of the
+                              final policy (as Planner.simulate returns it)
+
+    A cache hit (or a call that waited on an identical search) carries the
+    figures of the search that made the policy."""
 
     def __init__(self, message):
+        self.message = message
         self.plan = PlanResult(message.plan)
         self.stop_reason = message.stop_reason
         self.generations = message.generations
         self.evaluations = message.evaluations
+        self.infeasible_evaluations = message.infeasible_evaluations
+        self.search_time_ns = message.search_time_ns
+        self.source = message.source
+        self.local_moves_tried = message.local_moves_tried
+        self.local_moves_kept = message.local_moves_kept
+        self.seeds = [to_dict(x) for x in message.seeds]
+        self.history = [to_dict(x) for x in message.history]
+        self.simulation = to_dict(message.simulation)
+
+    def to_dict(self):
+        """Every field above, `plan` as PlanResult.to_dict()."""
+        return to_dict(self.message)
 
 
 class SearchCall:
     """Iterating yields one dict per generation (SearchProgress: generation,
     elapsed_ns, best_ns, mean_ns, worst_ns, best_ever_ns, feasible,
-    population, evaluations, evaluations_per_s); afterwards `result` holds
-    the SearchResult. wait() consumes the progress and returns the result;
+    population, evaluations, evaluations_per_s, elite_ns, islands_best_ns);
+    afterwards `result` holds the SearchResult. wait() consumes the progress and returns the result;
     cancel() ends the call (the server stops the search)."""
 
     def __init__(self, call):
@@ -364,15 +406,17 @@ class Planner:
     # -- the service's methods
     def plan(self, trace, device_memory=None, planner="chameleon", options=None, *,
              iteration=0, device=None, reserve=None, h2d_bandwidth=None, d2h_bandwidth=None,
-             copy_latency=None, half_duplex=False, compute_time_scale=None,
+             copy_latency=None, half_duplex=False, compute_time_scale=None, tiers=None,
              policy_as_json=False, skip_cache=False, timeout_s=None):
         """Plans `iteration` of `trace` for the device (the trace's recorded
         figures, then preset `device`, then the arguments given; units as
-        the CLI's flags) with `planner` and its `options` (dict, the names of
-        `swapplan plan --help` without the dashes' prefix, e.g.
-        {"min-tensor-bytes": "1MiB"}). Returns a PlanResult."""
+        the CLI's flags; `tiers`: memory tiers beyond the host, a list of
+        dicts such as {"capacity": "1TiB", "bandwidth": "50GB/s"}, what
+        the CLI's --remote-* flags give) with `planner` and its `options`
+        (dict, the names of `swapplan plan --help` without the dashes'
+        prefix, e.g. {"min-tensor-bytes": "1MiB"}). Returns a PlanResult."""
         spec = device_spec(device, device_memory, reserve, h2d_bandwidth, d2h_bandwidth,
-                           copy_latency, half_duplex, compute_time_scale)
+                           copy_latency, half_duplex, compute_time_scale, tiers)
         opts = {str(k): option_text(v) for k, v in (options or {}).items()}
 
         def send(ref):
@@ -384,7 +428,7 @@ class Planner:
 
     def search(self, trace, device_memory=None, options=None, *, iteration=0, device=None,
                reserve=None, h2d_bandwidth=None, d2h_bandwidth=None, copy_latency=None,
-               half_duplex=False, compute_time_scale=None, policy_as_json=False,
+               half_duplex=False, compute_time_scale=None, tiers=None, policy_as_json=False,
                skip_cache=False, timeout_s=None):
         """The advisor's genetic search (`swapplan search`) with `options`
         (e.g. {"max-generations": 20, "seed": 1}); returns a SearchCall to
@@ -393,7 +437,7 @@ class Planner:
         no second try). A deadline (`timeout_s`) stops the search with its
         best so far (result.plan.best_so_far, stop_reason "deadline")."""
         spec = device_spec(device, device_memory, reserve, h2d_bandwidth, d2h_bandwidth,
-                           copy_latency, half_duplex, compute_time_scale)
+                           copy_latency, half_duplex, compute_time_scale, tiers)
         opts = {str(k): option_text(v) for k, v in (options or {}).items()}
         ref, _ = self._trace_ref(trace, timeout_s)
         req = pb.SearchRequest(trace=ref, iteration=int(iteration), device=spec, options=opts,
@@ -416,21 +460,21 @@ class Planner:
 
     def simulate(self, trace, policy=None, *, iteration=0, device=None, device_memory=None,
                  reserve=None, h2d_bandwidth=None, d2h_bandwidth=None, copy_latency=None,
-                 half_duplex=False, compute_time_scale=None, timeout_s=None):
+                 half_duplex=False, compute_time_scale=None, tiers=None, timeout_s=None):
         """Runs the evaluation simulator on the iteration `policy` was made
         for (without a policy: `iteration` with no swapping); the device
         arguments override the policy's recorded device. Returns the
         SimulateResponse as a dict (iteration_time_ns, stall_ns, oom, ...)."""
         data = b"" if policy is None else _read_policy(policy)
         spec = device_spec(device, device_memory, reserve, h2d_bandwidth, d2h_bandwidth,
-                           copy_latency, half_duplex, compute_time_scale)
+                           copy_latency, half_duplex, compute_time_scale, tiers)
         return self._with_trace(trace, timeout_s, lambda ref: to_dict(self._unary(
             "Simulate", pb.SimulateRequest(trace=ref, policy=data, iteration=int(iteration),
                                            device=spec), timeout_s)))
 
     def compare(self, trace, planners=None, *, iteration=0, device=None, device_memory=None,
                 reserve=None, h2d_bandwidth=None, d2h_bandwidth=None, copy_latency=None,
-                half_duplex=False, compute_time_scale=None, oversubscription=None,
+                half_duplex=False, compute_time_scale=None, tiers=None, oversubscription=None,
                 planner_options=None, timeout_s=None):
         """`swapplan compare`: every planner of `planners` (None: the
         registry's default set) on one budget (device memory, or the
@@ -438,7 +482,7 @@ class Planner:
         {planner: {option: value}}. Returns the CompareResponse as a dict
         (budget_bytes, rows, ...)."""
         spec = device_spec(device, device_memory, reserve, h2d_bandwidth, d2h_bandwidth,
-                           copy_latency, half_duplex, compute_time_scale)
+                           copy_latency, half_duplex, compute_time_scale, tiers)
         opts = [pb.PlannerOption(planner=p, name=str(k), value=option_text(v))
                 for p, o in (planner_options or {}).items() for k, v in o.items()]
 
