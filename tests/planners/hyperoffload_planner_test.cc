@@ -75,9 +75,11 @@ TEST_CASE("hyperoffload: the toy fits 900 bytes with A and B offloaded to the ho
   // B: Store after op 2 (300..400) -> Detach at op 3; Prefetch at op 9
   //    (900 <= 1000 - 100): peak 800 <= 900, selection stops.
   // Refinement (B first, by consumer): B at 9 hides its copy exactly
-  // (900..1000); A at 10 (1000..1100) after it on the one load stream.
+  // (900..1000); A at 10 (1000..1100) after it on the one load stream
+  // (backward from A's consumer: A starts by 1000, so B must end by 1000 —
+  // its own consumer's start too). Items in consumer order: B, then A.
   const Policy p = Plan(Problem(900), {});
-  CHECK(Items(p) == std::vector<Item>{{10, 1, 2, 10, 11, 0}, {11, 2, 3, 9, 10, 0}});
+  CHECK(Items(p) == std::vector<Item>{{11, 2, 3, 9, 10, 0}, {10, 1, 2, 10, 11, 0}});
   CHECK(p.schedule.empty());
   CHECK(p.expected_peak_bytes == 800);
   CHECK(p.expected_overhead_ns == 0);
@@ -97,7 +99,7 @@ TEST_CASE("hyperoffload: tier auto fills the remote tier, then the host", "[hype
   // there and goes to the host. A: Store 200..250 -> Detach at op 2;
   // Prefetch: latest start <= 1100 - 50 is op 10. B as before.
   const Policy p = Plan(problem, {});
-  CHECK(Items(p) == std::vector<Item>{{10, 1, 2, 10, 11, 1}, {11, 2, 3, 9, 10, 0}});
+  CHECK(Items(p) == std::vector<Item>{{11, 2, 3, 9, 10, 0}, {10, 1, 2, 10, 11, 1}});
   absl::StatusOr<SimulationResult> s = Simulate(Toy(), p, {.device = problem.device});
   REQUIRE(s.ok());
   REQUIRE(s->tiers.size() == 2);
@@ -132,10 +134,12 @@ TEST_CASE("hyperoffload: errors name the cause", "[hyperoffload]") {
 TEST_CASE("hyperoffload: short-lived and small tensors are rejected", "[hyperoffload]") {
   // min_idle_ratio 5: A needs 1000 ns of gap for its 200 ns of copies (has
   // 900), B 1000 (700), C 500 (500: qualifies), D 500 (200). Only C is a
-  // candidate; taking it leaves the peak at 1100 > 900.
+  // candidate; taking it leaves the peak at 1100 > 900 (the parameter's
+  // offload is off here: see hyperoffload_persistent_test.cc).
   absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("hyperoffload");
   REQUIRE(planner.ok());
   REQUIRE((*planner)->SetOption("min-tensor-bytes", "0").ok());
+  REQUIRE((*planner)->SetOption("offload-parameters", "false").ok());
   REQUIRE((*planner)->SetOption("min-idle-ratio", "5").ok());
   absl::StatusOr<Policy> p = (*planner)->Plan(Problem(900));
   CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
@@ -146,6 +150,44 @@ TEST_CASE("hyperoffload: short-lived and small tensors are rejected", "[hyperoff
   p = (*plain)->Plan(Problem(900));
   CHECK(p.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK_THAT(std::string(p.status().message()), Catch::Contains("offloading 0 windows"));
+}
+
+
+TEST_CASE("hyperoffload: release waits when the queued Stores free memory too late",
+          "[hyperoffload]") {
+  // Budget 700 (peak 800 at op 3, attn). Stores on the one d2h stream:
+  // A after op 1 (200..300, Detach at op 2), B after op 2 (300..400: it
+  // ends with op 3, Detach at op 3), C after op 3 (400..450, op 4), D after
+  // op 5 (600..650, op 6). B is on the device through op 3: 800 > 700 with
+  // every window taken (A, B, C, D). Alone on the stream B's Store still
+  // ends at 400 (op 3), so the release waits move B's Detach to its
+  // Store's op 2: op 3 waits for the copy (starts at 400, not 300), a
+  // 100-ns stall, and the peak is 700. Without release waits: infeasible.
+  absl::StatusOr<std::unique_ptr<Planner>> off = CreatePlanner("hyperoffload");
+  REQUIRE(off.ok());
+  REQUIRE((*off)->SetOption("min-tensor-bytes", "0").ok());
+  REQUIRE((*off)->SetOption("offload-parameters", "false").ok());
+  REQUIRE((*off)->SetOption("release-waits", "false").ok());
+  absl::StatusOr<Policy> none = (*off)->Plan(Problem(700));
+  CHECK(none.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(none.status().message()),
+             Catch::Contains("offloading 4 windows peaks at 800 bytes at op 3"));
+
+  const Policy p = Plan(Problem(700), {{"offload-parameters", "false"}});
+  REQUIRE(p.items.size() == 4);
+  // Consumer order: D (use 8), C (9), B (10), A (11).
+  CHECK(p.items[2].tensor_id == 11);
+  CHECK(p.items[2].swap_out_op == 2);
+  CHECK(p.items[2].release_op == 2);
+  CHECK(p.items[2].release_waits_for_copy);
+  CHECK(p.items[3].release_op == 2);  // A: its Store ends at 300, op 2 ends
+  CHECK_FALSE(p.items[3].release_waits_for_copy);
+  CHECK(p.expected_peak_bytes == 700);
+  absl::StatusOr<SimulationResult> s = Simulate(Toy(), p, {.device = Problem(700).device});
+  REQUIRE(s.ok());
+  CHECK(s->peak_bytes == 700);
+  CHECK(s->stall_ns == 100);
+  CHECK(s->iteration_time_ns == 1400);
 }
 
 }  // namespace

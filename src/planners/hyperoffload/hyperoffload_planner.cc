@@ -7,14 +7,18 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/hyperoffload/load_queue.h"
+#include "swapplan/planners/hyperoffload/persistent.h"
 #include "swapplan/planners/hyperoffload/refine.h"
 #include "swapplan/sim/checker.h"
+#include "swapplan/sim/simulator.h"
 #include "swapplan/trace/dataflow.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/util/error.h"
@@ -40,9 +44,26 @@ class MaxTree {
     if (lo <= hi) Add(1, 0, size_ - 1, lo, hi, d);
   }
   int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
+  // The maximum over positions [lo, hi] (kLow when lo > hi). O(log n).
+  int64_t RangeMax(int32_t lo, int32_t hi) const {
+    return lo <= hi ? RangeMax(1, 0, size_ - 1, lo, hi) : kLow;
+  }
+  // The first position holding the maximum. O(log n).
+  int32_t ArgMax() const {
+    int32_t node = 1;
+    while (node < size_) node = max_[2 * node] >= max_[2 * node + 1] ? 2 * node : 2 * node + 1;
+    return node - size_;
+  }
 
  private:
   static constexpr int64_t kLow = INT64_MIN / 4;
+  int64_t RangeMax(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi) const {
+    if (hi < l || r < lo) return kLow;
+    if (lo <= l && r <= hi) return max_[node];
+    const int32_t m = (l + r) / 2;
+    return add_[node] +
+           std::max(RangeMax(2 * node, l, m, lo, hi), RangeMax(2 * node + 1, m + 1, r, lo, hi));
+  }
   void Add(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t d) {
     if (hi < l || r < lo) return;
     if (lo <= l && r <= hi) {
@@ -61,6 +82,9 @@ class MaxTree {
 
 // One offloadable idle gap of a tensor: its last use before the gap (the
 // Store's op) and the use after it (the Prefetch's consumer), local ops.
+// A wrapping window (a persistent tensor, persistent.h) is off the device
+// at the iteration boundary: its Store follows its last use (store_op),
+// its Prefetch precedes its first use (consumer).
 struct Candidate {
   TensorId tensor = kNoTensor;
   int32_t store_op = 0;
@@ -72,11 +96,31 @@ struct Candidate {
   // windows on a tier; `forced` with kv_offload=all.
   bool read_only = false;
   bool forced = false;
+  bool wraps = false;
+  // A persistent tensor's group (persistent.h), taken whole; -1 for an
+  // activation's window.
+  int32_t group = -1;
   // Filled when planned.
   int32_t release_op = 0;
   int32_t issue_op = 0;
   bool clean = false;
+
+  // The first op the Prefetch may be issued at.
+  int32_t earliest() const { return wraps ? 0 : release_op + 1; }
 };
+
+// Adds `sign` x the candidate's bytes to the ops it is off the device
+// (between its Detach and its Prefetch; a wrapping one's before the
+// Prefetch and after the Detach).
+template <typename Tree>
+void OffDevice(Tree* tree, const Candidate& c, int32_t n, int64_t sign) {
+  if (c.wraps) {
+    tree->Add(0, c.issue_op - 1, sign * c.bytes);
+    tree->Add(c.release_op + 1, n - 1, sign * c.bytes);
+  } else {
+    tree->Add(c.release_op + 1, c.issue_op - 1, sign * c.bytes);
+  }
+}
 
 bool Writes(const Trace& trace, OpIndex op, TensorId t) {
   for (TensorId o : trace.outputs(op)) {
@@ -159,6 +203,21 @@ const OptionTable<HyperOffloadOptions>& HyperOffloadOptionTable() {
       {"max_hoisted_ops", OptionType::kInt, "Independent ops hoisted before one consumer at most",
        "", [](const O& o) { return absl::StrCat(o.max_hoisted_ops); },
        [](O& o, absl::string_view v) { return ParseOptionInt(v, &o.max_hoisted_ops); }},
+      {"stream_contention", OptionType::kBool,
+       "Place prefetches backward from the last consumer so that each tier's load stream "
+       "(a queue) finishes every copy in time",
+       "", [](const O& o) { return std::string(o.stream_contention ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.stream_contention); }},
+      {"offload_parameters", OptionType::kBool,
+       "Also offload parameters and optimizer states (across iterations) when every activation "
+       "window leaves the peak over the budget",
+       "", [](const O& o) { return std::string(o.offload_parameters ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.offload_parameters); }},
+      {"release_waits", OptionType::kBool,
+       "When every candidate leaves the peak over the budget, Detach before the queued Store "
+       "completes (the next op waits for it)",
+       "", [](const O& o) { return std::string(o.release_waits ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.release_waits); }},
       {"offload_all", OptionType::kBool,
        "Keep every candidate, not only those needed to fit the budget", "",
        [](const O& o) { return std::string(o.offload_all ? "true" : "false"); },
@@ -179,6 +238,10 @@ absl::Status HyperOffloadPlanner::SetOption(absl::string_view name, absl::string
 }
 
 namespace {
+
+// Rounds of selection, Store queueing and Prefetch queueing at most (each
+// O(C log C)); the loop ends as soon as the planned peak fits.
+constexpr int kSelectionRounds = 16;
 
 // Everything one planning run shares.
 struct Run {
@@ -255,6 +318,152 @@ void AddKvCandidates(const Run& r, int32_t remote_tier, std::vector<Candidate>* 
   }
 }
 
+// The latest op from the candidate's earliest issue through its consumer
+// whose start leaves the Prefetch's copy time before the consumer (the
+// earliest when none does). O(log n).
+int32_t JustInTime(const Run& r, const Candidate& c) {
+  const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
+  const auto at =
+      std::upper_bound(r.start.begin() + c.earliest(), r.start.begin() + c.consumer + 1, need);
+  return std::max<int32_t>(c.earliest(), static_cast<int32_t>(at - r.start.begin()) - 1);
+}
+
+// Appends the parameters' and optimizer states' windows (persistent.h), in
+// its group order, after `cands`.
+void AppendPersistent(const Run& r, int32_t tier, std::vector<Candidate>* cands) {
+  const PersistentWindowOptions po{.min_tensor_bytes = r.o.min_tensor_bytes,
+                                   .max_uses = r.o.max_uses,
+                                   .min_idle_ratio = r.o.min_idle_ratio};
+  const std::vector<PersistentWindow> windows = PersistentWindows(
+      r.trace, r.it, r.start, po, [&](int64_t b) { return r.Load(tier, b); },
+      [&](int64_t b) { return r.Store(tier, b); });
+  for (const PersistentWindow& w : windows) {
+    Candidate c;
+    c.tensor = w.tensor;
+    c.store_op = w.store_op;
+    c.consumer = w.consumer;
+    c.bytes = w.bytes;
+    c.gap_ns = w.idle_ns;
+    c.tier = tier;
+    c.wraps = w.wraps;
+    c.clean = w.clean;
+    c.group = w.group;
+    cands->push_back(c);
+  }
+}
+
+// Release waits (Chameleon's when-needed, src/planners/chameleon/
+// release_wait.cc): when every candidate leaves the peak over the budget
+// because the queued Stores complete too late, Detaches move back, in
+// Store order, to where each Store would complete alone on its stream,
+// then, at the peak op, to the Store's own op, until the peak fits. The op after such a Detach waits for its Store (a
+// planned stall, release_waits_for_copy, marked by the final check).
+// O(C log C + C log n).
+void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
+                  std::vector<Candidate>* chosen, MaxTree* tree, int64_t* remote_room) {
+  std::sort(chosen->begin(), chosen->end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.store_op, a.consumer, a.tensor) < std::tie(b.store_op, b.consumer, b.tensor);
+  });
+  for (Candidate& c : *chosen) {
+    if (tree->Max() <= budget) return;
+    if (c.clean) continue;
+    const int32_t alone =
+        r.EndingAtOrAfter(c.store_op, r.start[c.store_op + 1] + r.Store(c.tier, c.bytes));
+    if (alone >= c.release_op) continue;
+    OffDevice(tree, c, r.n, 1);
+    c.release_op = alone;
+    OffDevice(tree, c, r.n, -1);
+  }
+  // Still over: at the peak op, the window stored last before it whose
+  // Detach is at or after it is Detached right after its Store's op (the
+  // next op waits for the whole copy) — else a window left out of the
+  // selection (`spare`) is taken that way; repeated while the peak is
+  // over. O(C) per window moved.
+  while (tree->Max() > budget) {
+    const int32_t peak = tree->ArgMax();
+    Candidate* best = nullptr;
+    for (Candidate& c : *chosen) {
+      if (c.clean || c.store_op >= peak || c.release_op < peak) continue;
+      if (c.wraps && c.issue_op <= peak) continue;
+      if (best == nullptr || c.store_op > best->store_op) best = &c;
+    }
+    if (best == nullptr) {
+      // A window left out (its Store outlasted its gap) that, Detached at
+      // its Store's op, is off the device at the peak.
+      size_t pick = spare->size();
+      for (size_t k = 0; k < spare->size(); ++k) {
+        Candidate& c = (*spare)[k];
+        if (c.store_op >= peak || c.consumer <= peak + 1) continue;
+        if (c.tier == 1 && c.bytes > *remote_room) continue;
+        if (pick == spare->size() || c.store_op > (*spare)[pick].store_op) pick = k;
+      }
+      if (pick == spare->size()) return;
+      Candidate c = (*spare)[pick];
+      spare->erase(spare->begin() + static_cast<std::ptrdiff_t>(pick));
+      c.release_op = c.store_op;
+      c.issue_op = JustInTime(r, c);
+      if (c.issue_op <= peak) continue;  // the peak stays; it is not taken
+      if (c.tier == 1) *remote_room -= c.bytes;
+      OffDevice(tree, c, r.n, -1);
+      chosen->push_back(c);
+      continue;
+    }
+    OffDevice(tree, *best, r.n, 1);
+    best->release_op = best->store_op;
+    OffDevice(tree, *best, r.n, -1);
+  }
+}
+
+// Load-stream contention (load_queue.h): the chosen windows' Prefetches
+// placed as late as possible without a stall on their tier's load stream,
+// backward from the last consumer; a Prefetch that moves earlier keeps its
+// tensor on the device longer (the tree follows). A window left with no op
+// off the device is dropped (its copies would buy nothing). Returns the
+// windows dropped. O(C log C + C log n).
+int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
+                   int64_t* remote_room) {
+  std::vector<QueuedLoad> loads;
+  loads.reserve(chosen->size());
+  for (const Candidate& c : *chosen) {
+    // KV-cache windows stay just in time and out of the queue (their
+    // Prefetches are link-bound by design under kv_offload=all).
+    if (c.read_only) continue;
+    loads.push_back({.ready_ns = r.start[c.earliest()],
+                     .deadline_ns = r.start[c.consumer],
+                     .copy_ns = r.Load(c.tier, c.bytes),
+                     .tier = c.tier});
+  }
+  const std::vector<LoadSlot> slots = LatestLoadStarts(loads);
+  std::vector<Candidate> kept;
+  kept.reserve(chosen->size());
+  int32_t dropped = 0;
+  size_t slot = 0;
+  for (size_t k = 0; k < chosen->size(); ++k) {
+    Candidate c = (*chosen)[k];
+    if (c.read_only) {
+      kept.push_back(c);
+      continue;
+    }
+    const auto at = std::upper_bound(r.start.begin() + c.earliest(),
+                                     r.start.begin() + c.consumer + 1, slots[slot++].latest_start_ns);
+    const int32_t issue =
+        std::max<int32_t>(c.earliest(), static_cast<int32_t>(at - r.start.begin()) - 1);
+    if (issue != c.issue_op) {
+      OffDevice(tree, c, r.n, 1);
+      if (!c.wraps && issue <= c.release_op + 1) {
+        if (c.tier == 1 && c.group < 0 && !c.read_only) *remote_room += c.bytes;
+        ++dropped;
+        continue;
+      }
+      c.issue_op = issue;
+      OffDevice(tree, c, r.n, -1);
+    }
+    kept.push_back(c);
+  }
+  *chosen = std::move(kept);
+  return dropped;
+}
+
 }  // namespace
 
 absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& problem) {
@@ -281,9 +490,9 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   Policy p = BaselinePolicy(problem, name(), HyperOffloadOptionTable().ToParameters(o));
   const int64_t budget = problem.budget_bytes();
 
-  std::vector<Candidate> cands =
-      FindCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0);
-  AddKvCandidates(r, has_remote && o.tier != TierChoice::kHost ? 1 : 0, &cands);
+  const int32_t first_tier = has_remote && o.tier != TierChoice::kHost ? 1 : 0;
+  std::vector<Candidate> cands = FindCandidates(r, first_tier);
+  AddKvCandidates(r, first_tier, &cands);
   // Step 4: largest memory-time first (forced KV windows before all).
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     if (a.forced != b.forced) return a.forced;
@@ -292,20 +501,63 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     if (x != y) return x > y;
     return a.tensor != b.tensor ? a.tensor < b.tensor : a.store_op < b.store_op;
   });
+  // Then the parameters' and optimizer states' groups, taken only while
+  // every activation window together leaves the peak over the budget.
+  if (o.offload_parameters) AppendPersistent(r, first_tier, &cands);
   MaxTree tree(r.unswapped);
   int64_t remote_room = has_remote ? problem.device.TierCapacityBytes(1) : 0;
   std::vector<Candidate> chosen;
-  // KV-cache tensors with a window taken: the tier all their windows use
-  // (its room counted once).
-  absl::flat_hash_map<TensorId, int32_t> kv_tier;
   size_t next = 0;
   // Takes candidates in score order until the planned peak fits; the
   // Detach where the Store would complete alone on its stream, the
   // Prefetch at its latest hiding position (refined below).
+  int32_t group_tier = -1;  // the tier of the persistent group being taken
+  // Activation windows left out because their Store would end too late:
+  // release waits may still take them.
+  std::vector<Candidate> spare;
+  std::vector<char> useful(cands.size(), 0);  // a group's clean windows taken
+  // KV-cache tensors with a window taken: the tier all their windows use
+  // (its room counted once).
+  absl::flat_hash_map<TensorId, int32_t> kv_tier;
   auto select = [&]() {
     for (; next < cands.size(); ++next) {
-      if (!o.offload_all && !cands[next].forced && tree.Max() <= budget) break;
       Candidate c = cands[next];
+      if (c.group >= 0) {
+        if (!c.wraps) {  // the rest of a group whose wrapping window was taken
+          if (group_tier < 0 || !useful[next]) continue;
+          c.tier = group_tier;
+          c.release_op = c.store_op;
+          c.issue_op = JustInTime(r, c);
+          OffDevice(&tree, c, r.n, -1);
+          chosen.push_back(c);
+          continue;
+        }
+        group_tier = -1;
+        if (tree.Max() <= budget) break;
+        // Only the group's windows that are off the device at an op still
+        // over the budget (each costs a Prefetch every iteration); none:
+        // the group stays.
+        bool any = tree.RangeMax(0, c.consumer - 1) > budget ||
+                   tree.RangeMax(c.store_op + 1, r.n - 1) > budget;
+        for (size_t j = next + 1; j < cands.size() && cands[j].group == c.group; ++j) {
+          useful[j] = tree.RangeMax(cands[j].store_op + 1, cands[j].consumer - 1) > budget;
+          any = any || useful[j];
+        }
+        if (!any) continue;
+        if (c.tier == 1 && c.bytes > remote_room) {
+          if (o.tier == TierChoice::kRemote) continue;
+          c.tier = 0;
+        }
+        if (c.tier == 1) remote_room -= c.bytes;
+        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
+        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        c.issue_op = JustInTime(r, c);
+        OffDevice(&tree, c, r.n, -1);
+        group_tier = c.tier;
+        chosen.push_back(c);
+        continue;
+      }
+      if (!o.offload_all && !c.forced && tree.Max() <= budget) break;
       const auto kv = c.read_only ? kv_tier.find(c.tensor) : kv_tier.end();
       if (kv != kv_tier.end()) {
         // A later window of a stored KV tensor: Detach at once (clean).
@@ -318,7 +570,10 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         }
         const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
         c.release_op = r.EndingAtOrAfter(c.store_op, done);
-        if (c.release_op + 1 >= c.consumer) continue;
+        if (c.release_op + 1 >= c.consumer) {
+          if (!c.read_only) spare.push_back(c);  // its Store alone outlasts the gap
+          continue;
+        }
         if (c.tier == 1) remote_room -= c.bytes;
         if (c.read_only) kv_tier.emplace(c.tensor, c.tier);
       }
@@ -331,42 +586,58 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
       chosen.push_back(c);
     }
   };
-  // The Stores of each tier queue on its stream (FIFO in Store order): a
-  // Detach moves to the op during which its queued Store completes, which
-  // frees memory later; while that leaves the peak over the budget, more
-  // candidates are taken (a few rounds).
+  // The Stores of each tier queue on its stream (FIFO in Store order, ties
+  // in consumer order as the policy's items are sorted): a Detach moves to
+  // the op during which its queued Store completes, which frees memory
+  // later; the Prefetches queue on the load stream (QueueLoads), which
+  // moves them earlier. While that leaves the peak over the budget, more
+  // candidates are taken (rounds).
   const int32_t num_tiers = problem.device.num_tiers();
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < kSelectionRounds; ++round) {
     select();
     std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) {
-      return a.store_op != b.store_op ? a.store_op < b.store_op : a.tensor < b.tensor;
+      return std::tie(a.store_op, a.consumer, a.tensor) <
+             std::tie(b.store_op, b.consumer, b.tensor);
     });
     std::vector<int64_t> stream_free(num_tiers, 0);
     std::vector<Candidate> kept;
     kept.reserve(chosen.size());
     absl::flat_hash_set<TensorId> kv_stored;  // KV tensors with a kept Store
     for (Candidate c : chosen) {
+      if (c.clean) {  // no Store
+        kept.push_back(c);
+        continue;
+      }
       // A KV window after a kept one of its tensor copies nothing.
       const bool kv_clean = c.read_only && kv_stored.contains(c.tensor);
       const int64_t begin = std::max(r.start[c.store_op + 1], stream_free[c.tier]);
       const int64_t done = kv_clean ? r.start[c.store_op + 1] : begin + r.Store(c.tier, c.bytes);
       const int32_t rel = kv_clean ? c.store_op : r.EndingAtOrAfter(c.store_op, done);
       if (rel != c.release_op) {
-        tree.Add(c.release_op + 1, c.issue_op - 1, c.bytes);
-        if (rel + 1 >= c.consumer) {
+        OffDevice(&tree, c, r.n, 1);
+        if (!c.wraps && rel + 1 >= c.consumer) {
           if (c.tier == 1 && !c.read_only) remote_room += c.bytes;
+          if (!c.read_only) spare.push_back(c);
           continue;  // the queued Store leaves no time off the device
         }
         c.release_op = rel;
-        c.issue_op = std::max(c.issue_op, rel + 1);
-        tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+        if (!c.wraps) c.issue_op = std::max(c.issue_op, rel + 1);
+        OffDevice(&tree, c, r.n, -1);
       }
       if (!kv_clean) stream_free[c.tier] = done;
       if (c.read_only) kv_stored.insert(c.tensor);
       kept.push_back(c);
     }
     chosen = std::move(kept);
+    if (o.stream_contention) QueueLoads(r, &chosen, &tree, &remote_room);
     if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
+  }
+  // Every candidate, parameters and optimizer states included, leaves the
+  // peak over the budget: release waits. (Tried before the parameters on
+  // the Fig. 6 trace, bench/hyperoffload_fig6.sh, they were slower at 55
+  // GB/s and did not fit at 33.6 GB/s.)
+  if (o.release_waits && !o.offload_all && tree.Max() > budget) {
+    ReleaseEarly(r, budget, &spare, &chosen, &tree, &remote_room);
   }
   // Clean windows: a later window of a tensor on the same tier with no
   // write since it came back (Detach without Store, at the last use).
@@ -376,7 +647,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
   for (size_t k = 1; k < chosen.size(); ++k) {
     Candidate& c = chosen[k];
     const Candidate& prev = chosen[k - 1];
-    if (prev.tensor != c.tensor || prev.tier != c.tier) continue;
+    if (c.group >= 0 || prev.tensor != c.tensor || prev.tier != c.tier) continue;
     bool written = false;
     for (int32_t op = prev.consumer; op <= c.store_op && !written; ++op) {
       written = Writes(r.trace, r.begin + op, c.tensor);
@@ -405,12 +676,14 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     rp.pinned.assign(r.n, false);
     for (const Candidate& c : chosen) {
       rp.pinned[c.store_op] = rp.pinned[c.release_op] = rp.pinned[c.consumer] = true;
-      rp.prefetches.push_back({c.consumer, c.release_op + 1, r.Load(c.tier, c.bytes), c.tier});
+      rp.prefetches.push_back(
+          {c.consumer, c.earliest(), r.Load(c.tier, c.bytes), c.tier, !c.read_only});
     }
     RefineOptions ro;
     ro.residency_weight = o.residency_weight;
     ro.scan_ops = o.reorder ? o.reorder_scan_ops : 0;
     ro.max_hoisted = o.max_hoisted_ops;
+    ro.stream_contention = o.stream_contention;
     SWAPPLAN_ASSIGN_OR_RETURN(RefineResult res, RefineOrder(rp, ro));
     for (size_t k = 0; k < chosen.size(); ++k) {
       chosen[k].issue_op = res.placements[k].issue_op;
@@ -423,11 +696,16 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
                                      c.consumer);
     item.tier = c.tier;
     item.clean = c.clean;
+    item.wraps = c.wraps;
     p.items.push_back(std::move(item));
   }
+  // In consumer order: the simulator runs the copies queued at one op in
+  // item order, so two Prefetches issued at one op load in the order they
+  // are needed, and two Stores after one op in the order the Detach
+  // placement above assumed.
   std::sort(p.items.begin(), p.items.end(), [](const PolicyItem& a, const PolicyItem& b) {
-    return a.swap_out_op != b.swap_out_op ? a.swap_out_op < b.swap_out_op
-                                          : a.tensor_id < b.tensor_id;
+    return std::tie(a.first_use_op, a.swap_out_op, a.tensor_id) <
+           std::tie(b.first_use_op, b.swap_out_op, b.tensor_id);
   });
   p.schedule = std::move(schedule);
   p.expected_overhead_ns = exposed;
@@ -461,6 +739,26 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         absl::StrCat("hyperoffload: the policy breaks a checker rule: ", broken->message));
   }
   p.expected_peak_bytes = rep.peak_bytes;
+  const bool took_persistent = std::any_of(chosen.begin(), chosen.end(),
+                                           [](const Candidate& c) { return c.group >= 0; });
+  if (took_persistent && o.release_waits) {
+    // Parameters and optimizer states cost a Prefetch per window and a
+    // Store per iteration; release waits on the activations alone cost
+    // forward stalls instead. Which is faster depends on the link: plan
+    // the latter too and keep the faster under the evaluation simulator.
+    HyperOffloadOptions alt = o;
+    alt.offload_parameters = false;
+    HyperOffloadPlanner other(alt);
+    absl::StatusOr<Policy> q = other.PlanPolicy(problem);
+    if (q.ok()) {
+      if (rep.peak_bytes > budget) return q;
+      SimulatorOptions so;
+      so.device = problem.device;
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult a, Simulate(r.trace, p, so));
+      absl::StatusOr<SimulationResult> b = Simulate(r.trace, *q, so);
+      if (b.ok() && !b->oom.occurred && b->iteration_time_ns < a.iteration_time_ns) return q;
+    }
+  }
   if (rep.peak_bytes > budget) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "hyperoffload: ", what, " peaks at ", rep.peak_bytes, " bytes at op ", rep.peak_op, ", ",

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/hyperoffload/load_queue.h"
 
 namespace swapplan {
 namespace {
@@ -14,16 +16,21 @@ absl::Status Invalid(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("order refinement: ", what));
 }
 
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
 // The cost model for one issue time (see refine.h): `issue_ns` the issue
 // op's start, `consumer_ns` the consumer's, `free_ns` the tier's load
-// stream.
-PrefetchPlacement Cost(int64_t issue_ns, int64_t consumer_ns, int64_t free_ns, int64_t copy_ns,
-                       double weight) {
+// stream, `next_ns` the latest start of the next load on the tier
+// (kNever: none, or contention not weighed).
+PrefetchPlacement Cost(int64_t issue_ns, int64_t consumer_ns, int64_t free_ns, int64_t next_ns,
+                       int64_t copy_ns, double weight) {
   PrefetchPlacement p;
   const int64_t end = std::max(issue_ns, free_ns) + copy_ns;
   p.exposed_ns = std::max<int64_t>(0, end - consumer_ns);
+  p.delay_ns = next_ns == kNever ? 0 : std::max<int64_t>(0, end - next_ns);
   p.residency_ns = consumer_ns + p.exposed_ns - issue_ns;
-  p.cost = static_cast<double>(p.exposed_ns) + weight * static_cast<double>(p.residency_ns);
+  p.cost = static_cast<double>(std::max(p.exposed_ns, p.delay_ns)) +
+           weight * static_cast<double>(p.residency_ns);
   return p;
 }
 
@@ -160,7 +167,7 @@ PrefetchPlacement EvaluatePlacement(const RefineProblem& problem, const std::vec
     t += problem.duration_ns[op];
   }
   PrefetchPlacement p =
-      Cost(issue_ns, consumer_ns, 0, prefetch.copy_ns, options.residency_weight);
+      Cost(issue_ns, consumer_ns, 0, kNever, prefetch.copy_ns, options.residency_weight);
   p.issue_op = issue_op;
   return p;
 }
@@ -190,12 +197,35 @@ absl::StatusOr<RefineResult> RefineOrder(const RefineProblem& problem,
   RefineResult result;
   result.placements.resize(problem.prefetches.size());
   const double w = options.residency_weight;
+  // Contention (load_queue.h): the latest start of the next prefetch on
+  // the same tier, from the loads placed as late as possible backward from
+  // the last consumer in the given order. Hoisting only moves consumers
+  // later, so these bounds stay safe while the order is refined.
+  std::vector<int64_t> next_start(problem.prefetches.size(), kNever);
+  if (options.stream_contention) {
+    std::vector<QueuedLoad> loads;
+    std::vector<size_t> index;  // prefetch of each queued load
+    for (size_t j = 0; j < problem.prefetches.size(); ++j) {
+      const RefinePrefetch& f = problem.prefetches[j];
+      if (!f.queued) continue;
+      loads.push_back({.ready_ns = st.start(st.pos(f.earliest_op)),
+                       .deadline_ns = st.start(st.pos(f.consumer)),
+                       .copy_ns = f.copy_ns,
+                       .tier = f.tier});
+      index.push_back(j);
+    }
+    const std::vector<LoadSlot> slots = LatestLoadStarts(loads);
+    for (size_t k = 0; k < loads.size(); ++k) {
+      if (slots[k].finish_by_ns < loads[k].deadline_ns) next_start[index[k]] = slots[k].finish_by_ns;
+    }
+  }
 
   for (int32_t j : by_consumer) {
     const RefinePrefetch& f = problem.prefetches[j];
     const int32_t pc = st.pos(f.consumer);
     const int32_t lo = st.pos(f.earliest_op);
     const int64_t free_ns = stream_free[f.tier];
+    const int64_t next_ns = next_start[j];
     // Independent ops after the consumer, in order.
     std::vector<int32_t> hoist;  // positions
     const int32_t scan_end = std::min(n, pc + 1 + options.scan_ops);
@@ -232,18 +262,18 @@ absl::StatusOr<RefineResult> RefineOrder(const RefineProblem& problem,
         const auto it = std::upper_bound(s.begin() + lo, s.begin() + pc, x);
         return static_cast<int32_t>(it - s.begin()) - 1;  // lo - 1 when none
       };
-      const int32_t p1 = last_at_most(consumer_ns - f.copy_ns);
+      const int32_t p1 = last_at_most(std::min(consumer_ns, next_ns) - f.copy_ns);
       const int32_t p3 = last_at_most(free_ns - 1);
       for (int32_t p : {lo, p1, p1 + 1, p3}) {
         if (p < lo || p >= pc) continue;
-        PrefetchPlacement c = Cost(s[p], consumer_ns, free_ns, f.copy_ns, w);
+        PrefetchPlacement c = Cost(s[p], consumer_ns, free_ns, next_ns, f.copy_ns, w);
         if (Better(c, k, s[p], best, best_t)) {
           best = {c, k, p, true};
           best_t = s[p];
         }
       }
       {
-        PrefetchPlacement c = Cost(consumer_ns, consumer_ns, free_ns, f.copy_ns, w);
+        PrefetchPlacement c = Cost(consumer_ns, consumer_ns, free_ns, next_ns, f.copy_ns, w);
         if (Better(c, k, consumer_ns, best, best_t)) {
           best = {c, k, pc, true};
           best_t = consumer_ns;
@@ -253,7 +283,7 @@ absl::StatusOr<RefineResult> RefineOrder(const RefineProblem& problem,
       int64_t before = 0;
       for (int32_t h = 0; h < k; ++h) {
         const int64_t t = s[pc] + before;
-        PrefetchPlacement c = Cost(t, consumer_ns, free_ns, f.copy_ns, w);
+        PrefetchPlacement c = Cost(t, consumer_ns, free_ns, next_ns, f.copy_ns, w);
         if (Better(c, k, t, best, best_t)) {
           best = {c, k, -1 - h, true};
           best_t = t;

@@ -26,7 +26,10 @@
 //      is idle, whatever the budget).
 //   5. Cache operators: Store after the last use before the gap, Detach at
 //      the op during which the Store completes (per-tier FIFO on the
-//      timeline), Prefetch placed by the execution-order refinement
+//      timeline); Prefetches queued on each tier's load stream, placed
+//      backward from the last consumer (load_queue.h); both repeated in
+//      rounds while the peak is over, taking more candidates. Then the
+//      Prefetches are placed by the execution-order refinement
 //      (planners/hyperoffload/refine.h) with the dataflow graph's legal
 //      reorderings (trace/dataflow.h) — the refined order becomes the
 //      policy's schedule. A later window of a tensor not written since it
@@ -36,13 +39,24 @@
 //      kv_offload; a tensor's windows share its tier, and every window after
 //      the first one kept is clean (one Store per tensor, then read-only
 //      Prefetches).
-//   6. The policy is checked (sim/checker.h, release points marked as
+//   6. Parameters and optimizer states (persistent.h), when every
+//      activation window leaves the peak over the budget: a wrapping window
+//      per tensor plus clean windows between its uses, only those off the
+//      device at an op still over the budget.
+//   7. Release waits, when even that leaves the peak over: Detaches move
+//      back to where each Store completes alone, then to the Store's op
+//      at the planned peak (the next op waits for the copy), taking
+//      windows left out of the selection if need be. When step 6 took
+//      anything, the plan without it (release waits on activations only)
+//      is made too and the faster under sim/simulator.h is returned.
+//   8. The policy is checked (sim/checker.h, release points marked as
 //      planned waits where the FIFO is late); a reordered policy that
 //      does not fit falls back to the recorded order.
 //
 // Complexity: O(ops + tensors + uses + E log E) for the timeline and the
-// dataflow graph, O(C log C + C log ops) for C candidates, plus the
-// refinement (refine.h) and the checker.
+// dataflow graph, O(C log C + C log ops) per selection round (at most 16)
+// for C candidates, O(C) per window moved by step 7's second part, plus
+// the refinement (refine.h) and the checker.
 #ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
 #define SWAPPLAN_PLANNERS_HYPEROFFLOAD_HYPEROFFLOAD_PLANNER_H_
 
@@ -89,7 +103,23 @@ struct HyperOffloadOptions {
   // before one consumer.
   int32_t reorder_scan_ops = 64;
   int32_t max_hoisted_ops = 8;
-  // Keep every candidate, not only those needed to fit the budget.
+  // Weigh each tier's load stream as a queue: Prefetches placed backward
+  // from the last consumer so that every copy ends in time for its own
+  // consumer and for the next copy on the stream (load_queue.h); false:
+  // each just in time for its own consumer alone.
+  bool stream_contention = true;
+  // Also offload parameters and optimizer states (persistent.h: wrapping
+  // windows across iterations plus clean windows between their uses) when
+  // every activation window together leaves the peak over the budget.
+  bool offload_parameters = true;
+  // When every candidate together leaves the peak over the budget because
+  // the queued Stores complete too late, move Detaches back to where each
+  // Store would complete alone (in Store order, until the peak fits): the
+  // op after such a Detach waits for its Store, a planned stall
+  // (Chameleon's release waits, src/planners/chameleon/release_wait.cc).
+  bool release_waits = true;
+  // Keep every activation candidate, not only those needed to fit the
+  // budget (parameters and optimizer states still only when needed).
   bool offload_all = false;
   // KV-cache tensors of inference traces (kv_cache.h): `fit` makes every
   // idle gap of one a candidate whatever its idle ratio and use count (it

@@ -27,8 +27,24 @@
 //
 //   window     = start(consumer) - start(issue)     (compute hiding it)
 //   exposed    = max(0, copy end - start(consumer)) (stall of the consumer)
+//   delay      = max(0, copy end - next_start)      (contention, below)
 //   residency  = start(consumer) + exposed - start(issue)
-//   cost       = exposed + residency_weight * residency
+//   cost       = max(exposed, delay) + residency_weight * residency
+//
+// Contention (stream_contention, load_queue.h). The prefetches of a tier
+// share its load stream, so a prefetch placed just in time for its own
+// consumer may leave too little time for the next one on the stream:
+//
+//   compute  |.. op ..|.. op ..|.. consumer a ..|.. consumer b ..|
+//   load     |== a ===========|== b ============|  b ends late: b stalls
+//   load     |== a ====|== b ===========|            a placed by next_start(b)
+//
+// Before placing anything, the loads are placed as late as possible
+// backward from the last consumer (LatestLoadStarts): next_start of a
+// prefetch is the latest start of the next prefetch on its tier, and a
+// copy ending after it delays that prefetch by `delay` (a stall later on)
+// — so the cost charges it like an exposed stall. Without it (option off)
+// each prefetch is placed just in time for its own consumer alone.
 //
 // Positions. Prefetches are taken in the order of their consumers; each one
 // may be issued at any op from its earliest_op's position through its
@@ -43,9 +59,10 @@
 // later issue. The copy stream of each tier is a FIFO in consumer order:
 // earlier prefetches' copies delay later ones on the same tier.
 //
-// Complexity: O(n + P * (log n + scan_ops * (max_hoisted + preds))) where
-// P is the number of prefetches: the issue position of each (k) is found by
-// binary search on prefix sums of durations; a move shifts at most scan_ops
+// Complexity: O(n + P log P + P * (log n + scan_ops * (max_hoisted +
+// preds))) where P is the number of prefetches: the backward contention
+// pass sorts them once; the issue position of each (k) is found by binary
+// search on prefix sums of durations; a move shifts at most scan_ops
 // entries of the order.
 #ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_REFINE_H_
 #define SWAPPLAN_PLANNERS_HYPEROFFLOAD_REFINE_H_
@@ -67,6 +84,10 @@ struct RefinePrefetch {
   int64_t copy_ns = 0;
   // Tier whose load stream carries the copy (one FIFO per tier).
   int32_t tier = 0;
+  // Weighed in the load-stream queue (stream_contention): false leaves the
+  // prefetch just in time for its own consumer and out of the other
+  // prefetches' queue (the planner's KV-cache windows, kv_cache.h).
+  bool queued = true;
 };
 
 struct RefineProblem {
@@ -101,6 +122,9 @@ struct RefineOptions {
   int32_t scan_ops = 64;
   // Independent ops hoisted before one consumer at most.
   int32_t max_hoisted = 8;
+  // Weigh the load stream's contention: a prefetch's copy should end by the
+  // latest start of the next prefetch on its tier (see above).
+  bool stream_contention = true;
 
   // InvalidArgument for a negative or non-finite weight, negative counts.
   absl::Status Validate() const;
@@ -113,6 +137,9 @@ struct PrefetchPlacement {
   int32_t hoisted = 0;
   // The cost model's figures at the time it was placed.
   int64_t exposed_ns = 0;
+  // How long its copy runs past the next prefetch's latest start (0 without
+  // contention).
+  int64_t delay_ns = 0;
   int64_t residency_ns = 0;
   double cost = 0;
 };
