@@ -69,6 +69,32 @@ void MetadataToProto(const TraceMetadata& m, pb::TraceMetadata* out) {
   }
 }
 
+// Forwards another stream and remembers whether it ran out of data, so a
+// record parse that fails can be told apart: truncated (the data ended
+// before the announced length) or corrupt (a bad field within it).
+class EndTrackingStream : public pbio::ZeroCopyInputStream {
+ public:
+  explicit EndTrackingStream(pbio::ZeroCopyInputStream* in) : in_(in) {}
+  bool Next(const void** data, int* size) override {
+    if (in_->Next(data, size)) return true;
+    ended_ = true;
+    return false;
+  }
+  void BackUp(int count) override { in_->BackUp(count); }
+  bool Skip(int count) override {
+    if (in_->Skip(count)) return true;
+    ended_ = true;
+    return false;
+  }
+  int64_t ByteCount() const override { return in_->ByteCount(); }
+  // True once a Next() or Skip() found no more data.
+  bool ended() const { return ended_; }
+
+ private:
+  pbio::ZeroCopyInputStream* in_;
+  bool ended_ = false;
+};
+
 // Reads records from a zero-copy stream and feeds a TraceBuilder, checking
 // record order.
 class BinaryReader {
@@ -80,14 +106,10 @@ class BinaryReader {
   absl::StatusOr<Trace> Read() {
     SWAPPLAN_RETURN_IF_ERROR(ReadMagic());
     pb::TraceRecord record;
-    std::string buf;
     while (true) {
       bool eof = false;
-      SWAPPLAN_RETURN_IF_ERROR(NextRecord(&buf, &eof));
+      SWAPPLAN_RETURN_IF_ERROR(NextRecord(&record, &eof));
       if (eof) break;
-      if (!record.ParseFromString(buf)) {
-        return Err("corrupt-record", "does not parse as a TraceRecord");
-      }
       SWAPPLAN_RETURN_IF_ERROR(Apply(record));
       ++record_index_;
     }
@@ -118,7 +140,7 @@ class BinaryReader {
   }
 
   absl::Status ReadMagic() {
-    pbio::CodedInputStream coded(in_);
+    pbio::CodedInputStream coded(&in_);
     std::string magic;
     if (!coded.ReadString(&magic, static_cast<int>(kTraceMagic.size())) || magic != kTraceMagic) {
       SWAPPLAN_RETURN_IF_ERROR(stream_error_());
@@ -129,10 +151,16 @@ class BinaryReader {
     return absl::OkStatus();
   }
 
-  // Reads the next length-delimited record into `buf`; sets `eof` at a clean
-  // end of data. A fresh CodedInputStream per record avoids its 2 GiB limit.
-  absl::Status NextRecord(std::string* buf, bool* eof) {
-    pbio::CodedInputStream coded(in_);
+  // Parses the next length-delimited record into `record`; sets `eof` at a
+  // clean end of data. The record is parsed straight from the stream, never
+  // buffered whole first: a length prefix is only a claim, and a record
+  // whose bytes do not parse is refused at its first bad field, after at
+  // most one buffer of the stream (1 MiB for gzip) — not after inflating the
+  // up to 1 GiB it announced (a gzip bomb: "SWPLTRC1", a length of
+  // 2^30 - 1, then gigabytes of zeros). A fresh CodedInputStream per record
+  // avoids its 2 GiB limit. Time O(record bytes actually read).
+  absl::Status NextRecord(pb::TraceRecord* record, bool* eof) {
+    pbio::CodedInputStream coded(&in_);
     record_offset_ = offset_;
     const void* data = nullptr;
     int avail = 0;
@@ -147,9 +175,20 @@ class BinaryReader {
       return Err("corrupt-record", absl::StrCat("record length ", size, " exceeds the limit of ",
                                                 kMaxRecordBytes, " bytes"));
     }
-    if (!coded.ReadString(buf, static_cast<int>(size))) {
+    const pbio::CodedInputStream::Limit limit = coded.PushLimit(static_cast<int>(size));
+    const bool parsed = record->ParseFromCodedStream(&coded);
+    // The stream ending before the announced length is a truncation,
+    // whether the parser stopped inside a field or at a field boundary.
+    // Otherwise a record that fails to parse, or stops before its length (a
+    // zero tag or an end-group tag ends a protobuf parse early), is corrupt.
+    if (in_.ended()) {
       return Truncated(absl::StrCat("file ends inside a record of ", size, " bytes"));
     }
+    if (!parsed || !coded.ConsumedEntireMessage() || coded.BytesUntilLimit() > 0) {
+      return Err("corrupt-record",
+                 absl::StrCat("a record of ", size, " bytes does not parse as a TraceRecord"));
+    }
+    coded.PopLimit(limit);
     offset_ += coded.CurrentPosition();
     return absl::OkStatus();
   }
@@ -295,7 +334,7 @@ class BinaryReader {
     return absl::OkStatus();
   }
 
-  pbio::ZeroCopyInputStream* in_;
+  EndTrackingStream in_;
   TraceBuilder builder_;
   std::function<absl::Status()> stream_error_;
   int64_t offset_ = 0;

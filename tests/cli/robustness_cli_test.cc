@@ -109,6 +109,43 @@ TEST_CASE("a 12.5 MB gzip inflating to 12 GiB is refused before it is buffered",
   CHECK(seconds < 240);
 }
 
+// One gzip member inflating to `text`.
+std::string GzipMember(const std::string& text) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string member(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(member.data());
+  z.avail_out = static_cast<uInt>(member.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  member.resize(z.total_out);
+  deflateEnd(&z);
+  return member;
+}
+
+// Issue 19, round 5: the mutation campaign's binary-record bomb — the
+// magic, a record announcing 2^30 - 1 bytes, then 1 GiB of zeros (about
+// 1 MB of gzip). It used to be buffered whole before parsing (10-29 s of
+// wall time under load, 1 GiB of memory); it is refused at the record's
+// first byte. The 4 MiB cap proves it: with it the old reader stopped at
+// decompressed-limit instead.
+TEST_CASE("a gzip record announcing 1 GiB of zeros is refused at its first bytes",
+          "[cli][robustness]") {
+  const std::string path = swapplan::testing::TempDir() + "/record-bomb.trace.gz";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << GzipMember("SWPLTRC1\xff\xff\xff\xff\x03");  // varint 2^30 - 1
+    const std::string zeros = GzipMember(std::string(1 << 20, '\0'));
+    for (int i = 0; i < 1024; ++i) out << zeros;
+  }
+  const std::string msg = path + ": record 0 (byte 8): a record of 1073741823 bytes does not "
+                                 "parse as a TraceRecord [corrupt-record]";
+  CheckOneLine(Swapplan("inspect --max-decompressed-bytes 4MiB " + path), msg);
+  CheckOneLine(Swapplan("inspect " + path), msg);
+  CheckOneLine(Swapplan("curve " + path), msg);
+}
+
 // Issue 19: the cap on decompressed bytes has a flag. traces/toy_valid.json
 // gzipped inflates to its own size (more than 100 bytes), so a 100-byte cap
 // stops it; bad values of the flag are one-line usage errors.

@@ -475,5 +475,63 @@ TEST_CASE("gzip input past the decompression limit is refused", "[trace][robustn
         ">= 1");
 }
 
+// Issue 19, round 5: the campaign's bomb "SWPLTRC1", a record announcing
+// 2^30 - 1 bytes, then zeros. The reader used to buffer the whole announced
+// record before parsing it (1 GiB inflated, 1 GiB of memory, 10-29 s of wall
+// time under load); it now parses the record from the stream and refuses it
+// at its first field (a zero tag), so inflating 4 MiB is enough to refuse
+// it — with the old reader the 4 MiB cap below ended in decompressed-limit.
+TEST_CASE("binary: a record announcing 1 GiB of zeros is refused at its first bytes",
+          "[trace][robustness]") {
+  // 2^30 - 1 = 0x3fffffff as a varint: ff ff ff ff 03.
+  const std::string head = std::string(kTraceMagic) + "\xff\xff\xff\xff\x03";
+  // 1024 members of 1 MiB of zeros: 1 GiB inflated from about 1 MB.
+  const std::string bomb = GzipBomb(head, 1) + GzipBomb(std::string(1 << 20, '\0'), 1024);
+  CHECK(bomb.size() < 2000000);
+  const std::string expected =
+      "record 0 (byte 8): a record of 1073741823 bytes does not parse as a TraceRecord "
+      "[corrupt-record]";
+  TraceReadOptions o;
+  o.max_decompressed_bytes = 4 << 20;  // 4 MiB: the gzip stream's 1 MiB buffer, and slack
+  absl::StatusOr<Trace> t = ParseTraceBinary(bomb, "bomb.trace.gz", o);
+  REQUIRE_FALSE(t.ok());
+  CHECK(MessageOf(t.status(), "bomb.trace.gz") == expected);
+  CHECK(ExitCode(t.status()) == 2);
+  // The same from a file, with the default 64 GiB cap.
+  const std::string path = testing::TempDir() + "/record-bomb.trace.gz";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << bomb;
+  }
+  t = ReadTrace(path);
+  REQUIRE_FALSE(t.ok());
+  CHECK(MessageOf(t.status(), path) == expected);
+  // Uncompressed, the announced length past the data still reads as a
+  // corrupt record (its first byte is a zero tag), not as a truncation.
+  t = ParseTraceBinary(head + std::string(64, '\0'), "zeros.trace");
+  REQUIRE_FALSE(t.ok());
+  CHECK(MessageOf(t.status(), "zeros.trace") == expected);
+}
+
+// A record whose bytes parse but end before its announced length: a cut at
+// a field boundary is a truncation when the data ends, and corrupt when a
+// zero tag ends the parse early with data left.
+TEST_CASE("binary: a record cut at a field boundary is truncated, not corrupt",
+          "[trace][robustness]") {
+  // A record announcing 10 bytes whose first 2 are a valid field: an empty
+  // header (tag 0x0a = field 1, length-delimited; length 0).
+  const std::string head = std::string(kTraceMagic) + "\x0a";  // a record of 10 bytes
+  absl::StatusOr<Trace> t = ParseTraceBinary(head + std::string("\x0a\x00", 2), "cut.trace");
+  REQUIRE_FALSE(t.ok());
+  CHECK(MessageOf(t.status(), "cut.trace") ==
+        "record 0 (byte 8): file ends inside a record of 10 bytes [truncated-record]");
+  t = ParseTraceBinary(head + std::string("\x0a\x00\x00", 3) + std::string(7, 'x'),
+                       "zero-tag.trace");
+  REQUIRE_FALSE(t.ok());
+  CHECK(MessageOf(t.status(), "zero-tag.trace") ==
+        "record 0 (byte 8): a record of 10 bytes does not parse as a TraceRecord "
+        "[corrupt-record]");
+}
+
 }  // namespace
 }  // namespace swapplan

@@ -18,10 +18,10 @@
 // TraceReadOptions), out-of-memory, plus the model rules of
 // TraceBuilder::Finish() (no-iterations, bad-shape, overflow, ...).
 //
-// Nothing is sized from a count read from the input: records are at most
-// 1 GiB and are read incrementally (a length beyond the data left ends in
-// truncated-record, not in an allocation), and containers grow only with
-// records actually read.
+// Nothing is sized from a count read from the input: records (<= 1 GiB) are
+// parsed from the stream, not buffered by their announced length (a length
+// past the data is truncated-record, garbage is corrupt-record at its first
+// bad field), and containers grow only with records actually read.
 //
 // JSON form:
 //   {"format": "swapplan-trace", "format_version": 1,
