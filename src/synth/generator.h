@@ -141,6 +141,10 @@ class Generator {
 
   // head.cc
   uint64_t StageInput(int32_t mb, Mode mode, StageActs& s);
+  // After the word-embedding lookup `x`: its TP all-reduce and, for models
+  // with learned positions, their lookup and the add (the sum a `sum_kind`
+  // tensor). Returns the embedding output. Shared by training and inference.
+  uint64_t FinishEmbedding(uint64_t x, TensorKind sum_kind);
   void StageOutput(int32_t mb, uint64_t x, Mode mode, StageActs& s);
   uint64_t HeadBackward(int32_t mb, StageActs& s);
   void EmbeddingBackward(int32_t mb, StageActs& s, uint64_t g);

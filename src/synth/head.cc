@@ -24,6 +24,29 @@ constexpr DType kF32 = DType::kFloat32;
 
 }  // namespace
 
+uint64_t Generator::FinishEmbedding(uint64_t x, TensorKind sum_kind) {
+  if (tp_ > 1) {
+    const uint64_t io[] = {x};
+    e_.Comm(Site::kEmbeddingAllReduce, io, io, static_cast<double>(e_.Bytes(x)), tp_);
+  }
+  if (pos_emb_ < 0) return x;
+  const int64_t act[] = {s_, bsz_, h_};
+  const int64_t pe_shape[] = {s_, 1, h_};
+  const uint64_t pe = e_.New(TensorKind::kTemporary, dt_, pe_shape, "position_embeddings.out");
+  {
+    const uint64_t in[] = {pos_ids_, W(pos_emb_)};
+    const uint64_t out[] = {pe};
+    e_.Op(Site::kPosEmbedding, in, out, 0, static_cast<double>(2 * e_.Bytes(pe)));
+  }
+  const uint64_t sum = e_.New(sum_kind, dt_, act, "embeddings.out");
+  const uint64_t in[] = {x, pe};
+  const uint64_t out[] = {sum};
+  e_.Op(Site::kEmbAdd, in, out);
+  e_.Free(x);
+  e_.Free(pe);
+  return sum;
+}
+
 uint64_t Generator::StageInput(int32_t mb, Mode mode, StageActs& s) {
   const bool train = mode != Mode::kNoGrad;
   const TensorKind act_kind = train ? TensorKind::kActivation : TensorKind::kTemporary;
@@ -63,26 +86,7 @@ uint64_t Generator::StageInput(int32_t mb, Mode mode, StageActs& s) {
     e_.Op(Site::kEmbedding, in, out, 0,
           static_cast<double>(e_.Bytes(s.tokens) + 2 * e_.Bytes(x)));
   }
-  if (tp_ > 1) {
-    const uint64_t io[] = {x};
-    e_.Comm(Site::kEmbeddingAllReduce, io, io, static_cast<double>(e_.Bytes(x)), tp_);
-  }
-  if (pos_emb_ >= 0) {
-    const int64_t pe_shape[] = {s_, 1, h_};
-    const uint64_t pe = e_.New(TensorKind::kTemporary, dt_, pe_shape, "position_embeddings.out");
-    {
-      const uint64_t in[] = {pos_ids_, W(pos_emb_)};
-      const uint64_t out[] = {pe};
-      e_.Op(Site::kPosEmbedding, in, out, 0, static_cast<double>(2 * e_.Bytes(pe)));
-    }
-    const uint64_t sum = e_.New(act_kind, dt_, act, "embeddings.out");
-    const uint64_t in[] = {x, pe};
-    const uint64_t out[] = {sum};
-    e_.Op(Site::kEmbAdd, in, out);
-    e_.Free(x);
-    e_.Free(pe);
-    x = sum;
-  }
+  x = FinishEmbedding(x, act_kind);
   Release(embedding_params_);
   if (o_.model.dropout_probability > 0) {
     const uint64_t xd = e_.New(act_kind, dt_, act, "embeddings.drop.out");

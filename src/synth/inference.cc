@@ -107,27 +107,7 @@ uint64_t Generator::InferenceEmbed(uint64_t tokens) {
           static_cast<double>(e_.Bytes(tokens) + 2 * e_.Bytes(x)));
   }
   e_.Free(tokens);
-  if (tp_ > 1) {
-    const uint64_t io[] = {x};
-    e_.Comm(Site::kEmbeddingAllReduce, io, io, static_cast<double>(e_.Bytes(x)), tp_);
-  }
-  if (pos_emb_ >= 0) {
-    const int64_t pe_shape[] = {s_, 1, h_};
-    const uint64_t pe = e_.New(TensorKind::kTemporary, dt_, pe_shape, "position_embeddings.out");
-    {
-      const uint64_t in[] = {pos_ids_, W(pos_emb_)};
-      const uint64_t out[] = {pe};
-      e_.Op(Site::kPosEmbedding, in, out, 0, static_cast<double>(2 * e_.Bytes(pe)));
-    }
-    const uint64_t sum = e_.New(TensorKind::kTemporary, dt_, act, "embeddings.out");
-    const uint64_t in[] = {x, pe};
-    const uint64_t out[] = {sum};
-    e_.Op(Site::kEmbAdd, in, out);
-    e_.Free(x);
-    e_.Free(pe);
-    x = sum;
-  }
-  return x;
+  return FinishEmbedding(x, TensorKind::kTemporary);
 }
 
 uint64_t Generator::InferenceLayer(int32_t l, uint64_t x, int32_t step) {

@@ -8,6 +8,7 @@
 // tier 1 B/ns both ways.
 #include <catch2/catch.hpp>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/checker.h"
@@ -23,13 +24,7 @@ const Trace& Toy() {
 
 PolicyItem Item(uint64_t id, int64_t size, int32_t out, int32_t rel, int32_t in, int32_t use,
                 int32_t tier) {
-  PolicyItem it;
-  it.tensor_id = id;
-  it.size_bytes = size;
-  it.swap_out_op = out;
-  it.release_op = rel;
-  it.swap_in_op = in;
-  it.first_use_op = use;
+  PolicyItem it = testing::SwapItem(id, size, out, rel, in, use);
   it.tier = tier;
   return it;
 }
