@@ -12,7 +12,6 @@
 #include <tuple>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "support/test_traces.h"
 #include "swapplan/optimum/optimum.h"
@@ -21,61 +20,6 @@
 
 namespace swapplan {
 namespace {
-
-// A parameter P read by the first forward op and the last backward op
-// (and written by an optimizer op half of the time), forward ops each
-// making an activation from the previous one, backward ops each reading a
-// saved activation and the previous gradient and making a gradient.
-// At most 8 tensors; 50..150 ns ops; 100..300-byte tensors; 1 or 2 B/ns.
-Trace RandomSmallTrace(uint64_t seed) {
-  using nlohmann::json;
-  Rng rng(seed);
-  json tensors = json::array();
-  uint64_t next = 0;
-  auto tensor = [&](const char* kind) {
-    tensors.push_back({{"id", next},
-                       {"size_bytes", 100 * (1 + static_cast<int64_t>(rng.Uniform(3)))},
-                       {"kind", kind}});
-    return next++;
-  };
-  const uint64_t param = tensor("PARAMETER");
-  const int32_t forward = 3 + static_cast<int32_t>(rng.Uniform(2));
-  const int32_t backward = 2 + static_cast<int32_t>(rng.Uniform(2));
-  json ops = json::array();
-  auto op = [&](const char* phase, std::vector<uint64_t> in, std::vector<uint64_t> out) {
-    ops.push_back({{"name", std::string(phase) + std::to_string(ops.size())},
-                   {"phase", phase},
-                   {"inputs", in},
-                   {"outputs", out},
-                   {"duration_ns", 10 * (5 + static_cast<int64_t>(rng.Uniform(11)))}});
-  };
-  std::vector<uint64_t> acts;
-  for (int32_t i = 0; i < forward; ++i) {
-    std::vector<uint64_t> in;
-    if (i == 0) in.push_back(param);
-    if (!acts.empty()) in.push_back(acts.back());
-    acts.push_back(tensor("ACTIVATION"));
-    op("FORWARD", in, {acts.back()});
-  }
-  uint64_t grad = 0;
-  for (int32_t i = 0; i < backward; ++i) {
-    std::vector<uint64_t> in = {acts[rng.Uniform(acts.size() - 1)]};
-    if (i > 0) in.push_back(grad);
-    if (i == backward - 1) in.push_back(param);
-    grad = tensor("GRADIENT");
-    op("BACKWARD", in, {grad});
-  }
-  if (rng.Bernoulli(0.5)) op("OPTIMIZER", {param, grad}, {param});
-  const double bw = rng.Bernoulli(0.5) ? 1e9 : 2e9;
-  json root = {{"format", "swapplan-trace"},
-               {"metadata",
-                {{"device_name", "small"},
-                 {"h2d_bandwidth_bytes_per_s", bw},
-                 {"d2h_bandwidth_bytes_per_s", bw}}},
-               {"tensors", tensors},
-               {"iterations", json::array({{{"wall_time_ns", 0}, {"ops", ops}}})}};
-  return testing::TraceFromJson(root.dump(), "small-" + std::to_string(seed) + ".json");
-}
 
 struct Option {
   PolicyItem item;  // empty tensor_id sentinel: "none"
@@ -279,7 +223,8 @@ TEST_CASE("the MILP agrees with brute force on random small traces", "[optimum][
   int32_t compared = 0, proven = 0, infeasible = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {  // seeds logged by INFO on failure
     INFO("seed " << seed);
-    Trace t = RandomSmallTrace(seed);
+    Trace t = testing::TinyTrainingTrace(
+        seed, {.mirror_backward = false, .vary_optimizer_and_bandwidth = true});
     SimulatorOptions unlimited;
     absl::StatusOr<Simulator> sim = Simulator::Create(t, 0, unlimited);
     REQUIRE(sim.ok());

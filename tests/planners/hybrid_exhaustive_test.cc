@@ -17,69 +17,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/baselines/common.h"
 #include "swapplan/planners/hybrid/hybrid_planner.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
-#include "swapplan/util/random.h"
 
 namespace swapplan {
 namespace {
-
-// A parameter P feeds f0; forward ops f0..f(F-1) each read the previous
-// activation and make one (100..300 B); backward ops read the activations
-// in reverse order, a gradient chain, and P at the last one. Durations 50 ..
-// 150 ns, 1 byte/ns links.
-Trace TinyTrace(uint64_t seed) {
-  using nlohmann::json;
-  Rng rng(seed);
-  json tensors = json::array();
-  uint64_t next = 0;
-  auto tensor = [&](const char* kind) {
-    tensors.push_back({{"id", next},
-                       {"size_bytes", 100 * (1 + static_cast<int64_t>(rng.Uniform(3)))},
-                       {"kind", kind}});
-    return next++;
-  };
-  const uint64_t param = tensor("PARAMETER");
-  const int32_t forward = 3 + static_cast<int32_t>(rng.Uniform(2));
-  const int32_t backward = forward;
-  json ops = json::array();
-  auto op = [&](const char* phase, std::vector<uint64_t> in, std::vector<uint64_t> out) {
-    ops.push_back({{"name", std::string(phase[0] == 'F' ? "f" : "b") + std::to_string(ops.size())},
-                   {"phase", phase},
-                   {"inputs", in},
-                   {"outputs", out},
-                   {"duration_ns", 10 * (5 + static_cast<int64_t>(rng.Uniform(11)))}});
-  };
-  std::vector<uint64_t> acts;
-  for (int32_t i = 0; i < forward; ++i) {
-    std::vector<uint64_t> in;
-    if (i == 0) in.push_back(param);
-    if (!acts.empty()) in.push_back(acts.back());
-    acts.push_back(tensor("ACTIVATION"));
-    op("FORWARD", in, {acts.back()});
-  }
-  uint64_t grad = 0;
-  for (int32_t i = 0; i < backward; ++i) {
-    std::vector<uint64_t> in = {acts[acts.size() - 1 - i]};
-    if (i > 0) in.push_back(grad);
-    if (i == backward - 1) in.push_back(param);
-    grad = tensor("GRADIENT");
-    op("BACKWARD", in, {grad});
-  }
-  json root = {{"format", "swapplan-trace"},
-               {"metadata",
-                {{"device_name", "tiny"},
-                 {"h2d_bandwidth_bytes_per_s", 1e9},
-                 {"d2h_bandwidth_bytes_per_s", 1e9}}},
-               {"tensors", tensors},
-               {"iterations", json::array({{{"wall_time_ns", 0}, {"ops", ops}}})}};
-  return testing::TraceFromJson(root.dump(), "tiny-" + std::to_string(seed) + ".json");
-}
 
 // Simulated time of a clean (checker) policy that fits, else -1.
 int64_t CleanTime(const Trace& trace, const Policy& p, const Simulator& sim,
@@ -145,7 +91,7 @@ TEST_CASE("hybrid: exhaustive keep/swap/recompute reference on tiny traces",
   double worst_ratio = 1.0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {  // seeds logged by INFO on failure
     INFO("seed " << seed);
-    const Trace t = TinyTrace(seed);
+    const Trace t = testing::TinyTrainingTrace(seed);
     REQUIRE(t.iteration(0).num_ops() <= 8);
     absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
     REQUIRE(curve.ok());
@@ -215,7 +161,7 @@ TEST_CASE("hybrid: exhaustive keep/swap/recompute reference on tiny traces",
 // again before b5, and fits (before the retry: ResourceExhausted).
 TEST_CASE("hybrid: a chained tensor re-made as a transient when hoisting breaks the budget",
           "[hybrid][exhaustive]") {
-  const Trace t = TinyTrace(7);
+  const Trace t = testing::TinyTrainingTrace(7);
   absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(t);
   REQUIRE(curve.ok());
   const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;

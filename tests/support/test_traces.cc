@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "swapplan/trace/io.h"
+#include "swapplan/util/random.h"
 
 namespace swapplan::testing {
 
@@ -182,6 +183,61 @@ std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& o) {
 
 Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options) {
   return TraceFromJson(RandomTraceJson(seed, options), "random-" + std::to_string(seed) + ".json");
+}
+
+Trace TinyTrainingTrace(uint64_t seed, const TinyTrainingTraceOptions& options) {
+  using nlohmann::json;
+  Rng rng(seed);
+  json tensors = json::array();
+  uint64_t next = 0;
+  auto tensor = [&](const char* kind) {
+    tensors.push_back({{"id", next},
+                       {"size_bytes", 100 * (1 + static_cast<int64_t>(rng.Uniform(3)))},
+                       {"kind", kind}});
+    return next++;
+  };
+  const uint64_t param = tensor("PARAMETER");
+  const int32_t forward = 3 + static_cast<int32_t>(rng.Uniform(2));
+  const int32_t backward =
+      options.mirror_backward ? forward : 2 + static_cast<int32_t>(rng.Uniform(2));
+  json ops = json::array();
+  auto op = [&](const char* phase, std::vector<uint64_t> in, std::vector<uint64_t> out) {
+    ops.push_back({{"name", std::string(phase) + std::to_string(ops.size())},
+                   {"phase", phase},
+                   {"inputs", in},
+                   {"outputs", out},
+                   {"duration_ns", 10 * (5 + static_cast<int64_t>(rng.Uniform(11)))}});
+  };
+  std::vector<uint64_t> acts;
+  for (int32_t i = 0; i < forward; ++i) {
+    std::vector<uint64_t> in;
+    if (i == 0) in.push_back(param);
+    if (!acts.empty()) in.push_back(acts.back());
+    acts.push_back(tensor("ACTIVATION"));
+    op("FORWARD", in, {acts.back()});
+  }
+  uint64_t grad = 0;
+  for (int32_t i = 0; i < backward; ++i) {
+    std::vector<uint64_t> in = {options.mirror_backward ? acts[acts.size() - 1 - i]
+                                                        : acts[rng.Uniform(acts.size() - 1)]};
+    if (i > 0) in.push_back(grad);
+    if (i == backward - 1) in.push_back(param);
+    grad = tensor("GRADIENT");
+    op("BACKWARD", in, {grad});
+  }
+  double bandwidth_bytes_per_s = 1e9;
+  if (options.vary_optimizer_and_bandwidth) {
+    if (rng.Bernoulli(0.5)) op("OPTIMIZER", {param, grad}, {param});
+    if (!rng.Bernoulli(0.5)) bandwidth_bytes_per_s = 2e9;
+  }
+  json root = {{"format", "swapplan-trace"},
+               {"metadata",
+                {{"device_name", "tiny"},
+                 {"h2d_bandwidth_bytes_per_s", bandwidth_bytes_per_s},
+                 {"d2h_bandwidth_bytes_per_s", bandwidth_bytes_per_s}}},
+               {"tensors", tensors},
+               {"iterations", json::array({{{"wall_time_ns", 0}, {"ops", ops}}})}};
+  return TraceFromJson(root.dump(), "tiny-" + std::to_string(seed) + ".json");
 }
 
 }  // namespace swapplan::testing

@@ -51,6 +51,23 @@ std::string RandomTraceJson(uint64_t seed, const RandomTraceOptions& options = {
 // The same, parsed.
 Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});
 
+// Tiny training traces for exhaustive cross-checks (every policy of a class
+// enumerated): a parameter P read by the first forward op and the last
+// backward op; 3..4 forward ops, each making a 100..300-byte activation from
+// the previous one; backward ops each reading a saved activation and the
+// previous gradient and making a gradient; 50..150 ns ops; one iteration.
+struct TinyTrainingTraceOptions {
+  // One backward op per forward op, reading the activations in reverse
+  // order; else 2..3 backward ops, each reading a random activation other
+  // than the last.
+  bool mirror_backward = true;
+  // Half of the traces end with an optimizer op writing P, half have
+  // 2 byte/ns links; else no optimizer op and 1 byte/ns links.
+  bool vary_optimizer_and_bandwidth = false;
+};
+// Same seed and options, same trace (source "tiny-SEED.json").
+Trace TinyTrainingTrace(uint64_t seed, const TinyTrainingTraceOptions& options = {});
+
 }  // namespace swapplan::testing
 
 #endif  // SWAPPLAN_TESTS_SUPPORT_TEST_TRACES_H_

@@ -11,35 +11,25 @@ from ._proto import pb
 SERVICE = "/swapplan.v1.Planner/"
 
 
+# (method, kind of call, request message, response message), as in
+# `service Planner`.
+_METHODS = [
+    ("UploadTrace", "stream_unary", "UploadTraceRequest", "UploadTraceResponse"),
+    ("Plan", "unary_unary", "PlanRequest", "PlanResponse"),
+    ("Search", "unary_stream", "SearchRequest", "SearchUpdate"),
+    ("Check", "unary_unary", "CheckRequest", "CheckResponse"),
+    ("Simulate", "unary_unary", "SimulateRequest", "SimulateResponse"),
+    ("Compare", "unary_unary", "CompareRequest", "CompareResponse"),
+    ("GetPolicy", "unary_unary", "GetPolicyRequest", "PlanResponse"),
+]
+
+
 class PlannerMethods:
     """One callable per RPC on `channel` (a grpc.Channel)."""
 
     def __init__(self, channel):
-        self.UploadTrace = channel.stream_unary(
-            SERVICE + "UploadTrace",
-            request_serializer=pb.UploadTraceRequest.SerializeToString,
-            response_deserializer=pb.UploadTraceResponse.FromString)
-        self.Plan = channel.unary_unary(
-            SERVICE + "Plan",
-            request_serializer=pb.PlanRequest.SerializeToString,
-            response_deserializer=pb.PlanResponse.FromString)
-        self.Search = channel.unary_stream(
-            SERVICE + "Search",
-            request_serializer=pb.SearchRequest.SerializeToString,
-            response_deserializer=pb.SearchUpdate.FromString)
-        self.Check = channel.unary_unary(
-            SERVICE + "Check",
-            request_serializer=pb.CheckRequest.SerializeToString,
-            response_deserializer=pb.CheckResponse.FromString)
-        self.Simulate = channel.unary_unary(
-            SERVICE + "Simulate",
-            request_serializer=pb.SimulateRequest.SerializeToString,
-            response_deserializer=pb.SimulateResponse.FromString)
-        self.Compare = channel.unary_unary(
-            SERVICE + "Compare",
-            request_serializer=pb.CompareRequest.SerializeToString,
-            response_deserializer=pb.CompareResponse.FromString)
-        self.GetPolicy = channel.unary_unary(
-            SERVICE + "GetPolicy",
-            request_serializer=pb.GetPolicyRequest.SerializeToString,
-            response_deserializer=pb.PlanResponse.FromString)
+        for name, kind, request, response in _METHODS:
+            setattr(self, name, getattr(channel, kind)(
+                SERVICE + name,
+                request_serializer=getattr(pb, request).SerializeToString,
+                response_deserializer=getattr(pb, response).FromString))
