@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/chameleon/range_max_tree.h"
 #include "swapplan/planners/hyperoffload/load_queue.h"
 #include "swapplan/planners/hyperoffload/persistent.h"
 #include "swapplan/planners/hyperoffload/refine.h"
@@ -27,58 +28,12 @@
 namespace swapplan {
 namespace {
 
-// Range add / global max over positions 0..n-1 (lazy segment tree).
-// O(log n) per Add.
-class MaxTree {
- public:
-  explicit MaxTree(const std::vector<int64_t>& v) : n_(static_cast<int32_t>(v.size())) {
-    size_ = 1;
-    while (size_ < std::max(n_, 1)) size_ *= 2;
-    max_.assign(2 * static_cast<size_t>(size_), kLow);
-    add_.assign(2 * static_cast<size_t>(size_), 0);
-    for (int32_t i = 0; i < n_; ++i) max_[size_ + i] = v[i];
-    for (int32_t i = size_ - 1; i >= 1; --i) max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
-  }
-  // Adds `d` to positions [lo, hi] (inclusive; nothing when lo > hi).
-  void Add(int32_t lo, int32_t hi, int64_t d) {
-    if (lo <= hi) Add(1, 0, size_ - 1, lo, hi, d);
-  }
-  int64_t Max() const { return n_ == 0 ? 0 : max_[1]; }
-  // The maximum over positions [lo, hi] (kLow when lo > hi). O(log n).
-  int64_t RangeMax(int32_t lo, int32_t hi) const {
-    return lo <= hi ? RangeMax(1, 0, size_ - 1, lo, hi) : kLow;
-  }
-  // The first position holding the maximum. O(log n).
-  int32_t ArgMax() const {
-    int32_t node = 1;
-    while (node < size_) node = max_[2 * node] >= max_[2 * node + 1] ? 2 * node : 2 * node + 1;
-    return node - size_;
-  }
-
- private:
-  static constexpr int64_t kLow = INT64_MIN / 4;
-  int64_t RangeMax(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi) const {
-    if (hi < l || r < lo) return kLow;
-    if (lo <= l && r <= hi) return max_[node];
-    const int32_t m = (l + r) / 2;
-    return add_[node] +
-           std::max(RangeMax(2 * node, l, m, lo, hi), RangeMax(2 * node + 1, m + 1, r, lo, hi));
-  }
-  void Add(int32_t node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t d) {
-    if (hi < l || r < lo) return;
-    if (lo <= l && r <= hi) {
-      max_[node] += d;
-      add_[node] += d;
-      return;
-    }
-    const int32_t m = (l + r) / 2;
-    Add(2 * node, l, m, lo, hi, d);
-    Add(2 * node + 1, m + 1, r, lo, hi, d);
-    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
-  }
-  int32_t n_ = 0, size_ = 1;
-  std::vector<int64_t> max_, add_;
-};
+// The planned bytes in use per op (chameleon/range_max_tree.h): range
+// adds as windows are taken, the peak, where it is. O(log n) each.
+using MaxTree = RangeMaxTree<int64_t>;
+int64_t Peak(const MaxTree& t) { return t.Max(0, t.size() - 1); }
+// The first op holding the peak.
+int32_t PeakOp(const MaxTree& t) { return t.FirstAtLeast(0, t.size() - 1, Peak(t)); }
 
 // One offloadable idle gap of a tensor: its last use before the gap (the
 // Store's op) and the use after it (the Prefetch's consumer), local ops.
@@ -365,7 +320,7 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
     return std::tie(a.store_op, a.consumer, a.tensor) < std::tie(b.store_op, b.consumer, b.tensor);
   });
   for (Candidate& c : *chosen) {
-    if (tree->Max() <= budget) return;
+    if (Peak(*tree) <= budget) return;
     if (c.clean) continue;
     const int32_t alone =
         r.EndingAtOrAfter(c.store_op, r.start[c.store_op + 1] + r.Store(c.tier, c.bytes));
@@ -379,8 +334,8 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
   // next op waits for the whole copy) — else a window left out of the
   // selection (`spare`) is taken that way; repeated while the peak is
   // over. O(C) per window moved.
-  while (tree->Max() > budget) {
-    const int32_t peak = tree->ArgMax();
+  while (Peak(*tree) > budget) {
+    const int32_t peak = PeakOp(*tree);
     Candidate* best = nullptr;
     for (Candidate& c : *chosen) {
       if (c.clean || c.store_op >= peak || c.release_op < peak) continue;
@@ -533,14 +488,14 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
           continue;
         }
         group_tier = -1;
-        if (tree.Max() <= budget) break;
+        if (Peak(tree) <= budget) break;
         // Only the group's windows that are off the device at an op still
         // over the budget (each costs a Prefetch every iteration); none:
         // the group stays.
-        bool any = tree.RangeMax(0, c.consumer - 1) > budget ||
-                   tree.RangeMax(c.store_op + 1, r.n - 1) > budget;
+        bool any = tree.Max(0, c.consumer - 1) > budget ||
+                   tree.Max(c.store_op + 1, r.n - 1) > budget;
         for (size_t j = next + 1; j < cands.size() && cands[j].group == c.group; ++j) {
-          useful[j] = tree.RangeMax(cands[j].store_op + 1, cands[j].consumer - 1) > budget;
+          useful[j] = tree.Max(cands[j].store_op + 1, cands[j].consumer - 1) > budget;
           any = any || useful[j];
         }
         if (!any) continue;
@@ -557,7 +512,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         chosen.push_back(c);
         continue;
       }
-      if (!o.offload_all && !c.forced && tree.Max() <= budget) break;
+      if (!o.offload_all && !c.forced && Peak(tree) <= budget) break;
       const auto kv = c.read_only ? kv_tier.find(c.tensor) : kv_tier.end();
       if (kv != kv_tier.end()) {
         // A later window of a stored KV tensor: Detach at once (clean).
@@ -630,13 +585,13 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     }
     chosen = std::move(kept);
     if (o.stream_contention) QueueLoads(r, &chosen, &tree, &remote_room);
-    if (o.offload_all || tree.Max() <= budget || next >= cands.size()) break;
+    if (o.offload_all || Peak(tree) <= budget || next >= cands.size()) break;
   }
   // Every candidate, parameters and optimizer states included, leaves the
   // peak over the budget: release waits. (Tried before the parameters on
   // the Fig. 6 trace, bench/hyperoffload_fig6.sh, they were slower at 55
   // GB/s and did not fit at 33.6 GB/s.)
-  if (o.release_waits && !o.offload_all && tree.Max() > budget) {
+  if (o.release_waits && !o.offload_all && Peak(tree) > budget) {
     ReleaseEarly(r, budget, &spare, &chosen, &tree, &remote_room);
   }
   // Clean windows: a later window of a tensor on the same tier with no
