@@ -13,13 +13,6 @@
 namespace swapplan {
 namespace {
 
-absl::Span<const OpIndex> UsesIn(const Trace& trace, const IterationInfo& iter, TensorId t) {
-  absl::Span<const OpIndex> u = trace.tensor_uses(t);
-  auto lo = std::lower_bound(u.begin(), u.end(), iter.op_begin);
-  auto hi = std::lower_bound(lo, u.end(), iter.op_end);
-  return u.subspan(lo - u.begin(), hi - lo);
-}
-
 // "100 B", or "1.50 GiB (1610612736 B)" from 1 KiB on.
 std::string BytesExact(int64_t b) {
   return b < 1024 ? FormatBytes(b) : absl::StrCat(FormatBytes(b), " (", b, " B)");
@@ -109,6 +102,18 @@ std::vector<ActivationWindow> ActivationWindows(const Trace& trace, int32_t iter
                                                     : a.tensor < b.tensor;
   });
   return out;
+}
+
+absl::Span<const OpIndex> UsesIn(const Trace& trace, const IterationInfo& iter, TensorId t) {
+  absl::Span<const OpIndex> u = trace.tensor_uses(t);
+  auto lo = std::lower_bound(u.begin(), u.end(), iter.op_begin);
+  auto hi = std::lower_bound(lo, u.end(), iter.op_end);
+  return u.subspan(lo - u.begin(), hi - lo);
+}
+
+bool OpWrites(const Trace& trace, OpIndex op, TensorId t) {
+  absl::Span<const TensorId> outs = trace.outputs(op);
+  return std::find(outs.begin(), outs.end(), t) != outs.end();
 }
 
 PolicyItem MakePolicyItem(const Trace& trace, int32_t iteration, TensorId t, int32_t swap_out_op,

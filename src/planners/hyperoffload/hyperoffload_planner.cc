@@ -77,13 +77,6 @@ void OffDevice(Tree* tree, const Candidate& c, int32_t n, int64_t sign) {
   }
 }
 
-bool Writes(const Trace& trace, OpIndex op, TensorId t) {
-  for (TensorId o : trace.outputs(op)) {
-    if (o == t) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 absl::string_view TierChoiceName(TierChoice t) {
@@ -241,9 +234,8 @@ std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
         IsKvCacheTensor(r.trace, r.it, t, r.o.min_tensor_bytes)) {
       continue;  // AddKvCandidates
     }
-    absl::Span<const OpIndex> all = r.trace.tensor_uses(t);
-    const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
-    const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
+    absl::Span<const OpIndex> in_iteration = UsesIn(r.trace, iter, t);
+    const auto lo = in_iteration.begin(), hi = in_iteration.end();
     const int64_t uses = hi - lo;
     if (uses < 2 || uses > r.o.max_uses) continue;
     const int32_t tier = r.o.tier == TierChoice::kHost ? 0 : remote_tier;
@@ -605,7 +597,7 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     if (c.group >= 0 || prev.tensor != c.tensor || prev.tier != c.tier) continue;
     bool written = false;
     for (int32_t op = prev.consumer; op <= c.store_op && !written; ++op) {
-      written = Writes(r.trace, r.begin + op, c.tensor);
+      written = OpWrites(r.trace, r.begin + op, c.tensor);
     }
     if (written) continue;
     c.clean = true;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "swapplan/planners/baselines/common.h"
+
 namespace swapplan {
 
 absl::string_view KvOffloadName(KvOffload k) {
@@ -24,23 +26,6 @@ bool ParseKvOffload(absl::string_view name, KvOffload* out) {
   return false;
 }
 
-namespace {
-
-// The uses of `t` within iteration `iter`.
-absl::Span<const OpIndex> UsesIn(const Trace& trace, const IterationInfo& iter, TensorId t) {
-  absl::Span<const OpIndex> all = trace.tensor_uses(t);
-  const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
-  const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
-  return all.subspan(static_cast<size_t>(lo - all.begin()), static_cast<size_t>(hi - lo));
-}
-
-bool Writes(const Trace& trace, OpIndex op, TensorId t) {
-  absl::Span<const TensorId> outs = trace.outputs(op);
-  return std::find(outs.begin(), outs.end(), t) != outs.end();
-}
-
-}  // namespace
-
 bool IsKvCacheTensor(const Trace& trace, int32_t iteration, TensorId t, int64_t min_bytes) {
   const TensorInfo& info = trace.tensor(t);
   if (info.kind != TensorKind::kActivation || info.persistent || info.size_bytes < min_bytes ||
@@ -54,7 +39,7 @@ bool IsKvCacheTensor(const Trace& trace, int32_t iteration, TensorId t, int64_t 
   bool other_pass = false;
   for (size_t k = 1; k < uses.size(); ++k) {
     const int32_t pass = trace.op(uses[k]).micro_batch;
-    if (pass < 0 || Writes(trace, uses[k], t)) return false;
+    if (pass < 0 || OpWrites(trace, uses[k], t)) return false;
     other_pass = other_pass || pass != first_pass;
   }
   return other_pass;

@@ -4,15 +4,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "swapplan/planners/baselines/common.h"
+
 namespace swapplan {
 namespace {
-
-bool Writes(const Trace& trace, OpIndex op, TensorId t) {
-  for (TensorId o : trace.outputs(op)) {
-    if (o == t) return true;
-  }
-  return false;
-}
 
 struct Group {
   std::vector<PersistentWindow> windows;
@@ -38,9 +33,8 @@ std::vector<PersistentWindow> PersistentWindows(const Trace& trace, int32_t iter
     if (info.size_bytes <= 0 || info.size_bytes < options.min_tensor_bytes) continue;
     const TensorLifetime& life = trace.lifetime(t);
     if (!life.occupies_device() || life.alloc_op >= begin || life.free_op < iter.op_end) continue;
-    absl::Span<const OpIndex> all = trace.tensor_uses(t);
-    const auto lo = std::lower_bound(all.begin(), all.end(), iter.op_begin);
-    const auto hi = std::lower_bound(lo, all.end(), iter.op_end);
+    absl::Span<const OpIndex> in_iteration = UsesIn(trace, iter, t);
+    const auto lo = in_iteration.begin(), hi = in_iteration.end();
     const int64_t uses = hi - lo;
     if (uses < 1 || uses > options.max_uses) continue;
     Group g;
@@ -58,7 +52,7 @@ std::vector<PersistentWindow> PersistentWindows(const Trace& trace, int32_t iter
     // Clean gaps until the first write (the tier's copy is stale after it).
     const int64_t load = load_ns(bytes);
     for (auto u = lo; u + 1 < hi; ++u) {
-      if (Writes(trace, *u, t)) break;
+      if (OpWrites(trace, *u, t)) break;
       const int32_t a = *u - begin, b = *(u + 1) - begin;
       if (b - a < 2) continue;
       const int64_t gap = start[b] - start[a + 1];

@@ -79,6 +79,14 @@ struct ActivationWindow {
 // last_forward_use (ties: tensor id).
 std::vector<ActivationWindow> ActivationWindows(const Trace& trace, int32_t iteration);
 
+// The uses of tensor `t` (global op indices, ascending) within iteration
+// `iter`. O(log uses).
+absl::Span<const OpIndex> UsesIn(const Trace& trace, const IterationInfo& iter, TensorId t);
+
+// Whether op `op` (global index) writes tensor `t` (has it among its
+// outputs). O(outputs of op).
+bool OpWrites(const Trace& trace, OpIndex op, TensorId t);
+
 // A policy item for tensor `t` with the exact key (trace id) and the parts of
 // the runtime key known without the op-frequency table: dtype, size, shape
 // and op_count (uses up to and including swap_out_op). Op indices local.
