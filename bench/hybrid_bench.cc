@@ -7,6 +7,7 @@
 //   ninja -C build bench/hybrid_bench
 //   build/bench/hybrid_bench                      # 30 plans each, r = 2 3 4 6 8 12
 //   build/bench/hybrid_bench --runs 10 --trace traces/other.trace.gz --r 4 --r 8
+//   build/bench/hybrid_bench --hybrid-option swap-only-last=true   # Planner::SetOption
 //
 // The trace and its memory curve are loaded once, outside the timings. Each
 // run plans Chameleon then the hybrid at every r (alternated, so a burst of
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "swapplan/curve/oversubscription.h"
@@ -87,6 +89,7 @@ int Main(int argc, char** argv) {
   std::string path = std::string(SWAPPLAN_SOURCE_ROOT) + "/traces/llama2-7b-dp8-seq4096.trace.gz";
   int runs = 30;
   std::vector<double> ratios;
+  std::vector<std::pair<std::string, std::string>> hybrid_options;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--trace") == 0 && has_value) {
@@ -95,8 +98,16 @@ int Main(int argc, char** argv) {
       runs = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--r") == 0 && has_value) {
       ratios.push_back(std::atof(argv[++i]));
+    } else if (std::strcmp(argv[i], "--hybrid-option") == 0 && has_value) {
+      const std::string kv = argv[++i];
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "--hybrid-option wants NAME=VALUE, got %s\n", kv.c_str());
+        return 2;
+      }
+      hybrid_options.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
     } else {
-      std::fprintf(stderr, "usage: %s [--trace PATH] [--runs N] [--r RATIO]...\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--trace PATH] [--runs N] [--r RATIO]... [--hybrid-option NAME=VALUE]...\n", argv[0]);
       return 2;
     }
   }
@@ -137,6 +148,13 @@ int Main(int argc, char** argv) {
       return 1;
     }
     planners[k] = *std::move(p);
+  }
+  for (const auto& [name, value] : hybrid_options) {
+    if (absl::Status st = planners[1]->SetOption(name, value); !st.ok()) {
+      std::fprintf(stderr, "hybrid.%s=%s: %s\n", name.c_str(), value.c_str(),
+                   std::string(st.message()).c_str());
+      return 2;
+    }
   }
   std::vector<Samples> samples(ratios.size() * 2);
   for (int run = 0; run < runs; ++run) {

@@ -42,6 +42,14 @@
 // one) are skipped. It assumes every chosen tensor stays a RECOMPUTE item
 // (the exactness step drops an item only when its recipe cannot run).
 //
+// swap_only_last (off by default; a heuristic, not a bound): the recompute
+// cut-offs first, ascending and pruned as above, stopping at the first
+// variant slower than the fastest so far; the swap-only cut-off last, and
+// only when no larger set's variant beats the smallest recompute set's and
+// passes the checker. Never faster than the default order (it plans a
+// subset of its sets, or sets it pruned); same policies on the bundled
+// traces, slower on a few tiny ones (docs/hybrid.md, "Planning time").
+//
 //   compute  fwd ... [p(S)] ... [last use S] ............ [p(S) again][use S]
 //   h2d                                     |== A in ==|
 //   device   S resident ------------------->  S off      S back ------------>
@@ -55,10 +63,13 @@
 // (a retry without hoisting only after a failure), and with pruning only
 // the cut-offs below the first one whose bound exceeds the best time: on
 // the 32-layer llama trace 2 to 3 of the 6 distinct sets. The hoisting's
-// last resolution is the exactness step's input (no second resolution of
-// the same policy). The variants' resolutions share one RecomputeAnalysis
-// and one RecipeMemo (policy/resolver.h): a recipe is walked once per
-// distinct (position, targets, availability answers) over the whole plan.
+// last resolution is the exactness step's input, and the exactness step's
+// last resolution is the simulator's (Simulator::RunResolved): no policy is
+// resolved twice. The variants', the simulator's and the checker's
+// resolutions share one PolicyResolver, RecomputeAnalysis and RecipeMemo
+// (policy/resolver.h, Simulator::RunShared, CheckPolicyShared): a recipe is
+// walked once per distinct (position, targets, availability answers) over
+// the whole plan.
 // A resolution is O(ops × tiers + items log items + uses of the items'
 // tensors + memo lookups) plus the walks of its new recipes (each O(chain
 // × log chain)).
@@ -100,6 +111,13 @@ struct HybridOptions {
   // drops an item only when its recipe cannot run; docs/hybrid.md); false:
   // every cut-off is planned and simulated.
   bool prune_variants = true;
+  // A heuristic order (not a bound; off by default): the recompute sets
+  // first, ascending, stopping at the first variant slower than the fastest
+  // so far; the swap-only set last, and only when no larger set's variant
+  // beats the smallest recompute set's and passes the checker. Assumes the
+  // simulated time is unimodal along the ladder; saves the swap-only plan
+  // where a recompute set wins (docs/hybrid.md, "Planning time").
+  bool swap_only_last = false;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
   // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
