@@ -102,6 +102,8 @@ struct LoadOptions {
   std::vector<std::string> serve_args;
   // Sequential cached Plans after the mix (0 = none).
   int32_t cached_probe_calls = 500;
+  // The trace of those probes ("" = the smallest of the mix).
+  std::string cached_probe_trace;
   // A cached 10k Plan this often during the mix (0 = none).
   double load_probe_interval_s = 0.05;
   // The test fails when the server's peak RSS passes this.
@@ -394,19 +396,17 @@ class LoadProbe {
 };
 
 // n sequential cached Plans by one client after the mix: p50/p99 and the CPU
-// per call of the server (all its threads' schedstat run time) and of this
-// process (CLOCK_PROCESS_CPUTIME_ID: the client, protobuf, gRPC's threads).
+// per call of the server (utime + stime of /proc/PID/stat: every thread,
+// those gRPC ended meanwhile included; 10 ms ticks, so +-10 ms over the n
+// calls) and of this process (CLOCK_PROCESS_CPUTIME_ID: the client,
+// protobuf, gRPC's threads).
 json CachedProbe(const std::string& address, const Prepared& prep, int size, int n, pid_t server) {
   std::unique_ptr<PlannerClient> c = NewClient(address);
   absl::StatusOr<std::string> id = c->UploadTrace(prep.trace_bytes[size], "probe");
   if (!id.ok()) return {{"error", std::string(id.status().message())}};
   const v1::PlanRequest req = PlanRequestFor(*id, prep.budget_bytes[size]);
   (void)c->Plan(req);
-  auto sum_run = [&] {
-    int64_t ns = 0;
-    for (const auto& [tid, t] : ServerThreads(server)) ns += t.run_ns;
-    return ns;
-  };
+  auto sum_run = [&] { return ProcessCpuNs(server); };
   auto cpu_ns = [] {
     timespec ts{};
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -533,6 +533,16 @@ int Run(const LoadOptions& o) {
     paths[s] = *p;
     if (smallest < 0) smallest = s;
   }
+  int probe_size = smallest;
+  for (int s = 0; s < kNumSizes; ++s) {
+    if (o.cached_probe_trace == kSizeLabels[s]) probe_size = s;
+  }
+  if (!o.cached_probe_trace.empty() &&
+      (probe_size < 0 || o.cached_probe_trace != kSizeLabels[probe_size] || paths[probe_size].empty())) {
+    std::cerr << "service_load: --cached-probe-trace " << o.cached_probe_trace
+              << " is not a size of --weights with a weight > 0\n";
+    return 2;
+  }
   if (smallest < 0) {
     std::cerr << "service_load: --weights gives every size weight 0\n";
     return 2;
@@ -596,7 +606,7 @@ int Run(const LoadOptions& o) {
   }
   if (o.cached_probe_calls > 0) {
     summary["cached_plan_probe"] =
-        CachedProbe(address, prep, smallest, o.cached_probe_calls, server.pid());
+        CachedProbe(address, prep, probe_size, o.cached_probe_calls, server.pid());
   }
   json budgets = json::object();
   for (int s = 0; s < kNumSizes; ++s) {
@@ -640,6 +650,8 @@ int main(int argc, char** argv) {
   app.add_option("--serve-arg", o.serve_args, "a flag for swapplan serve (repeat), "
                                               "e.g. --serve-arg=--compute-sched=idle");
   app.add_option("--cached-probe", o.cached_probe_calls, "sequential cached Plans after the mix");
+  app.add_option("--cached-probe-trace", o.cached_probe_trace,
+                 "their trace: 10k, 100k or 1M (default the smallest of --weights)");
   app.add_option("--load-probe-interval-s", o.load_probe_interval_s,
                  "a cached Plan this often during the mix (0 = none)");
   app.add_option("--max-server-rss-bytes", o.max_server_rss_bytes,

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -85,6 +86,22 @@ std::map<std::string, ThreadSample> ServerThreads(pid_t pid) {
     out[tid] = t;
   }
   return out;
+}
+
+int64_t ProcessCpuNs(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');  // the name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  int64_t utime = 0, stime = 0;
+  // Fields after the name start at 3 (state); utime and stime are 14 and 15.
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) absl::SimpleAtoi(field, &utime);
+    if (i == 15) absl::SimpleAtoi(field, &stime);
+  }
+  return (utime + stime) * (1'000'000'000 / ::sysconf(_SC_CLK_TCK));
 }
 
 // By thread name: threads, seconds run and waited between two samples

@@ -62,6 +62,10 @@ int64_t OwnRunQueueWaitNs();
 // A /proc/PID/status field in KiB (VmHWM, VmRSS); 0 when unreadable.
 int64_t StatusKib(pid_t pid, const std::string& key);
 
+// utime + stime of /proc/PID/stat in ns (every thread, ended ones included;
+// clock-tick resolution); 0 when unreadable.
+int64_t ProcessCpuNs(pid_t pid);
+
 // One thread of a process: name (trailing digits dropped), ns run, ns waited.
 struct ThreadSample {
   std::string name;

@@ -1,6 +1,6 @@
 // swapplan serve [--listen 127.0.0.1:7070] [--threads N] [--cache-dir DIR]
 //   [--max-trace-bytes 1GiB] [--max-concurrent-plans N] [--compute-nice 10]
-//   [--compute-sched nice|idle] [--max-cache-bytes 4GiB]
+//   [--compute-sched idle|nice] [--max-cache-bytes 4GiB]
 //   [--tls-cert F --tls-key F] [--token-file F] [--insecure] [--grace 30s]
 //
 // Runs the planner service (service/server.h, docs/service.md) until
@@ -149,11 +149,14 @@ void SetupServe(CLI::App& root, Action* action) {
                1, 4096);
   a->flags.Int(sub, "--compute-nice", &a->compute_nice,
                "Run computations this much lower in CPU priority (a nice increment) than the "
-               "threads answering cache hits and uploads (default 10; 0 = the same)",
+               "threads answering cache hits and uploads, with --compute-sched nice (default 10; "
+               "0 = the same)",
                0, 19);
-  a->flags.Choice(sub, "--compute-sched", &a->compute_sched, {"nice", "idle"},
-                  "How computations yield the CPU to the threads answering cache hits: nice "
-                  "(--compute-nice) or idle (SCHED_IDLE: a core only when nothing else wants it)");
+  a->flags.Choice(sub, "--compute-sched", &a->compute_sched, {"idle", "nice"},
+                  "How computations yield the CPU to the threads answering cache hits: idle "
+                  "(SCHED_IDLE: a core only when nothing else wants it; the default) or nice "
+                  "(--compute-nice: a smaller share, for hosts whose other work keeps the cores "
+                  "busy)");
   a->flags.Size(sub, "--max-cache-bytes", &a->max_cache_bytes,
                 "Bound of --cache-dir's plans, and of its traces (each; LRU eviction; default "
                 "4GiB)");

@@ -76,13 +76,16 @@ struct PlannerServiceOptions {
   int64_t max_trace_bytes = int64_t{1} << 30;
   // Most computing calls at once; more are RESOURCE_EXHAUSTED.
   int32_t max_concurrent_plans = 4;
-  // How the computing threads run below gRPC's threads, so that cache hits
-  // get a core first: kNice lowers them by compute_nice_increment (a smaller
-  // share of a busy core), kIdle puts them in SCHED_IDLE (a core only when no
-  // thread of normal priority wants it; the nice increment is then unused).
+  // How the computing threads (and an upload's parsing) run below gRPC's
+  // threads, so that cache hits get a core first: kIdle puts them in
+  // SCHED_IDLE (a core only when no thread of normal priority wants it; a
+  // waking gRPC thread preempts them at once; the nice increment is unused),
+  // kNice lowers them by compute_nice_increment (a smaller share of a busy
+  // core, but a share: use it on a host whose other work could keep every
+  // core busy, where SCHED_IDLE computations would wait indefinitely).
   // Neither needs a privilege. docs/service.md, "SCHED_IDLE or nice 10".
   enum class ComputeScheduling : uint8_t { kNice = 0, kIdle = 1 };
-  ComputeScheduling compute_scheduling = ComputeScheduling::kNice;
+  ComputeScheduling compute_scheduling = ComputeScheduling::kIdle;
   // How much lower (a nice increment, 0..19) the computing threads run than
   // gRPC's threads under kNice.
   int32_t compute_nice_increment = 10;
