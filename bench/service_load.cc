@@ -35,23 +35,17 @@
 // address, the prepared budgets and policies (read-only) and the RSS peak
 // (atomic). Complexity: O(clients x requests) calls, each O(1) here.
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <cctype>
-#include <cmath>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <latch>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
