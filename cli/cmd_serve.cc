@@ -77,10 +77,19 @@ absl::Status RunServe(ServeArgs& a) {
       static_cast<int32_t>(a.max_concurrent_plans.value_or(po.max_concurrent_plans));
   po.compute_nice_increment =
       static_cast<int32_t>(a.compute_nice.value_or(po.compute_nice_increment));
+  // --compute-nice alone asks for the nice policy (a nice increment means
+  // nothing under SCHED_IDLE); --compute-sched idle with it is refused.
   if (a.compute_sched) {
+    if (*a.compute_sched == "idle" && a.compute_nice) {
+      return absl::InvalidArgumentError(
+          "--compute-nice applies to --compute-sched nice, not idle (SCHED_IDLE has no nice "
+          "increment)");
+    }
     po.compute_scheduling = *a.compute_sched == "idle"
                                 ? PlannerServiceOptions::ComputeScheduling::kIdle
                                 : PlannerServiceOptions::ComputeScheduling::kNice;
+  } else if (a.compute_nice) {
+    po.compute_scheduling = PlannerServiceOptions::ComputeScheduling::kNice;
   }
   po.max_cache_disk_bytes = a.max_cache_bytes.value_or(po.max_cache_disk_bytes);
   if (a.token_file) {
@@ -149,7 +158,7 @@ void SetupServe(CLI::App& root, Action* action) {
                1, 4096);
   a->flags.Int(sub, "--compute-nice", &a->compute_nice,
                "Run computations this much lower in CPU priority (a nice increment) than the "
-               "threads answering cache hits and uploads, with --compute-sched nice (default 10; "
+               "threads answering cache hits and uploads; implies --compute-sched nice (default 10; "
                "0 = the same)",
                0, 19);
   a->flags.Choice(sub, "--compute-sched", &a->compute_sched, {"idle", "nice"},
