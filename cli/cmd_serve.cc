@@ -1,6 +1,6 @@
 // swapplan serve [--listen 127.0.0.1:7070] [--threads N] [--cache-dir DIR]
 //   [--max-trace-bytes 1GiB] [--max-concurrent-plans N] [--compute-nice 10]
-//   [--max-cache-bytes 4GiB]
+//   [--compute-sched idle|nice] [--max-cache-bytes 4GiB]
 //   [--tls-cert F --tls-key F] [--token-file F] [--insecure] [--grace 30s]
 //
 // Runs the planner service (service/server.h, docs/service.md) until
@@ -40,6 +40,7 @@ struct ServeArgs {
   std::optional<int64_t> max_trace_bytes;
   std::optional<int64_t> max_concurrent_plans;
   std::optional<int64_t> compute_nice;
+  std::optional<std::string> compute_sched;
   std::optional<int64_t> max_cache_bytes;
   std::optional<std::string> tls_cert;
   std::optional<std::string> tls_key;
@@ -76,6 +77,20 @@ absl::Status RunServe(ServeArgs& a) {
       static_cast<int32_t>(a.max_concurrent_plans.value_or(po.max_concurrent_plans));
   po.compute_nice_increment =
       static_cast<int32_t>(a.compute_nice.value_or(po.compute_nice_increment));
+  // --compute-nice alone asks for the nice policy (a nice increment means
+  // nothing under SCHED_IDLE); --compute-sched idle with it is refused.
+  if (a.compute_sched) {
+    if (*a.compute_sched == "idle" && a.compute_nice) {
+      return absl::InvalidArgumentError(
+          "--compute-nice applies to --compute-sched nice, not idle (SCHED_IDLE has no nice "
+          "increment)");
+    }
+    po.compute_scheduling = *a.compute_sched == "idle"
+                                ? PlannerServiceOptions::ComputeScheduling::kIdle
+                                : PlannerServiceOptions::ComputeScheduling::kNice;
+  } else if (a.compute_nice) {
+    po.compute_scheduling = PlannerServiceOptions::ComputeScheduling::kNice;
+  }
   po.max_cache_disk_bytes = a.max_cache_bytes.value_or(po.max_cache_disk_bytes);
   if (a.token_file) {
     SWAPPLAN_ASSIGN_OR_RETURN(po.token, ReadToken(*a.token_file));
@@ -143,8 +158,14 @@ void SetupServe(CLI::App& root, Action* action) {
                1, 4096);
   a->flags.Int(sub, "--compute-nice", &a->compute_nice,
                "Run computations this much lower in CPU priority (a nice increment) than the "
-               "threads answering cache hits and uploads (default 10; 0 = the same)",
+               "threads answering cache hits and uploads; implies --compute-sched nice (default 10; "
+               "0 = the same)",
                0, 19);
+  a->flags.Choice(sub, "--compute-sched", &a->compute_sched, {"idle", "nice"},
+                  "How computations yield the CPU to the threads answering cache hits: idle "
+                  "(SCHED_IDLE: a core only when nothing else wants it; the default) or nice "
+                  "(--compute-nice: a smaller share, for hosts whose other work keeps the cores "
+                  "busy)");
   a->flags.Size(sub, "--max-cache-bytes", &a->max_cache_bytes,
                 "Bound of --cache-dir's plans, and of its traces (each; LRU eviction; default "
                 "4GiB)");

@@ -22,7 +22,9 @@ the driving process during the mixed run, the server's peak RSS (VmHWM of /proc/
 the latencies the server logs (no client, no network), and a probe of
 --cached-probe sequential cached Plans by one client after the mixed run,
 as text and with --json FILE as JSON; the server's log (one line per call)
-goes to WORK_DIR/serve.log. Exit 1 when a request failed.
+goes to WORK_DIR/serve.log. Exit 1 when a request failed or the server's
+peak RSS passed --max-server-rss-bytes (default 2 GiB, docs/service.md).
+bench/service_load (C++ clients) runs the same mix without Python's cost.
 
     /usr/bin/python3 scripts/service_load.py --binary build/swapplan \\
         --work-dir /tmp/swapplan-load --json load.json
@@ -297,11 +299,25 @@ def thread_deltas(before, after):
             for k, v in sorted(out.items())}
 
 
+def process_cpu_ns(pid):
+    """utime + stime of /proc/PID/stat in ns: every thread of the process,
+    those that ended included (summing the live threads' schedstat misses
+    the handler threads gRPC ends meanwhile); 0 when unreadable."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) * 10**9 // os.sysconf("SC_CLK_TCK")
+
+
 def cached_plan_probe(address, path, budget, n, server_pid):
     """n sequential Plans answered from the cache, one client, nothing else
     of ours running: their latencies in ms, and the CPU time both sides
     spent per call — the server's (every thread of it: gRPC's pollers,
-    the handler, serialization; schedstat run time, ns resolution) and this
+    the handler, serialization, threads gRPC ended meanwhile included;
+    utime + stime of /proc/PID/stat, clock-tick resolution) and this
     client process's (time.process_time: Python, protobuf and gRPC's own
     threads) — which waiting for a core on a loaded host does not inflate."""
     from swapplan.client import Planner
@@ -309,7 +325,7 @@ def cached_plan_probe(address, path, budget, n, server_pid):
     with Planner(address) as p:
         trace = p.upload(path)
         p.plan(trace, device_memory=budget)
-        server_before = server_threads(server_pid)
+        server_before = process_cpu_ns(server_pid)
         client_before = time.process_time_ns()
         for _ in range(n):
             t0 = time.perf_counter()
@@ -317,9 +333,7 @@ def cached_plan_probe(address, path, budget, n, server_pid):
             out.append((time.perf_counter() - t0) * 1e3)
             assert r.cache_hit, "the probe's plan was not a cache hit"
         client_cpu_ns = time.process_time_ns() - client_before
-        server_after = server_threads(server_pid)
-    server_cpu_ns = sum(run - server_before.get(tid, (name, 0, 0))[1]
-                        for tid, (name, run, _) in server_after.items())
+        server_cpu_ns = process_cpu_ns(server_pid) - server_before
     return out, {"server_cpu_per_call_ms": round(server_cpu_ns / n / 1e6, 4),
                  "client_cpu_per_call_ms": round(client_cpu_ns / n / 1e6, 4)}
 
@@ -447,6 +461,8 @@ def main(argv=None):
     p.add_argument("--load-probe-interval-s", type=float, default=0.05,
                    help="during the mixed run: a cached Plan of the smallest trace this often "
                         "from the driving process (0 = none)")
+    p.add_argument("--max-server-rss-bytes", type=int, default=2 << 30,
+                   help="fail when the server's peak RSS (VmHWM) passes this (default 2 GiB)")
     p.add_argument("--json", default=None, help="write the summary here")
     args = p.parse_args(argv)
     weights = {}
@@ -479,6 +495,7 @@ def main(argv=None):
                                      args.load_probe_interval_s)
         ctx = multiprocessing.get_context("spawn")
         threads_before = server_threads(server.proc.pid)
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         if probe_during:
             probe_during.thread.start()
@@ -491,6 +508,8 @@ def main(argv=None):
             during = probe_during.finish()
         peak_rss[0] = max(peak_rss[0], server.status_kib("VmHWM"))
         summary = summarize(results, wall, server, peak_rss[0], args)
+        summary["load_average_1m_before"] = load_before
+        summary["load_average_1m_after"] = os.getloadavg()[0]
         # Where the server's threads spent the mixed run, by thread name:
         # on a CPU, and waiting for one (threads that ended meanwhile are
         # not counted).
@@ -511,11 +530,16 @@ def main(argv=None):
         rc = server.stop()
     summary["server_exit_status"] = rc
     summary["server_side_latency"] = server_side(os.path.join(args.work_dir, "serve.log"))
+    summary["max_server_rss_bytes"] = args.max_server_rss_bytes
+    summary["server_rss_over_bound"] = summary["server_peak_rss_bytes"] > args.max_server_rss_bytes
     print(json.dumps(summary, indent=1))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1)
-    return 1 if summary["failed"] or rc != 0 else 0
+    if summary["server_rss_over_bound"]:
+        sys.stderr.write("server peak RSS %d bytes is over --max-server-rss-bytes %d\n"
+                         % (summary["server_peak_rss_bytes"], args.max_server_rss_bytes))
+    return 1 if summary["failed"] or rc != 0 or summary["server_rss_over_bound"] else 0
 
 
 if __name__ == "__main__":

@@ -108,6 +108,23 @@ absl::string_view CString(absl::string_view f) {
   return z == absl::string_view::npos ? f : f.substr(0, z);
 }
 
+// ZeroCopyInputStream::Skip through the stream's own Next and BackUp (so a
+// wrapper's bookkeeping sees the skipped bytes): false at the end of the
+// stream or an error.
+bool SkipByNext(pbio::ZeroCopyInputStream* s, int count) {
+  while (count > 0) {
+    const void* data = nullptr;
+    int size = 0;
+    if (!s->Next(&data, &size)) return false;
+    if (size > count) {
+      s->BackUp(size - count);
+      return true;
+    }
+    count -= size;
+  }
+  return true;
+}
+
 }  // namespace
 
 class ImportInput::HeadStream : public pbio::ZeroCopyInputStream {
@@ -153,19 +170,7 @@ class ImportInput::HeadStream : public pbio::ZeroCopyInputStream {
     }
     count_ -= count;
   }
-  bool Skip(int count) override {
-    while (count > 0) {
-      const void* data = nullptr;
-      int size = 0;
-      if (!Next(&data, &size)) return false;
-      if (size > count) {
-        BackUp(size - count);
-        return true;
-      }
-      count -= size;
-    }
-    return true;
-  }
+  bool Skip(int count) override { return SkipByNext(this, count); }
   int64_t ByteCount() const override { return count_; }
 
  private:
@@ -199,19 +204,7 @@ class ImportInput::CountingStream : public pbio::ZeroCopyInputStream {
     sub_->BackUp(count);
     count_ -= count;
   }
-  bool Skip(int count) override {
-    while (count > 0) {
-      const void* data = nullptr;
-      int size = 0;
-      if (!Next(&data, &size)) return false;
-      if (size > count) {
-        BackUp(size - count);
-        return true;
-      }
-      count -= size;
-    }
-    return true;
-  }
+  bool Skip(int count) override { return SkipByNext(this, count); }
   int64_t ByteCount() const override { return count_; }
   const absl::Status& error() const { return error_; }
 

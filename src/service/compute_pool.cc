@@ -1,6 +1,7 @@
 #include "service/compute_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,10 +10,13 @@
 
 namespace swapplan::service {
 
-ComputePool::ComputePool(int32_t threads, int32_t nice_increment) {
+ComputePool::ComputePool(int32_t threads, int32_t nice_increment, bool sched_idle,
+                         const char* thread_name) {
   workers_.reserve(static_cast<size_t>(threads));
   for (int32_t i = 0; i < threads; ++i) {
-    workers_.emplace_back([this, nice_increment] { WorkerLoop(nice_increment); });
+    workers_.emplace_back([this, nice_increment, sched_idle, thread_name] {
+      WorkerLoop(nice_increment, sched_idle, thread_name);
+    });
   }
 }
 
@@ -38,10 +42,17 @@ void ComputePool::RunTask(const std::function<void()>& fn) {
   done_.wait(lock, [&] { return task.done; });
 }
 
-void ComputePool::WorkerLoop(int32_t nice_increment) {
+void ComputePool::WorkerLoop(int32_t nice_increment, bool sched_idle, const char* thread_name) {
   // Named for ps/top and the load test's per-thread scheduler figures.
-  ::pthread_setname_np(::pthread_self(), "swapplan-comput");
-  if (nice_increment > 0) {
+  ::pthread_setname_np(::pthread_self(), thread_name);
+  if (sched_idle) {
+    // SCHED_IDLE (priority 0): runs only when no normal-priority thread wants
+    // the core; a thread may always switch itself to it, no privilege needed.
+    // Threads it starts inherit the policy (PTHREAD_INHERIT_SCHED).
+    sched_param param{};
+    param.sched_priority = 0;
+    ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &param);
+  } else if (nice_increment > 0) {
     // Linux: the nice value is per thread (setpriority on the thread id);
     // lowering it needs no privilege. On failure the worker keeps the
     // process's priority: slower hits under load, never wrong answers.

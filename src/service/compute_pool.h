@@ -1,12 +1,12 @@
 // ComputePool: the planner service's computing threads (private to
 // src/service). Planning, searching, checking, simulating and comparing run
 // here, never on gRPC's threads, and at a lower CPU priority (a nice
-// increment, default +10): gRPC's pollers and the handlers that answer
-// cache hits, uploads and GetPolicy then get a core before planning work
-// does, so a cache hit is not delayed by the planners' CPU use (docs/service.md,
-// "Where a cached Plan waited").
+// increment, default +10, or the SCHED_IDLE policy): gRPC's pollers and the
+// handlers that answer cache hits, uploads and GetPolicy then get a core
+// before planning work does, so a cache hit is not delayed by the planners'
+// CPU use (docs/service.md, "Where a cached Plan waited").
 //
-//   ComputePool pool(/*threads=*/4, /*nice_increment=*/10);
+//   ComputePool pool(/*threads=*/4, /*nice_increment=*/10, /*sched_idle=*/false);
 //   absl::StatusOr<Answer> a = pool.Run<Answer>([&] { return Plan(...); });
 //
 // Threading model: `threads` workers, started by the constructor and joined
@@ -33,9 +33,12 @@ namespace swapplan::service {
 class ComputePool {
  public:
   // Requires threads >= 1 and 0 <= nice_increment <= 19 (checked by
-  // PlannerServiceOptions::Validate). A worker that cannot lower its
-  // priority runs at the process's.
-  ComputePool(int32_t threads, int32_t nice_increment);
+  // PlannerServiceOptions::Validate). sched_idle: the workers switch to
+  // SCHED_IDLE (nice_increment unused). A worker that cannot lower its
+  // priority runs at the process's. thread_name (at most 15 characters)
+  // names the workers for ps/top and /proc/PID/task/*/comm.
+  ComputePool(int32_t threads, int32_t nice_increment, bool sched_idle,
+              const char* thread_name = "swapplan-comput");
   ~ComputePool();
   ComputePool(const ComputePool&) = delete;
   ComputePool& operator=(const ComputePool&) = delete;
@@ -57,7 +60,7 @@ class ComputePool {
     bool done = false;
   };
   void RunTask(const std::function<void()>& fn);
-  void WorkerLoop(int32_t nice_increment);
+  void WorkerLoop(int32_t nice_increment, bool sched_idle, const char* thread_name);
 
   mutable std::mutex mu_;
   std::condition_variable work_;

@@ -50,6 +50,10 @@ std::string Quoted(absl::string_view s) {
   return out + "\"";
 }
 
+// Threads hashing and parsing uploaded traces at once (ingest_); more
+// uploads wait for one in FIFO order.
+constexpr int32_t kIngestThreads = 2;
+
 }  // namespace
 
 absl::Status PlannerServiceOptions::Validate() const {
@@ -111,7 +115,13 @@ PlannerService::PlannerService(PlannerServiceOptions options, RequestLogSink log
       // Clamped: Create validates, the constructor must never start 0 workers.
       compute_(std::make_unique<service::ComputePool>(
           std::max(options_.max_concurrent_plans, 1),
-          std::clamp(options_.compute_nice_increment, 0, 19))) {}
+          std::clamp(options_.compute_nice_increment, 0, 19),
+          options_.compute_scheduling ==
+              PlannerServiceOptions::ComputeScheduling::kIdle)),
+      ingest_(std::make_unique<service::ComputePool>(
+          kIngestThreads, std::clamp(options_.compute_nice_increment, 0, 19),
+          options_.compute_scheduling == PlannerServiceOptions::ComputeScheduling::kIdle,
+          "swapplan-ingest")) {}
 
 PlannerService::~PlannerService() = default;
 
@@ -161,7 +171,6 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
   if (!call.Authorized()) return call.Unauthenticated();
   std::string bytes;
   std::string name;
-  Sha256 digest;
   v1::UploadTraceRequest chunk;
   bool first = true;
   while (reader->Read(&chunk)) {
@@ -183,19 +192,33 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
           absl::StrCat("trace ", name, " passes the server's limit of ", options_.max_trace_bytes,
                        " bytes (--max-trace-bytes) while uploading")));
     }
-    digest.Update(chunk.chunk());
     bytes.append(chunk.chunk());
   }
   call.log().request_bytes = static_cast<int64_t>(bytes.size());
   if (ctx->IsCancelled()) {
     return call.Finish(Error(ErrorKind::kCancelled, "upload cancelled by the client"));
   }
-  const std::string id = digest.HexDigest();
+  // Hash, parse and fingerprints on the ingest pool (lower priority).
+  struct Ingested {
+    std::string id;
+    absl::StatusOr<std::shared_ptr<const StoredTrace>> stored;
+    std::vector<uint64_t> op_sequence_hashes;  // per iteration
+  };
+  Ingested in = ingest_->Run<Ingested>([&] {
+    Ingested out{Sha256Hex(bytes), absl::UnknownError("not parsed"), {}};
+    out.stored = traces_->Add(name.empty() ? "uploaded trace" : name, bytes, out.id);
+    if (out.stored.ok()) {
+      const Trace& t = (*out.stored)->trace;
+      for (int32_t i = 0; i < t.num_iterations(); ++i) {
+        out.op_sequence_hashes.push_back(ComputeFingerprint(t, i).op_sequence_hash);
+      }
+    }
+    return out;
+  });
+  const std::string& id = in.id;
   call.log().trace_id = id;
-  absl::StatusOr<std::shared_ptr<const StoredTrace>> stored =
-      traces_->Add(name.empty() ? "uploaded trace" : name, bytes, id);
-  if (!stored.ok()) return call.Finish(stored.status());
-  const Trace& t = (*stored)->trace;
+  if (!in.stored.ok()) return call.Finish(in.stored.status());
+  const Trace& t = (*in.stored)->trace;
   v1::TraceInfo* info = response->mutable_trace();
   info->set_trace_id(id);
   info->set_source(t.source());
@@ -207,7 +230,7 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
     v1::IterationInfo* it = info->add_iterations();
     it->set_iteration(i);
     it->set_num_ops(t.iteration(i).num_ops());
-    it->set_op_sequence_hash(ComputeFingerprint(t, i).op_sequence_hash);
+    it->set_op_sequence_hash(in.op_sequence_hashes[static_cast<size_t>(i)]);
   }
   info->set_device_name(t.metadata().device_name);
   info->set_device_memory_bytes(t.metadata().device_memory_bytes);

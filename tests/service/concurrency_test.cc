@@ -3,6 +3,12 @@
 // the computing pool (service/compute_pool.h) and the cache's single flight
 // (service/cache.h). Worker threads only count into atomics; every CHECK
 // runs on the test's thread after the joins (Catch2 is not thread-safe).
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -22,7 +28,7 @@ TEST_CASE("compute pool: every task runs once on a worker, its caller waits for 
           "[service][concurrency]") {
   // 8 callers x 50 tasks on 3 workers: 400 tasks; each returns its own
   // index, so a caller that got another's answer is counted as wrong.
-  service::ComputePool pool(3, /*nice_increment=*/10);
+  service::ComputePool pool(3, /*nice_increment=*/10, /*sched_idle=*/false);
   std::atomic<int> ran{0}, wrong{0}, on_caller{0};
   std::vector<std::thread> callers;
   for (int c = 0; c < 8; ++c) {
@@ -43,6 +49,33 @@ TEST_CASE("compute pool: every task runs once on a worker, its caller waits for 
   CHECK(pool.tasks_run() == 400);
   CHECK(wrong == 0);
   CHECK(on_caller == 0);
+}
+
+TEST_CASE("compute pool: workers run at nice +K, or under SCHED_IDLE", "[service][concurrency]") {
+  // The caller's nice value N (getpriority of its own thread id): a nice
+  // pool's worker runs at min(N + 10, 19) under SCHED_OTHER; an idle pool's
+  // worker under SCHED_IDLE. Both are switches a thread may make without a
+  // privilege, so neither may silently fail here.
+  auto my_nice = [] {
+    return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  };
+  const int caller_nice = my_nice();
+  struct Seen {
+    int policy = -1;
+    int nice = 0;
+  };
+  {
+    service::ComputePool pool(1, /*nice_increment=*/10, /*sched_idle=*/false);
+    const Seen s = pool.Run<Seen>([&] { return Seen{::sched_getscheduler(0), my_nice()}; });
+    CHECK(s.policy == SCHED_OTHER);
+    CHECK(s.nice == std::min(caller_nice + 10, 19));
+  }
+  {
+    service::ComputePool pool(1, /*nice_increment=*/10, /*sched_idle=*/true);
+    const Seen s = pool.Run<Seen>([&] { return Seen{::sched_getscheduler(0), my_nice()}; });
+    CHECK(s.policy == SCHED_IDLE);
+  }
+  CHECK(::sched_getscheduler(0) == SCHED_OTHER);  // the caller is untouched
 }
 
 TEST_CASE("cache: concurrent identical GetOrCompute calls compute once, without gRPC",

@@ -263,5 +263,14 @@ TEST_CASE("remote: search prints the local output", "[service][cli]") {
   CHECK(s.serve.Err().find("method=Search") != std::string::npos);
 }
 
+TEST_CASE("serve: --compute-nice with --compute-sched idle is refused", "[service][cli]") {
+  // Refused before anything binds: exit 2, the flags named. (--compute-nice
+  // alone selects the nice policy.)
+  CliRun both = Swapplan("serve --listen 127.0.0.1:0 --compute-sched idle --compute-nice 3");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--compute-nice applies to --compute-sched nice, not idle") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace swapplan::testing

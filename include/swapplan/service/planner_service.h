@@ -44,9 +44,10 @@
 // thread and must be thread-safe itself. Computations (Plan and Search
 // misses, Check, Simulate, Compare) run on the service's own
 // max_concurrent_plans threads at a lower CPU priority
-// (compute_nice_increment) while the handler's thread waits; cache hits,
+// (compute_scheduling, compute_nice_increment) while the handler's thread waits; cache hits,
 // uploads and GetPolicy are answered on the handler's thread and never wait
-// for a computation (service/compute_pool.h).
+// for a computation (service/compute_pool.h); an upload's hashing and
+// parsing run on 2 more threads at the computations' priority (ingest_).
 #ifndef SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 #define SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 
@@ -75,8 +76,18 @@ struct PlannerServiceOptions {
   int64_t max_trace_bytes = int64_t{1} << 30;
   // Most computing calls at once; more are RESOURCE_EXHAUSTED.
   int32_t max_concurrent_plans = 4;
+  // How the computing threads (and an upload's parsing) run below gRPC's
+  // threads, so that cache hits get a core first: kIdle puts them in
+  // SCHED_IDLE (a core only when no thread of normal priority wants it; a
+  // waking gRPC thread preempts them at once; the nice increment is unused),
+  // kNice lowers them by compute_nice_increment (a smaller share of a busy
+  // core, but a share: use it on a host whose other work could keep every
+  // core busy, where SCHED_IDLE computations would wait indefinitely).
+  // Neither needs a privilege. docs/service.md, "SCHED_IDLE or nice 10".
+  enum class ComputeScheduling : uint8_t { kNice = 0, kIdle = 1 };
+  ComputeScheduling compute_scheduling = ComputeScheduling::kIdle;
   // How much lower (a nice increment, 0..19) the computing threads run than
-  // gRPC's threads, so that cache hits get a core first.
+  // gRPC's threads under kNice.
   int32_t compute_nice_increment = 10;
   // Persistent cache of plans and uploaded traces; "" = memory only.
   std::string cache_dir;
@@ -192,6 +203,11 @@ class PlannerService final : public v1::Planner::Service {
   std::unique_ptr<TraceStore> traces_;
   std::unique_ptr<BlobCache> cache_;
   std::unique_ptr<service::ComputePool> compute_;
+  // An uploaded trace's hash, parse and fingerprints (O(bytes): about 0.3 s
+  // of CPU for 100 MB) run here, at the computations' priority, so that an
+  // upload does not take a core from the handlers answering cache hits.
+  // Its own threads: an upload never waits behind a computation.
+  std::unique_ptr<service::ComputePool> ingest_;
   std::atomic<int32_t> running_{0};
 };
 

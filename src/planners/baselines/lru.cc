@@ -15,65 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/baselines/common.h"
+#include "swapplan/planners/chameleon/range_max_tree.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 
 namespace swapplan {
 namespace {
-
-// Max segment tree over int64 values with range add, and "last index in
-// [lo, hi] whose value exceeds a threshold". O(log n) per operation.
-class MaxTree {
- public:
-  explicit MaxTree(const std::vector<int64_t>& values) : n_(static_cast<int32_t>(values.size())) {
-    max_.assign(4 * std::max(n_, 1), 0);
-    add_.assign(4 * std::max(n_, 1), 0);
-    Build(1, 0, n_ - 1, values);
-  }
-  void Add(int32_t lo, int32_t hi, int64_t v) { Add(1, 0, n_ - 1, lo, hi, v); }
-  // Largest i in [lo, hi] with value[i] > threshold, or -1.
-  int32_t LastAbove(int32_t lo, int32_t hi, int64_t threshold) const {
-    return LastAbove(1, 0, n_ - 1, lo, hi, threshold, 0);
-  }
-
- private:
-  void Build(int node, int32_t l, int32_t r, const std::vector<int64_t>& v) {
-    if (l == r) {
-      max_[node] = v[l];
-      return;
-    }
-    const int32_t m = (l + r) / 2;
-    Build(2 * node, l, m, v);
-    Build(2 * node + 1, m + 1, r, v);
-    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]);
-  }
-  void Add(int node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t v) {
-    if (hi < l || r < lo) return;
-    if (lo <= l && r <= hi) {
-      max_[node] += v;
-      add_[node] += v;
-      return;
-    }
-    const int32_t m = (l + r) / 2;
-    Add(2 * node, l, m, lo, hi, v);
-    Add(2 * node + 1, m + 1, r, lo, hi, v);
-    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + add_[node];
-  }
-  // `above` is the sum of pending adds of the ancestors.
-  int32_t LastAbove(int node, int32_t l, int32_t r, int32_t lo, int32_t hi, int64_t threshold,
-                    int64_t above) const {
-    if (hi < l || r < lo || max_[node] + above <= threshold) return -1;
-    if (l == r) return l;
-    const int32_t m = (l + r) / 2;
-    const int64_t a = above + add_[node];
-    const int32_t right = LastAbove(2 * node + 1, m + 1, r, lo, hi, threshold, a);
-    if (right >= 0) return right;
-    return LastAbove(2 * node, l, m, lo, hi, threshold, a);
-  }
-
-  int32_t n_;
-  std::vector<int64_t> max_, add_;
-};
 
 struct Eviction {
   TensorId tensor;
@@ -165,7 +112,7 @@ absl::StatusOr<Policy> LruPlanner::PlanPolicy(const PlanningProblem& problem) {
     run += delta[k];
     usage[k] = unswapped[k] + run;
   }
-  MaxTree tree(usage);
+  RangeMaxTree<int64_t> tree(usage);
   std::vector<size_t> order(evictions.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
