@@ -13,8 +13,9 @@
 # planner's error line when it returns none. Traces without link figures run
 # at 1 GB/s each way. The policy's `prune_variants` parameter (an option that
 # changes planning time, not the policy) is left out of the checksum, so
-# builds before and after the option compare; so is `swap_only_last` (an
-# option that changes the order variants are planned in). Error lines name
+# builds before and after the option compare; so are `swap_only_last` and
+# `swap_only_skip_overhead` (options that change the order variants are
+# planned in). Error lines name
 # the trace relative to the checkout, so two checkouts compare.
 #
 #   bench/hybrid_identity.sh build/swapplan --planner-option hybrid.swap-only-last=true
@@ -47,7 +48,7 @@ for trace in "$here"/traces/*.trace.gz "$here"/traces/*.json.gz "$here"/traces/*
 import json, sys
 p = json.load(open(sys.argv[1]))
 ps = p.get("parameters", [])
-p["parameters"] = [x for x in ps if x.get("name") not in ("prune_variants", "swap_only_last")]
+p["parameters"] = [x for x in ps if x.get("name") not in ("prune_variants", "swap_only_last", "swap_only_skip_overhead")]
 sys.stdout.write(json.dumps(p, sort_keys=True))' "$out" | sha256sum | cut -d' ' -f1)
         echo "$name $sum"
       else

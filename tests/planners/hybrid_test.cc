@@ -154,7 +154,9 @@ TEST_CASE("hybrid: pruning cut-offs keeps the policy (4-layer llama, random trac
 // and fits whenever it plans. Returns whether the two policies are the same.
 bool HeuristicNoFaster(const Trace& trace, const PlanningProblem& problem,
                        const HybridOptions& options = {}) {
-  HybridPlanner plain(options);
+  HybridOptions full = options;
+  full.swap_only_last = false;
+  HybridPlanner plain(full);
   HybridOptions o = options;
   o.swap_only_last = true;
   HybridPlanner heuristic(o);
@@ -218,11 +220,17 @@ TEST_CASE("hybrid: swap_only_last is never faster than the default order", "[hyb
 
 TEST_CASE("hybrid: swap_only_last option", "[hybrid]") {
   HybridPlanner p;
-  CHECK_FALSE(p.options().swap_only_last);
-  REQUIRE(p.SetOption("swap-only-last", "true").ok());
   CHECK(p.options().swap_only_last);
+  CHECK(p.options().swap_only_skip_overhead_fraction == 0.05);
+  REQUIRE(p.SetOption("swap-only-last", "false").ok());
+  CHECK_FALSE(p.options().swap_only_last);
   absl::Status bad = p.SetOption("swap_only_last", "sometimes");
   CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(p.SetOption("swap-only-skip-overhead", "0.1").ok());
+  CHECK(p.options().swap_only_skip_overhead_fraction == 0.1);
+  absl::Status negative = p.SetOption("swap-only-skip-overhead", "-0.1");
+  CHECK(negative.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(negative.message()), Catch::Contains("must be a finite fraction >= 0"));
 }
 
 TEST_CASE("hybrid: prune_variants option", "[hybrid]") {

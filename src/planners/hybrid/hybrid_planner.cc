@@ -35,6 +35,11 @@ absl::Status HybridOptions::Validate() const {
         "hybrid options: min_tensor_bytes ", min_tensor_bytes, ", swap_min_tensor_bytes ",
         swap_min_tensor_bytes, " and logical_layers ", logical_layers, " must be >= 0"));
   }
+  if (!(swap_only_skip_overhead_fraction >= 0) || !std::isfinite(swap_only_skip_overhead_fraction)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hybrid options: swap_only_skip_overhead is ",
+                     swap_only_skip_overhead_fraction, "; must be a finite fraction >= 0"));
+  }
   return absl::OkStatus();
 }
 
@@ -71,6 +76,13 @@ const OptionTable<HybridOptions>& HybridOptionTable() {
        "Heuristic order: recompute cut-offs first, stop at the first slower one, swap-only last",
        "", [](const O& o) { return std::string(o.swap_only_last ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.swap_only_last); }},
+      {"swap_only_skip_overhead", OptionType::kDecimal,
+       "With swap_only_last: the swap-only plan is skipped only when the best variant's overhead "
+       "over the ideal time is at most this fraction (what skipping it can cost at most)",
+       "", [](const O& o) { return absl::StrCat(o.swap_only_skip_overhead_fraction); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionDecimal(v, &o.swap_only_skip_overhead_fraction);
+       }},
   });
   return table;
 }
@@ -383,7 +395,8 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     // swap_only_last (a heuristic, not a bound): the recompute sets
     // ascending until one is slower than the fastest so far (or pruned),
     // then the swap-only set only when no larger set's variant beat the
-    // smallest recompute set's and passed the checker.
+    // smallest recompute set's, passed the checker and is within
+    // swap_only_skip_overhead of the ideal time.
     std::optional<size_t> best;  // index in `timed` of the fastest so far
     for (size_t i = 1; i < sets.size(); ++i) {
       SWAPPLAN_ASSIGN_OR_RETURN(bool skip, pruned(i));
@@ -402,6 +415,11 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
         if (u.set == 1 && !faster(t, u)) beats_smallest = false;
       }
       if (!beats_smallest) continue;
+      // Bounded regret: the swap-only variant takes at least the ideal
+      // time, so skipping it costs at most t's overhead; over the bound it
+      // is planned.
+      const double overhead_ns = static_cast<double>(t.time_ns - t.ideal_ns);
+      if (overhead_ns > options_.swap_only_skip_overhead_fraction * t.ideal_ns) continue;
       SWAPPLAN_RETURN_IF_ERROR(run_check(t));
       if (t.violation.empty()) need_swap_only = false;
     }

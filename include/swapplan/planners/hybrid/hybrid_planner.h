@@ -42,13 +42,15 @@
 // one) are skipped. It assumes every chosen tensor stays a RECOMPUTE item
 // (the exactness step drops an item only when its recipe cannot run).
 //
-// swap_only_last (off by default; a heuristic, not a bound): the recompute
+// swap_only_last (on by default; a heuristic, not a bound): the recompute
 // cut-offs first, ascending and pruned as above, stopping at the first
 // variant slower than the fastest so far; the swap-only cut-off last, and
-// only when no larger set's variant beats the smallest recompute set's and
-// passes the checker. Never faster than the default order (it plans a
-// subset of its sets, or sets it pruned); same policies on the bundled
-// traces, slower on a few tiny ones (docs/hybrid.md, "Planning time").
+// only when no larger set's variant beats the smallest recompute set's,
+// passes the checker and is within swap_only_skip_overhead_fraction (5 %)
+// of the ideal time — so skipping it costs at most that fraction. Never
+// faster than the full order (swap_only_last=false: it plans a subset of its
+// sets, or sets it pruned); same policies on the bundled traces
+// (docs/hybrid.md, "Planning time").
 //
 //   compute  fwd ... [p(S)] ... [last use S] ............ [p(S) again][use S]
 //   h2d                                     |== A in ==|
@@ -111,16 +113,25 @@ struct HybridOptions {
   // drops an item only when its recipe cannot run; docs/hybrid.md); false:
   // every cut-off is planned and simulated.
   bool prune_variants = true;
-  // A heuristic order (not a bound; off by default): the recompute sets
+  // A heuristic order (not a bound; on by default): the recompute sets
   // first, ascending, stopping at the first variant slower than the fastest
   // so far; the swap-only set last, and only when no larger set's variant
-  // beats the smallest recompute set's and passes the checker. Assumes the
+  // beats the smallest recompute set's, passes the checker and is within
+  // swap_only_skip_overhead_fraction of the ideal time. Assumes the
   // simulated time is unimodal along the ladder; saves the swap-only plan
-  // where a recompute set wins (docs/hybrid.md, "Planning time").
-  bool swap_only_last = false;
+  // where a recompute set wins (docs/hybrid.md, "Planning time"). false:
+  // every set in ascending order (pruned as above).
+  bool swap_only_last = true;
+  // With swap_only_last: the largest overhead over the ideal time (a
+  // fraction of it) at which the swap-only plan may be skipped. The
+  // swap-only variant takes at least the ideal time, so skipping it costs at
+  // most this fraction; 0 skips it only when a variant already runs at the
+  // ideal time.
+  double swap_only_skip_overhead_fraction = 0.05;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
-  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
+  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0 and
+  // swap_only_skip_overhead_fraction is finite and >= 0.
   absl::Status Validate() const;
 };
 
