@@ -13,9 +13,17 @@
 # planner's error line when it returns none. Traces without link figures run
 # at 1 GB/s each way. The policy's `prune_variants` parameter (an option that
 # changes planning time, not the policy) is left out of the checksum, so
-# builds before and after the option compare.
+# builds before and after the option compare; so are `swap_only_last` and
+# `swap_only_skip_overhead` (options that change the order variants are
+# planned in). Error lines name
+# the trace relative to the checkout, so two checkouts compare.
+#
+#   bench/hybrid_identity.sh build/swapplan --planner-option hybrid.swap-only-last=true
+# (extra arguments go to every compare run).
 set -u
 swapplan=${1:-build/swapplan}
+shift || true
+given=("$@")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,10 +36,10 @@ for trace in "$here"/traces/*.trace.gz "$here"/traces/*.json.gz "$here"/traces/*
       out="$dir/hybrid.json"
       rm -f "$out"
       "$swapplan" -q compare "$trace" --planners hybrid --oversubscription "${r}x" "${extra[@]}" \
-          --save-policies "$dir" >"$dir/stdout" 2>"$dir/stderr"
+          ${given[@]+"${given[@]}"} --save-policies "$dir" >"$dir/stdout" 2>"$dir/stderr"
       if grep -q "no h2d bandwidth" "$dir/stderr"; then
         "$swapplan" -q compare "$trace" --planners hybrid --oversubscription "${r}x" "${extra[@]}" \
-            --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s --save-policies "$dir" \
+            --h2d-bandwidth 1GB/s --d2h-bandwidth 1GB/s ${given[@]+"${given[@]}"} --save-policies "$dir" \
             >"$dir/stdout" 2>"$dir/stderr"
       fi
       name="$(basename "$trace") $opt ${r}x"
@@ -40,11 +48,11 @@ for trace in "$here"/traces/*.trace.gz "$here"/traces/*.json.gz "$here"/traces/*
 import json, sys
 p = json.load(open(sys.argv[1]))
 ps = p.get("parameters", [])
-p["parameters"] = [x for x in ps if x.get("name") != "prune_variants"]
+p["parameters"] = [x for x in ps if x.get("name") not in ("prune_variants", "swap_only_last", "swap_only_skip_overhead")]
 sys.stdout.write(json.dumps(p, sort_keys=True))' "$out" | sha256sum | cut -d' ' -f1)
         echo "$name $sum"
       else
-        echo "$name none: $(grep -h -m1 '^hybrid:' "$dir/stdout" "$dir/stderr" | cut -c1-160)"
+        echo "$name none: $(grep -h -m1 '^hybrid:' "$dir/stdout" "$dir/stderr" | sed "s|$here/||g" | cut -c1-160)"
       fi
     done
   done

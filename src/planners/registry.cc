@@ -42,8 +42,8 @@ const PlannerInfo kPlanners[] = {
     {"bucket", "SmartSwap v2-like: activations >= 20 MiB out per layer, back 1 layer early", false,
      true, &MakeBucket},
     // Not in the default set (yet): it plans several Chameleon variants and
-    // simulates each (cut-offs pruned by a lower bound): 4-11x Chameleon's
-    // time on the 32-layer trace (docs/hybrid.md).
+    // simulates each (cut-offs pruned by a lower bound): 2.4-3.9x Chameleon's
+    // CPU time on the 32-layer trace (docs/hybrid.md, "Planning time").
     {"hybrid", "per tensor keep / swap (Chameleon machinery) / recompute before the backward use",
      false, false, &Make<HybridPlanner>},
     // Not in the default set: a time-bounded search, seconds to minutes

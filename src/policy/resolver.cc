@@ -664,12 +664,17 @@ absl::StatusOr<ResolvedPolicy> PolicyResolver::Resolve(const Policy& policy,
                                                        const ResolveOptions& options) const {
   ResolvedPolicy r = ResolveRun(*this, policy, device, options).Run();
   if (options.all_issues) return r;
+  SWAPPLAN_RETURN_IF_ERROR(FirstFatalIssue(r));
+  return r;
+}
+
+absl::Status PolicyResolver::FirstFatalIssue(const ResolvedPolicy& r) {
   // The recompute rules judge a planner's claims (the checker's business);
   // a resolution for simulation accounts what the policy states.
   auto fatal = std::find_if(r.issues.begin(), r.issues.end(), [](const ResolveIssue& i) {
     return i.rule != ResolveRule::kNotRecomputable && i.rule != ResolveRule::kRecomputeUnderstated;
   });
-  if (fatal == r.issues.end()) return r;
+  if (fatal == r.issues.end()) return absl::OkStatus();
   const ResolveIssue& first = *fatal;
   const ErrorKind kind = first.rule == ResolveRule::kFingerprintMismatch
                              ? ErrorKind::kFingerprintMismatch

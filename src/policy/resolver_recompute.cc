@@ -97,8 +97,11 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
     g.blocker = r.blocker;
     const int32_t first = items.front();
     const int32_t local = rp->OpAt(position);
-    const std::string where = absl::StrCat("op ", local, " (", trace.op_name_at(
-        trace.iteration(rp->iteration).op_begin + local), ")");
+    // Built only for an issue's message.
+    auto where = [&] {
+      return absl::StrCat("op ", local, " (",
+                          trace.op_name_at(trace.iteration(rp->iteration).op_begin + local), ")");
+    };
     if (!r.ok()) {
       int32_t blamed = first;
       for (int32_t k : items) {
@@ -107,7 +110,7 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
       const TensorId b = r.blocked_tensor;
       rp->issues.push_back(
           {ResolveRule::kNotRecomputable, rp->items[blamed].item, local,
-           absl::StrCat(text(blamed), ": cannot be recomputed before ", where, ": ",
+           absl::StrCat(text(blamed), ": cannot be recomputed before ", where(), ": ",
                         TensorLabel(trace, b, LabelForm::kShort), " in its recipe is ",
                         RecomputeBlockerName(r.blocker), " [",
                         ResolveRuleTag(ResolveRule::kNotRecomputable), "]")});
@@ -120,7 +123,7 @@ void ResolveRecomputations(const Trace& trace, const DeviceModel& device,
         rp->issues.push_back(
             {ResolveRule::kRecomputeUnderstated, rp->items[first].item, local,
              absl::StrCat(text(first), ": the ", items.size(),
-                          " RECOMPUTE item(s) before ", where, " state ", g.stated_ns,
+                          " RECOMPUTE item(s) before ", where(), " state ", g.stated_ns,
                           " ns, but re-running their ", r.ops.size(), " op(s) takes ",
                           g.cost_ns, " ns [",
                           ResolveRuleTag(ResolveRule::kRecomputeUnderstated), "]")});

@@ -515,6 +515,26 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
   return Checker(trace, policy, device, rp).Run(options);
 }
 
+absl::StatusOr<CheckReport> CheckPolicyShared(const PolicyResolver& resolver,
+                                              const Policy& policy, const CheckOptions& options,
+                                              const ResolveOptions& shared) {
+  if (policy.fingerprint.iteration != resolver.iteration() ||
+      !(policy.fingerprint == resolver.fingerprint())) {
+    return CheckPolicy(resolver.trace(), policy, options);
+  }
+  SWAPPLAN_RETURN_IF_ERROR(options.Validate());
+  DeviceModel device = options.device ? *options.device : policy.device;
+  if (device.tiers.empty()) device.tiers = policy.device.tiers;
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      ResolvedPolicy rp,
+      resolver.Resolve(policy, device,
+                       {.all_issues = true,
+                        .check_dependencies = true,
+                        .recompute_analysis = shared.recompute_analysis,
+                        .recipe_memo = shared.recipe_memo}));
+  return Checker(resolver.trace(), policy, device, rp).Run(options);
+}
+
 }  // namespace swapplan
 
 namespace swapplan {

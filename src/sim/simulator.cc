@@ -134,10 +134,8 @@ int64_t IdealTime(const std::vector<int64_t>& durations, absl::Span<const int32_
 
 }  // namespace internal_sim
 
-absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
-    const Policy& policy, absl::Span<const int32_t> schedule) const {
+DeviceModel Simulator::DeviceFor(const Policy& policy) const {
   const Trace& trace = *trace_;
-  const int32_t n = n_;
   // The device the copies run on: bandwidths from the options, else the
   // trace metadata, else the policy.
   DeviceModel device = options_.device;
@@ -152,9 +150,27 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(
            policy.device.d2h_bandwidth_bytes_per_s);
   // The tiers the items may name: the options', else the policy's.
   if (device.tiers.empty()) device.tiers = policy.device.tiers;
+  return device;
+}
+
+absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(const Policy& policy,
+                                                          absl::Span<const int32_t> schedule,
+                                                          const ResolveOptions& shared,
+                                                          ResolvedPolicy* given) const {
+  const Trace& trace = *trace_;
+  const int32_t n = n_;
+  const DeviceModel device = DeviceFor(policy);
   internal_sim::Prepared pr;
-  SWAPPLAN_ASSIGN_OR_RETURN(pr.resolved,
-                            resolver_->Resolve(policy, device, {.schedule = schedule}));
+  if (given != nullptr) {
+    SWAPPLAN_RETURN_IF_ERROR(PolicyResolver::FirstFatalIssue(*given));
+    pr.resolved = std::move(*given);
+  } else {
+    SWAPPLAN_ASSIGN_OR_RETURN(pr.resolved,
+                              resolver_->Resolve(policy, device,
+                                                 {.schedule = schedule,
+                                                  .recompute_analysis = shared.recompute_analysis,
+                                                  .recipe_memo = shared.recipe_memo}));
+  }
   const ResolvedPolicy& rp = pr.resolved;
   pr.h2d_bw = device.h2d_bandwidth_bytes_per_s;
   pr.d2h_bw = device.d2h_bandwidth_bytes_per_s;
@@ -245,6 +261,31 @@ absl::StatusOr<SimulationResult> Simulator::Run(const Policy& policy,
   if (schedule.empty() && !policy.schedule.empty()) schedule = policy.schedule;
   SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, schedule));
   return internal_sim::Replay(*this, pr, policy, schedule);
+}
+
+absl::StatusOr<SimulationResult> Simulator::RunShared(const Policy& policy,
+                                                      const ResolveOptions& shared,
+                                                      absl::Span<const int32_t> schedule) const {
+  if (shared.recompute_analysis != nullptr && shared.recompute_analysis->num_ops() != n_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "simulator: the shared recompute analysis has ", shared.recompute_analysis->num_ops(),
+        " ops; iteration ", iteration_, " of ", trace_->source(), " has ", n_));
+  }
+  if (schedule.empty() && !policy.schedule.empty()) schedule = policy.schedule;
+  SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, schedule, shared));
+  return internal_sim::Replay(*this, pr, policy, schedule);
+}
+
+absl::StatusOr<SimulationResult> Simulator::RunResolved(const Policy& policy,
+                                                        ResolvedPolicy resolved,
+                                                        const DeviceModel& device,
+                                                        const ResolveOptions& shared) const {
+  if (!policy.schedule.empty() || resolved.scheduled() || resolved.num_ops != n_ ||
+      resolved.iteration != iteration_ || !(device == DeviceFor(policy))) {
+    return RunShared(policy, shared);
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, {}, shared, &resolved));
+  return internal_sim::Replay(*this, pr, policy, {});
 }
 
 absl::StatusOr<SimulationResult> Simulate(const Trace& trace, const Policy& policy,

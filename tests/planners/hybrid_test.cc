@@ -148,6 +148,91 @@ TEST_CASE("hybrid: pruning cut-offs keeps the policy (4-layer llama, random trac
   }
 }
 
+// swap_only_last plans a subset of the sets the default order plans, or
+// sets the default pruned (each slower than a variant the default checked),
+// so its policy is never faster than the default's; it passes the checker
+// and fits whenever it plans. Returns whether the two policies are the same.
+bool HeuristicNoFaster(const Trace& trace, const PlanningProblem& problem,
+                       const HybridOptions& options = {}) {
+  HybridOptions full = options;
+  full.swap_only_last = false;
+  HybridPlanner plain(full);
+  HybridOptions o = options;
+  o.swap_only_last = true;
+  HybridPlanner heuristic(o);
+  absl::StatusOr<Policy> a = plain.Plan(problem);
+  absl::StatusOr<Policy> b = heuristic.Plan(problem);
+  if (!b.ok()) {
+    CHECK(b.status().code() == absl::StatusCode::kResourceExhausted);
+    return !a.ok();
+  }
+  CheckOptions co;
+  co.device = problem.device;
+  absl::StatusOr<CheckReport> report = CheckPolicy(trace, *b, co);
+  REQUIRE(report.ok());
+  CHECK(report->violations.empty());
+  const int64_t tb = Simulated(trace, *b, problem.device);
+  CHECK(tb >= 0);  // fits
+  if (!a.ok()) return false;
+  const int64_t ta = Simulated(trace, *a, problem.device);
+  CHECK(tb >= ta);
+  if (a->items.size() != b->items.size()) return false;
+  for (size_t i = 0; i < a->items.size(); ++i) {
+    if (a->items[i].tensor_id != b->items[i].tensor_id ||
+        a->items[i].action != b->items[i].action ||
+        a->items[i].swap_in_op != b->items[i].swap_in_op) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("hybrid: swap_only_last is never faster than the default order", "[hybrid]") {
+  absl::StatusOr<Trace> t = ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) +
+                                      "/traces/llama2-7b-4layers-dp8-seq4096.trace.gz");
+  REQUIRE(t.ok());
+  absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(*t);
+  REQUIRE(curve.ok());
+  const int64_t peak = curve->iterations()[0].peak_unswapped.bytes;
+  int32_t cases = 0, same = 0;
+  for (double f : {0.6, 0.75, 0.9}) {
+    INFO("llama 4 layers, budget " << f << " of the peak");
+    PlanningProblem problem = Problem(*t, f, peak);
+    problem.device.h2d_bandwidth_bytes_per_s = 22e9;
+    problem.device.d2h_bandwidth_bytes_per_s = 24e9;
+    ++cases;
+    same += HeuristicNoFaster(*t, problem);
+  }
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    INFO("tiny trace seed " << seed);
+    const Trace r = testing::TinyTrainingTrace(seed);
+    absl::StatusOr<MemoryCurve> rc = ComputeMemoryCurve(r);
+    REQUIRE(rc.ok());
+    for (double f : {0.6, 0.8}) {
+      ++cases;
+      HybridOptions small;
+      small.swap_min_tensor_bytes = 0;  // 100-byte tensors
+      same += HeuristicNoFaster(r, Problem(r, f, rc->iterations()[0].peak_unswapped.bytes), small);
+    }
+  }
+  WARN("swap_only_last: the default order's policy in " << same << " of " << cases << " cases");
+}
+
+TEST_CASE("hybrid: swap_only_last option", "[hybrid]") {
+  HybridPlanner p;
+  CHECK(p.options().swap_only_last);
+  CHECK(p.options().swap_only_skip_overhead_fraction == 0.05);
+  REQUIRE(p.SetOption("swap-only-last", "false").ok());
+  CHECK_FALSE(p.options().swap_only_last);
+  absl::Status bad = p.SetOption("swap_only_last", "sometimes");
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(p.SetOption("swap-only-skip-overhead", "0.1").ok());
+  CHECK(p.options().swap_only_skip_overhead_fraction == 0.1);
+  absl::Status negative = p.SetOption("swap-only-skip-overhead", "-0.1");
+  CHECK(negative.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(negative.message()), Catch::Contains("must be a finite fraction >= 0"));
+}
+
 TEST_CASE("hybrid: prune_variants option", "[hybrid]") {
   HybridPlanner p;
   CHECK(p.options().prune_variants);

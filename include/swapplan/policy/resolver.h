@@ -370,6 +370,10 @@ class PolicyResolver {
   // that cannot run).
   absl::StatusOr<ResolvedPolicy> Resolve(const Policy& policy, const DeviceModel& device,
                                          const ResolveOptions& options = {}) const;
+  // What Resolve without all_issues returns for a resolution made with it:
+  // OK, or the error of its first issue other than not-recomputable and
+  // recompute-understated. O(issues).
+  static absl::Status FirstFatalIssue(const ResolvedPolicy& resolved);
 
   const Trace& trace() const { return *trace_; }
   int32_t iteration() const { return iteration_; }

@@ -249,6 +249,19 @@ CheckOptions CheckOptionsFor(const Policy& policy);
 absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
                                         const CheckOptions& options = {});
 
+// As CheckPolicy, reusing `resolver` (PolicyResolver::Create of the
+// policy's trace) and `shared.recompute_analysis` / `shared.recipe_memo`
+// (policy/resolver.h; its other fields are ignored) instead of building
+// them: a planner that checks several policies of one iteration (the
+// hybrid). The same report as CheckPolicy(resolver.trace(), policy,
+// options) when the analysis was built for that iteration with the checked
+// device's compute_time_scale and the memo is used only with it; a policy
+// whose fingerprint is not the resolver's iteration's is checked by
+// CheckPolicy itself. O(resolution + check), no trace-wide preparation.
+absl::StatusOr<CheckReport> CheckPolicyShared(const PolicyResolver& resolver,
+                                              const Policy& policy, const CheckOptions& options,
+                                              const ResolveOptions& shared);
+
 // CheckPolicy, after marking every item the checker finds released before
 // its copy out completes as a planned wait (release_waits_for_copy: the
 // simulator charges the wait either way). For planners whose releases come

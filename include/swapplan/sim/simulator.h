@@ -413,6 +413,31 @@ class Simulator {
   absl::StatusOr<SimulationResult> Run(const Policy& policy,
                                        absl::Span<const int32_t> schedule = {}) const;
 
+  // As Run, with the policy's resolution reusing `shared.recompute_analysis`
+  // and `shared.recipe_memo` (policy/resolver.h; its other fields are
+  // ignored): a planner that resolves many policies of one iteration (the
+  // hybrid) simulates each without rebuilding the analysis or re-walking the
+  // recipes it has seen. Same result as Run (the memo's answers are a fresh
+  // walk's), when the analysis was built for this trace and iteration with
+  // this simulator's compute_time_scale and the memo is used only with such
+  // an analysis. InvalidArgument when the analysis has another op count.
+  //   RecipeMemo memo;  // RecomputeAnalysis a = RecomputeAnalysis::Build(trace, 0, device)
+  //   sim.RunShared(policy, {.recompute_analysis = &a, .recipe_memo = &memo});
+  absl::StatusOr<SimulationResult> RunShared(const Policy& policy, const ResolveOptions& shared,
+                                             absl::Span<const int32_t> schedule = {}) const;
+
+  // As RunShared in the recorded order, with the caller's resolution of
+  // `policy` instead of a new one: `resolved` must be
+  // PolicyResolver::Resolve(policy, device, {.all_issues = true, ...}) of
+  // this iteration (a planner that has just resolved the policy it
+  // simulates: the hybrid's exactness step). Used only when `device` is the
+  // device Run would resolve on (the options' with the bandwidths and tiers
+  // it picks) and the policy has no schedule; otherwise the policy is
+  // resolved as RunShared does. Then the same result as Run.
+  absl::StatusOr<SimulationResult> RunResolved(const Policy& policy, ResolvedPolicy resolved,
+                                               const DeviceModel& device,
+                                               const ResolveOptions& shared) const;
+
   const Trace& trace() const { return *trace_; }
   int32_t iteration() const { return iteration_; }
   int32_t num_ops() const { return n_; }
@@ -426,8 +451,17 @@ class Simulator {
   friend class internal_sim::OomHandler;
   // Resolves and validates the policy against this iteration (see Run):
   // the resolver's first issue is the error.
+  // `shared`: the analysis and memo for the resolution (RunShared), or
+  // default. `given`: the policy's resolution on DeviceFor(policy) in the
+  // recorded order (RunResolved), moved from; null: resolved here.
   absl::StatusOr<internal_sim::Prepared> Prepare(const Policy& policy,
-                                                 absl::Span<const int32_t> schedule) const;
+                                                 absl::Span<const int32_t> schedule,
+                                                 const ResolveOptions& shared = {},
+                                                 ResolvedPolicy* given = nullptr) const;
+  // The device Run resolves and copies on: the options' with the
+  // bandwidths from the options, else the trace metadata, else the policy,
+  // and the options' tiers, else the policy's.
+  DeviceModel DeviceFor(const Policy& policy) const;
   // Fills pr->pool from the policy's pool (pool.cc). InvalidArgument when a
   // tensor of the iteration has no class.
   absl::Status PreparePool(const Policy& policy, internal_sim::Prepared* pr) const;

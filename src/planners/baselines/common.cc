@@ -228,6 +228,12 @@ absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p) {
 
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
                                 ResolveOptions options, Policy* p) {
+  ResolvedPolicy unused;
+  return MakeRecomputeExact(problem, resolver, options, p, &unused);
+}
+
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
+                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved) {
   options.all_issues = true;
   while (true) {
     SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(*p, problem.device, options));
@@ -244,11 +250,31 @@ absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyReso
       p->items = std::move(kept);
       continue;
     }
-    for (const ResolvedRecompute& g : rp.recomputes) {
+    // The raised costs, in the policy and in its resolution (the only
+    // fields of a resolution a stated cost reaches: resolver.cc AddItem and
+    // ResolveRecomputations).
+    std::vector<int32_t> raised;  // policy item of each raised recipe's first item
+    for (ResolvedRecompute& g : rp.recomputes) {
       if (g.cost_ns > g.stated_ns) {
-        p->items[rp.items[g.items.front()].item].recompute_ns += g.cost_ns - g.stated_ns;
+        ResolvedItem& first = rp.items[g.items.front()];
+        const int64_t delta = g.cost_ns - g.stated_ns;
+        p->items[first.item].recompute_ns += delta;
+        first.recompute_ns += delta;
+        g.stated_ns = g.cost_ns;
+        raised.push_back(first.item);
       }
     }
+    if (!raised.empty()) {
+      std::sort(raised.begin(), raised.end());
+      rp.issues.erase(
+          std::remove_if(rp.issues.begin(), rp.issues.end(),
+                         [&](const ResolveIssue& i) {
+                           return i.rule == ResolveRule::kRecomputeUnderstated &&
+                                  std::binary_search(raised.begin(), raised.end(), i.item);
+                         }),
+          rp.issues.end());
+    }
+    *resolved = std::move(rp);
     return absl::OkStatus();
   }
 }

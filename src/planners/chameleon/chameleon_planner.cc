@@ -434,7 +434,9 @@ void PlannerRun::FinishExplanation(const std::vector<int64_t>& bytes) {
 Policy PlannerRun::BuildPolicy(const std::vector<Selection>& s,
                                const std::vector<int64_t>& bytes, double overhead_ns) {
   Policy p;
-  p.fingerprint = ComputeFingerprint(trace_, problem_.iteration);
+  p.fingerprint = overlay_ != nullptr && overlay_->fingerprint.has_value()
+                      ? *overlay_->fingerprint
+                      : ComputeFingerprint(trace_, problem_.iteration);
   p.planner = "chameleon";
   // The options as configured (ChameleonOptionTable): planning again with
   // them reproduces this policy. What they resolved to (layer count, op

@@ -35,6 +35,11 @@ absl::Status HybridOptions::Validate() const {
         "hybrid options: min_tensor_bytes ", min_tensor_bytes, ", swap_min_tensor_bytes ",
         swap_min_tensor_bytes, " and logical_layers ", logical_layers, " must be >= 0"));
   }
+  if (!(swap_only_skip_overhead_fraction >= 0) || !std::isfinite(swap_only_skip_overhead_fraction)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hybrid options: swap_only_skip_overhead is ",
+                     swap_only_skip_overhead_fraction, "; must be a finite fraction >= 0"));
+  }
   return absl::OkStatus();
 }
 
@@ -67,6 +72,17 @@ const OptionTable<HybridOptions>& HybridOptionTable() {
        "Skip the cut-offs whose re-run producers alone exceed the fastest checked variant", "",
        [](const O& o) { return std::string(o.prune_variants ? "true" : "false"); },
        [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.prune_variants); }},
+      {"swap_only_last", OptionType::kBool,
+       "Heuristic order: recompute cut-offs first, stop at the first slower one, swap-only last",
+       "", [](const O& o) { return std::string(o.swap_only_last ? "true" : "false"); },
+       [](O& o, absl::string_view v) { return ParseOptionBool(v, &o.swap_only_last); }},
+      {"swap_only_skip_overhead", OptionType::kDecimal,
+       "With swap_only_last: the swap-only plan is skipped only when the best variant's overhead "
+       "over the ideal time is at most this fraction (what skipping it can cost at most)",
+       "", [](const O& o) { return absl::StrCat(o.swap_only_skip_overhead_fraction); },
+       [](O& o, absl::string_view v) {
+         return ParseOptionDecimal(v, &o.swap_only_skip_overhead_fraction);
+       }},
   });
   return table;
 }
@@ -93,18 +109,20 @@ struct Candidate {
 // first backward use and a recipe that needs another dropped tensor
 // re-makes it as a transient intermediate (its op runs twice, the tensor is
 // not held from the earlier recipe to its own use). ResourceExhausted from
-// Chameleon when the swaps cannot close the gap.
+// Chameleon when the swaps cannot close the gap. `base`: the policy the
+// variant starts from (BaselinePolicy: fingerprint, device, parameters).
+// *resolved: the returned policy's resolution on problem.device (all
+// issues), for Simulator::RunResolved.
 absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
                                    const std::vector<const Candidate*>& chosen,
                                    const PolicyResolver& resolver,
                                    const ResolveOptions& resolve, int32_t logical_layers,
-                                   int64_t min_tensor_bytes,
-                                   const std::vector<std::pair<std::string, std::string>>& params,
-                                   bool hoist, bool* hoisted) {
+                                   int64_t min_tensor_bytes, const Policy& base, bool hoist,
+                                   bool* hoisted, ResolvedPolicy* resolved) {
   *hoisted = false;
   const Trace& trace = *problem.trace;
   const int32_t it = problem.iteration;
-  Policy recompute = BaselinePolicy(problem, "hybrid", params);
+  Policy recompute = base;
   for (const Candidate* c : chosen) {
     const ActivationWindow& w = c->window;
     PolicyItem item = MakePolicyItem(trace, it, w.tensor, w.last_forward_use, w.last_forward_use,
@@ -173,6 +191,7 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
   const ResolvedPolicy& rp = *settled;
   const int32_t n = rp.num_ops;
   hybrid_internal::SwapInputs overlay;
+  overlay.fingerprint = resolver.fingerprint();
   if (!rp.items.empty()) {
     overlay.bytes_delta.assign(n, 0);
     overlay.extra_compute_ns.assign(n, 0);
@@ -188,10 +207,11 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
     }
   }
   SWAPPLAN_ASSIGN_OR_RETURN(
-      Policy swaps, hybrid_internal::PlanSwaps(problem, logical_layers, min_tensor_bytes, overlay));
+      Policy swaps,
+      hybrid_internal::PlanSwaps(problem, logical_layers, min_tensor_bytes, std::move(overlay)));
   Policy merged = std::move(recompute);
   for (PolicyItem& item : swaps.items) merged.items.push_back(std::move(item));
-  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &merged));
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &merged, resolved));
   merged.device = problem.device;
   return merged;
 }
@@ -235,7 +255,9 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
   SimulatorOptions sim_options;
   sim_options.device = problem.device;
   SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(trace, it, sim_options));
-  const auto params = HybridOptionTable().ToParameters(options_);
+  // The policy every variant starts from (fingerprint, device, options).
+  const Policy base =
+      BaselinePolicy(problem, "hybrid", HybridOptionTable().ToParameters(options_));
   // Every resolution of every variant shares the analysis and the recipes
   // walked so far (resolver.h RecipeMemo: identical results, each recipe
   // walked once per distinct availability).
@@ -250,6 +272,7 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     int64_t time_ns = 0;
     int64_t ideal_ns = 0;
     size_t recomputes = 0;
+    size_t set = 0;  // index in `sets` (ascending cut-offs)
     bool checked = false;
     std::string violation;  // the checker's first violation; empty: passes
     int64_t peak_bytes = 0;
@@ -259,14 +282,18 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
   check.device = problem.device;
   auto run_check = [&](Timed& t) -> absl::Status {
     if (t.checked) return absl::OkStatus();
-    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, CheckPolicy(trace, t.policy, check));
+    // The checker's resolution shares the resolver, analysis and recipes
+    // (CheckPolicyShared: the same report as CheckPolicy).
+    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report,
+                              CheckPolicyShared(resolver, t.policy, check, resolve));
     t.checked = true;
     t.peak_bytes = report.peak_bytes;
     if (!report.violations.empty()) t.violation = report.violations.front().message;
     return absl::OkStatus();
   };
   auto faster = [](const Timed& a, const Timed& b) {
-    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.recomputes < b.recomputes;
+    if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+    return a.recomputes != b.recomputes ? a.recomputes < b.recomputes : a.set < b.set;
   };
   // Pruning (prune_variants): whether a variant whose simulated time is at
   // least `bound_ns` can be skipped — some variant that is faster than the
@@ -287,59 +314,116 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
   // (each op's compute then starts when the previous one ends, so the
   // iteration is at least the ideal plus every stated recomputation).
   const bool prune = options_.prune_variants && sim_options.host_dispatch_ns == 0;
-  std::vector<char> counted(analysis.num_ops(), 0);
+  // The error of the smallest set that failed to plan (the first one in
+  // ascending order, whatever order the sets are planned in).
   absl::Status first_error = absl::OkStatus();
-  size_t last_count = std::numeric_limits<size_t>::max();
+  size_t first_error_set = 0;
+  // The distinct chosen sets, ascending (a cut-off that chooses the same
+  // set as the previous one is not planned again).
+  std::vector<std::vector<const Candidate*>> sets;
   for (double cutoff : cutoffs) {
     std::vector<const Candidate*> chosen;
     for (const Candidate& c : candidates) {
       if (c.rho <= cutoff) chosen.push_back(&c);
     }
-    if (chosen.size() == last_count) continue;  // same set as the previous cut-off
-    last_count = chosen.size();
-    if (prune) {
-      // Every chosen tensor's producer re-runs at least once (distinct ops
-      // counted once): a lower bound on the variant's stated recomputation.
-      int64_t rerun_ns = 0;
-      std::fill(counted.begin(), counted.end(), 0);
-      for (const Candidate* c : chosen) {
-        const int32_t p = analysis.producer(c->window.tensor);
-        if (counted[p]) continue;
-        counted[p] = 1;
-        rerun_ns += analysis.op_ns(p);
-      }
-      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, beaten(sim.ideal_time_ns() + rerun_ns));
-      // The cut-offs ascend, so every later variant's set contains this one
-      // and its bound is at least as large.
-      if (skip) break;
+    if (!sets.empty() && chosen.size() == sets.back().size()) continue;
+    sets.push_back(std::move(chosen));
+  }
+  // Whether the pruning skips set `i` (and, the sets ascending, every
+  // larger one: its bound is at least as large).
+  std::vector<char> counted(analysis.num_ops(), 0);
+  auto pruned = [&](size_t i) -> absl::StatusOr<bool> {
+    if (!prune) return false;
+    // Every chosen tensor's producer re-runs at least once (distinct ops
+    // counted once): a lower bound on the variant's stated recomputation.
+    int64_t rerun_ns = 0;
+    std::fill(counted.begin(), counted.end(), 0);
+    for (const Candidate* c : sets[i]) {
+      const int32_t p = analysis.producer(c->window.tensor);
+      if (counted[p]) continue;
+      counted[p] = 1;
+      rerun_ns += analysis.op_ns(p);
     }
-    // The variant as planned (hoisting chains), then — when that does not
-    // fit (Chameleon gives up or the simulator runs out of memory) and
-    // hoisting moved something — the same set without hoisting: holding a
-    // hoisted tensor from the earlier recipe to its own use can be what
-    // breaks the budget, re-making it as a transient may fit
-    // (docs/hybrid.md, "Exhaustive cross-check").
+    return beaten(sim.ideal_time_ns() + rerun_ns);
+  };
+  // Plans and simulates set `i`; true when a variant was added to `timed`.
+  // The variant as planned (hoisting chains), then — when that does not
+  // fit (Chameleon gives up or the simulator runs out of memory) and
+  // hoisting moved something — the same set without hoisting: holding a
+  // hoisted tensor from the earlier recipe to its own use can be what
+  // breaks the budget, re-making it as a transient may fit
+  // (docs/hybrid.md, "Exhaustive cross-check").
+  auto plan = [&](size_t i) -> absl::StatusOr<bool> {
     for (const bool hoist : {true, false}) {
       bool hoisted = false;
+      ResolvedPolicy resolved;
       absl::StatusOr<Policy> p =
-          PlanVariant(problem, chosen, resolver, resolve, options_.logical_layers,
-                      options_.swap_min_tensor_bytes, params, hoist, &hoisted);
+          PlanVariant(problem, sets[i], resolver, resolve, options_.logical_layers,
+                      options_.swap_min_tensor_bytes, base, hoist, &hoisted, &resolved);
       if (!p.ok()) {
         if (!absl::IsResourceExhausted(p.status())) return p.status();
-        if (first_error.ok()) first_error = p.status();
+        if (first_error.ok() || i < first_error_set) {
+          first_error = p.status();
+          first_error_set = i;
+        }
         if (hoisted) continue;
-        break;
+        return false;
       }
-      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(*p));
+      // The simulator takes the exactness step's resolution of the policy
+      // (Simulator::RunResolved: the same result as resolving it again).
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r,
+                                sim.RunResolved(*p, std::move(resolved), problem.device, resolve));
       if (r.oom.occurred) {
         if (hoisted) continue;
-        break;
+        return false;
       }
       size_t recomputes = 0;
       for (const PolicyItem& item : p->items) recomputes += item.action == ItemAction::kRecompute;
-      timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes});
-      break;
+      timed.push_back({*std::move(p), r.iteration_time_ns, r.ideal_time_ns, recomputes, i});
+      return true;
     }
+    return false;
+  };
+  if (!options_.swap_only_last || sets.size() < 2) {
+    // Every set in ascending order, until the pruning stops.
+    for (size_t i = 0; i < sets.size(); ++i) {
+      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, pruned(i));
+      if (skip) break;
+      SWAPPLAN_RETURN_IF_ERROR(plan(i).status());
+    }
+  } else {
+    // swap_only_last (a heuristic, not a bound): the recompute sets
+    // ascending until one is slower than the fastest so far (or pruned),
+    // then the swap-only set only when no larger set's variant beat the
+    // smallest recompute set's, passed the checker and is within
+    // swap_only_skip_overhead of the ideal time.
+    std::optional<size_t> best;  // index in `timed` of the fastest so far
+    for (size_t i = 1; i < sets.size(); ++i) {
+      SWAPPLAN_ASSIGN_OR_RETURN(bool skip, pruned(i));
+      if (skip) break;
+      SWAPPLAN_ASSIGN_OR_RETURN(bool added, plan(i));
+      if (!added) continue;
+      const size_t k = timed.size() - 1;
+      if (best.has_value() && !faster(timed[k], timed[*best])) break;
+      best = k;
+    }
+    bool need_swap_only = true;
+    for (Timed& t : timed) {
+      if (t.set <= 1) continue;
+      bool beats_smallest = true;
+      for (const Timed& u : timed) {
+        if (u.set == 1 && !faster(t, u)) beats_smallest = false;
+      }
+      if (!beats_smallest) continue;
+      // Bounded regret: the swap-only variant takes at least the ideal
+      // time, so skipping it costs at most t's overhead; over the bound it
+      // is planned.
+      const double overhead_ns = static_cast<double>(t.time_ns - t.ideal_ns);
+      if (overhead_ns > options_.swap_only_skip_overhead_fraction * t.ideal_ns) continue;
+      SWAPPLAN_RETURN_IF_ERROR(run_check(t));
+      if (t.violation.empty()) need_swap_only = false;
+    }
+    if (need_swap_only) SWAPPLAN_RETURN_IF_ERROR(plan(0).status());
   }
   std::stable_sort(timed.begin(), timed.end(), faster);
   for (Timed& t : timed) {

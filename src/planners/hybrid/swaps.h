@@ -6,6 +6,7 @@
 #define SWAPPLAN_SRC_PLANNERS_HYBRID_SWAPS_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,13 +21,15 @@ struct SwapInputs {
   std::vector<int64_t> extra_compute_ns;
   std::vector<TensorId> excluded;
   std::vector<std::pair<TensorId, int32_t>> pinned;
+  // The iteration's fingerprint (ChameleonOverlay::fingerprint), or empty.
+  std::optional<PolicyFingerprint> fingerprint;
 };
 
 // ChameleonPlanner::PlanWithOverlay with `logical_layers` (0: its default)
 // and `min_tensor_bytes`, the other options at their defaults: the swap
 // items only.
 absl::StatusOr<Policy> PlanSwaps(const PlanningProblem& problem, int32_t logical_layers,
-                                 int64_t min_tensor_bytes, const SwapInputs& inputs);
+                                 int64_t min_tensor_bytes, SwapInputs inputs);
 
 }  // namespace swapplan::hybrid_internal
 

@@ -119,6 +119,13 @@ absl::Status MakeRecomputeExact(const PlanningProblem& problem, Policy* p);
 // `options` are reused across the rounds). Same result.
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
                                 ResolveOptions options, Policy* p);
+// The same, also setting *resolved to the resolution of the final *p, as
+// resolver.Resolve(*p, problem.device, options with all_issues) gives it:
+// the last round's resolution with the raised costs written in (the items'
+// recompute_ns, the recipes' stated_ns, no recompute-understated issue for
+// a raised recipe), without resolving again. O(rounds × resolution).
+absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
+                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved);
 
 // Unswapped bytes in use during each op of the problem's iteration (from
 // problem.curve when given).

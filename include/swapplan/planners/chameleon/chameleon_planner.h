@@ -183,6 +183,10 @@ struct ChameleonOverlay {
   // starts (a recomputation reads it): a swap window across the op ends
   // there instead (its first use becomes the op), or is dropped.
   std::vector<std::pair<TensorId, int32_t>> pinned;
+  // The iteration's fingerprint when the caller has it (ComputeFingerprint,
+  // or PolicyResolver::fingerprint), so that the policy does not compute it
+  // again; empty: computed.
+  std::optional<PolicyFingerprint> fingerprint;
 };
 
 class ChameleonPlanner : public Planner {

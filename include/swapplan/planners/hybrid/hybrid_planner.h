@@ -42,6 +42,16 @@
 // one) are skipped. It assumes every chosen tensor stays a RECOMPUTE item
 // (the exactness step drops an item only when its recipe cannot run).
 //
+// swap_only_last (on by default; a heuristic, not a bound): the recompute
+// cut-offs first, ascending and pruned as above, stopping at the first
+// variant slower than the fastest so far; the swap-only cut-off last, and
+// only when no larger set's variant beats the smallest recompute set's,
+// passes the checker and is within swap_only_skip_overhead_fraction (5 %)
+// of the ideal time — so skipping it costs at most that fraction. Never
+// faster than the full order (swap_only_last=false: it plans a subset of its
+// sets, or sets it pruned); same policies on the bundled traces
+// (docs/hybrid.md, "Planning time").
+//
 //   compute  fwd ... [p(S)] ... [last use S] ............ [p(S) again][use S]
 //   h2d                                     |== A in ==|
 //   device   S resident ------------------->  S off      S back ------------>
@@ -55,10 +65,13 @@
 // (a retry without hoisting only after a failure), and with pruning only
 // the cut-offs below the first one whose bound exceeds the best time: on
 // the 32-layer llama trace 2 to 3 of the 6 distinct sets. The hoisting's
-// last resolution is the exactness step's input (no second resolution of
-// the same policy). The variants' resolutions share one RecomputeAnalysis
-// and one RecipeMemo (policy/resolver.h): a recipe is walked once per
-// distinct (position, targets, availability answers) over the whole plan.
+// last resolution is the exactness step's input, and the exactness step's
+// last resolution is the simulator's (Simulator::RunResolved): no policy is
+// resolved twice. The variants', the simulator's and the checker's
+// resolutions share one PolicyResolver, RecomputeAnalysis and RecipeMemo
+// (policy/resolver.h, Simulator::RunShared, CheckPolicyShared): a recipe is
+// walked once per distinct (position, targets, availability answers) over
+// the whole plan.
 // A resolution is O(ops × tiers + items log items + uses of the items'
 // tensors + memo lookups) plus the walks of its new recipes (each O(chain
 // × log chain)).
@@ -100,9 +113,25 @@ struct HybridOptions {
   // drops an item only when its recipe cannot run; docs/hybrid.md); false:
   // every cut-off is planned and simulated.
   bool prune_variants = true;
+  // A heuristic order (not a bound; on by default): the recompute sets
+  // first, ascending, stopping at the first variant slower than the fastest
+  // so far; the swap-only set last, and only when no larger set's variant
+  // beats the smallest recompute set's, passes the checker and is within
+  // swap_only_skip_overhead_fraction of the ideal time. Assumes the
+  // simulated time is unimodal along the ladder; saves the swap-only plan
+  // where a recompute set wins (docs/hybrid.md, "Planning time"). false:
+  // every set in ascending order (pruned as above).
+  bool swap_only_last = true;
+  // With swap_only_last: the largest overhead over the ideal time (a
+  // fraction of it) at which the swap-only plan may be skipped. The
+  // swap-only variant takes at least the ideal time, so skipping it costs at
+  // most this fraction; 0 skips it only when a variant already runs at the
+  // ideal time.
+  double swap_only_skip_overhead_fraction = 0.05;
 
   // InvalidArgument unless 0 < min_ratio <= max_ratio, variants >= 1,
-  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0.
+  // min_tensor_bytes, swap_min_tensor_bytes and logical_layers >= 0 and
+  // swap_only_skip_overhead_fraction is finite and >= 0.
   absl::Status Validate() const;
 };
 
