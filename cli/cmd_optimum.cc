@@ -237,6 +237,7 @@ void SetupOptimum(CLI::App& root, Action* action) {
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {});
   AddOversubscriptionFlag(sub, &a->flags, &a->oversubscription);
+  AddIterationFlag(sub, &a->flags, &a->iteration);
   a->flags.Duration(sub, "--time-limit", &a->time_limit_ns,
                     absl::StrCat("Branch-and-bound wall-clock limit, e.g. 60s (0s = prove "
                                  "optimality); a stopped solve reports its bound and incumbent "

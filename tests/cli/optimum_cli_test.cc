@@ -53,6 +53,14 @@ TEST_CASE("optimum: summary golden, policy, JSON", "[cli][optimum]") {
   CHECK(so["recompute"] == false);
   CHECK(so["lower_bound_ns"].get<int64_t>() > s["lower_bound_ns"].get<int64_t>());
   CHECK(so["model"]["windows"]["recompute"] == 0);
+  // --iteration picks the iteration (the trace has one): 0 is the default's
+  // answer, 1 is out of range (exit 2, named).
+  CliRun first = Swapplan(std::string(kOptimum) + " --json --iteration 0");
+  REQUIRE(first.exit_code == 0);
+  CHECK(nlohmann::json::parse(first.out)["lower_bound_ns"] == s["lower_bound_ns"]);
+  CliRun beyond = Swapplan(std::string(kOptimum) + " --iteration 1");
+  CHECK(beyond.exit_code == 2);
+  CHECK(beyond.err.find("--iteration 1 is out of range") != std::string::npos);
 }
 
 TEST_CASE("optimum: infeasible exits 3; too large or unsupported exits 2", "[cli][optimum]") {
