@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -61,29 +62,54 @@ Policy RandomPolicy(const PlanningProblem& problem, const PolicyResolver& resolv
   return p;
 }
 
+// One tiny training trace (seed logged by the caller) at 1e9 bytes/s each
+// way, with everything the shared entry points reuse across its policies:
+// the simulator, the resolver, the recompute analysis and the recipe memo.
+struct SharedSetup {
+  SharedSetup(uint64_t seed, bool mirror_backward)
+      : trace(testing::TinyTrainingTrace(
+            seed, {.mirror_backward = mirror_backward, .vary_optimizer_and_bandwidth = true})) {
+    problem.trace = &trace;
+    problem.device = {.capacity_bytes = 1 << 20,
+                      .h2d_bandwidth_bytes_per_s = 1e9,
+                      .d2h_bandwidth_bytes_per_s = 1e9};
+    SimulatorOptions so;
+    so.device = problem.device;
+    absl::StatusOr<Simulator> s = Simulator::Create(trace, 0, so);
+    REQUIRE(s.ok());
+    sim.emplace(*std::move(s));
+    absl::StatusOr<PolicyResolver> r = PolicyResolver::Create(trace, 0);
+    REQUIRE(r.ok());
+    resolver.emplace(*std::move(r));
+    absl::StatusOr<RecomputeAnalysis> a = RecomputeAnalysis::Build(trace, 0, problem.device);
+    REQUIRE(a.ok());
+    analysis.emplace(*std::move(a));
+    shared = {.recompute_analysis = &*analysis, .recipe_memo = &memo};
+  }
+  SharedSetup(const SharedSetup&) = delete;
+  SharedSetup& operator=(const SharedSetup&) = delete;
+
+  const Trace trace;
+  PlanningProblem problem;
+  std::optional<Simulator> sim;
+  std::optional<PolicyResolver> resolver;
+  std::optional<RecomputeAnalysis> analysis;
+  RecipeMemo memo;
+  ResolveOptions shared;
+};
+
 TEST_CASE("shared resolution: RunShared and CheckPolicyShared equal Run and CheckPolicy",
           "[sim][checker][recompute]") {
   int32_t policies = 0, with_recompute = 0, with_violations = 0;
   int64_t memo_hits = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);  // the trace's and the policies' seed
-    const Trace t = testing::TinyTrainingTrace(
-        seed, {.mirror_backward = seed % 2 == 0, .vary_optimizer_and_bandwidth = true});
-    PlanningProblem problem;
-    problem.trace = &t;
-    problem.device = {.capacity_bytes = 1 << 20,
-                      .h2d_bandwidth_bytes_per_s = 1e9,
-                      .d2h_bandwidth_bytes_per_s = 1e9};
-    SimulatorOptions so;
-    so.device = problem.device;
-    absl::StatusOr<Simulator> sim = Simulator::Create(t, 0, so);
-    REQUIRE(sim.ok());
-    absl::StatusOr<PolicyResolver> resolver = PolicyResolver::Create(t, 0);
-    REQUIRE(resolver.ok());
-    absl::StatusOr<RecomputeAnalysis> analysis = RecomputeAnalysis::Build(t, 0, problem.device);
-    REQUIRE(analysis.ok());
-    RecipeMemo memo;
-    const ResolveOptions shared{.recompute_analysis = &*analysis, .recipe_memo = &memo};
+    SharedSetup setup(seed, /*mirror_backward=*/seed % 2 == 0);
+    const Trace& t = setup.trace;
+    const PlanningProblem& problem = setup.problem;
+    std::optional<Simulator>& sim = setup.sim;
+    std::optional<PolicyResolver>& resolver = setup.resolver;
+    const ResolveOptions& shared = setup.shared;
     CheckOptions co;
     co.device = problem.device;
     std::mt19937_64 rng(seed);
@@ -120,7 +146,7 @@ TEST_CASE("shared resolution: RunShared and CheckPolicyShared equal Run and Chec
       }
       with_violations += !a->violations.empty();
     }
-    memo_hits += memo.hits;
+    memo_hits += setup.memo.hits;
   }
   WARN("shared resolution: " << policies << " policies, " << with_recompute
                              << " with RECOMPUTE items, " << with_violations
@@ -131,9 +157,6 @@ TEST_CASE("shared resolution: RunShared and CheckPolicyShared equal Run and Chec
   CHECK(memo_hits > 0);
 }
 
-// A policy for another iteration shape is checked by CheckPolicy itself
-// (the fingerprint violation, the same report); RunShared refuses an
-// analysis of another op count.
 // Field by field: the resolution MakeRecomputeExact returns and a fresh
 // resolution of the policy it made exact.
 void SameResolution(const ResolvedPolicy& a, const ResolvedPolicy& b) {
@@ -176,23 +199,11 @@ TEST_CASE("shared resolution: MakeRecomputeExact's resolution and RunResolved",
   int32_t policies = 0, raised = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);  // the trace's and the policies' seed
-    const Trace t = testing::TinyTrainingTrace(
-        seed, {.mirror_backward = seed % 2 == 1, .vary_optimizer_and_bandwidth = true});
-    PlanningProblem problem;
-    problem.trace = &t;
-    problem.device = {.capacity_bytes = 1 << 20,
-                      .h2d_bandwidth_bytes_per_s = 1e9,
-                      .d2h_bandwidth_bytes_per_s = 1e9};
-    SimulatorOptions so;
-    so.device = problem.device;
-    absl::StatusOr<Simulator> sim = Simulator::Create(t, 0, so);
-    REQUIRE(sim.ok());
-    absl::StatusOr<PolicyResolver> resolver = PolicyResolver::Create(t, 0);
-    REQUIRE(resolver.ok());
-    absl::StatusOr<RecomputeAnalysis> analysis = RecomputeAnalysis::Build(t, 0, problem.device);
-    REQUIRE(analysis.ok());
-    RecipeMemo memo;
-    const ResolveOptions shared{.recompute_analysis = &*analysis, .recipe_memo = &memo};
+    SharedSetup setup(seed, /*mirror_backward=*/seed % 2 == 1);
+    const PlanningProblem& problem = setup.problem;
+    std::optional<Simulator>& sim = setup.sim;
+    std::optional<PolicyResolver>& resolver = setup.resolver;
+    const ResolveOptions& shared = setup.shared;
     std::mt19937_64 rng(seed * 7919);
     for (int k = 0; k < 12; ++k) {
       INFO("policy " << k);
@@ -230,6 +241,9 @@ TEST_CASE("shared resolution: MakeRecomputeExact's resolution and RunResolved",
   CHECK(raised > 0);  // the patched fields are exercised
 }
 
+// A policy whose fingerprint is not the resolver's is checked by
+// CheckPolicy itself (the fingerprint violation, the same report);
+// RunShared refuses an analysis of another op count.
 TEST_CASE("shared resolution: mismatches", "[sim][checker]") {
   const Trace t = testing::TinyTrainingTrace(3);
   const Trace other = testing::TinyTrainingTrace(4, {.mirror_backward = false});
@@ -268,7 +282,7 @@ TEST_CASE("shared resolution: mismatches", "[sim][checker]") {
 
   // A resolution on another device than the simulator's is not used: the
   // policy is resolved again (a swap of the first activation: its copy
-  // times at 1 byte/ns in the handed resolution, at 1e9 bytes/s in Run's).
+  // times at 1 byte/s in the handed resolution, at 1 byte/ns in Run's).
   Policy swap = BaselinePolicy(problem, "swap", {});
   const ActivationWindow w = ActivationWindows(t, 0).front();
   swap.items.push_back(MakePolicyItem(t, 0, w.tensor, w.last_forward_use, w.last_forward_use,
