@@ -486,12 +486,37 @@ CheckOptions CheckOptionsFor(const Policy& policy) {
   return o;
 }
 
+namespace {
+
+// The device a policy is checked on: the given one, else the policy's; the
+// tiers the items may name: the given device's, else the policy's.
+DeviceModel CheckDevice(const Policy& policy, const CheckOptions& options) {
+  DeviceModel device = options.device ? *options.device : policy.device;
+  if (device.tiers.empty()) device.tiers = policy.device.tiers;
+  return device;
+}
+
+// The checker's resolution (every issue, dependencies checked; the shared
+// analysis and memo when given) and the check on it.
+absl::StatusOr<CheckReport> CheckResolved(const PolicyResolver& resolver, const Policy& policy,
+                                          const DeviceModel& device, const CheckOptions& options,
+                                          const ResolveOptions& shared) {
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      ResolvedPolicy rp,
+      resolver.Resolve(policy, device,
+                       {.all_issues = true,
+                        .check_dependencies = true,
+                        .recompute_analysis = shared.recompute_analysis,
+                        .recipe_memo = shared.recipe_memo}));
+  return Checker(resolver.trace(), policy, device, rp).Run(options);
+}
+
+}  // namespace
+
 absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy,
                                         const CheckOptions& options) {
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  DeviceModel device = options.device ? *options.device : policy.device;
-  // The tiers the items may name: the given device's, else the policy's.
-  if (device.tiers.empty()) device.tiers = policy.device.tiers;
+  const DeviceModel device = CheckDevice(policy, options);
   if (absl::Status fp = CheckFingerprint(policy, trace); !fp.ok()) {
     CheckReport r;
     r.iteration = policy.fingerprint.iteration;
@@ -509,10 +534,7 @@ absl::StatusOr<CheckReport> CheckPolicy(const Trace& trace, const Policy& policy
   }
   SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver resolver,
                             PolicyResolver::Create(trace, policy.fingerprint.iteration));
-  SWAPPLAN_ASSIGN_OR_RETURN(
-      ResolvedPolicy rp,
-      resolver.Resolve(policy, device, {.all_issues = true, .check_dependencies = true}));
-  return Checker(trace, policy, device, rp).Run(options);
+  return CheckResolved(resolver, policy, device, options, {});
 }
 
 absl::StatusOr<CheckReport> CheckPolicyShared(const PolicyResolver& resolver,
@@ -523,16 +545,7 @@ absl::StatusOr<CheckReport> CheckPolicyShared(const PolicyResolver& resolver,
     return CheckPolicy(resolver.trace(), policy, options);
   }
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
-  DeviceModel device = options.device ? *options.device : policy.device;
-  if (device.tiers.empty()) device.tiers = policy.device.tiers;
-  SWAPPLAN_ASSIGN_OR_RETURN(
-      ResolvedPolicy rp,
-      resolver.Resolve(policy, device,
-                       {.all_issues = true,
-                        .check_dependencies = true,
-                        .recompute_analysis = shared.recompute_analysis,
-                        .recipe_memo = shared.recipe_memo}));
-  return Checker(resolver.trace(), policy, device, rp).Run(options);
+  return CheckResolved(resolver, policy, CheckDevice(policy, options), options, shared);
 }
 
 }  // namespace swapplan

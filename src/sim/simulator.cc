@@ -258,9 +258,7 @@ absl::StatusOr<internal_sim::Prepared> Simulator::Prepare(const Policy& policy,
 
 absl::StatusOr<SimulationResult> Simulator::Run(const Policy& policy,
                                                 absl::Span<const int32_t> schedule) const {
-  if (schedule.empty() && !policy.schedule.empty()) schedule = policy.schedule;
-  SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, schedule));
-  return internal_sim::Replay(*this, pr, policy, schedule);
+  return RunShared(policy, {}, schedule);  // nothing shared
 }
 
 absl::StatusOr<SimulationResult> Simulator::RunShared(const Policy& policy,
