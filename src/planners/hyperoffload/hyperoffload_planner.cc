@@ -365,9 +365,9 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
 // placed as late as possible without a stall on their tier's load stream,
 // backward from the last consumer; a Prefetch that moves earlier keeps its
 // tensor on the device longer (the tree follows). A window left with no op
-// off the device is dropped (its copies would buy nothing). Returns the
-// windows dropped. O(C log C + C log n).
-int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
+// off the device is dropped (its copies would buy nothing). O(C log C +
+// C log n).
+void QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
                    int64_t* remote_room) {
   std::vector<QueuedLoad> loads;
   loads.reserve(chosen->size());
@@ -383,7 +383,6 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
   const std::vector<LoadSlot> slots = LatestLoadStarts(loads);
   std::vector<Candidate> kept;
   kept.reserve(chosen->size());
-  int32_t dropped = 0;
   size_t slot = 0;
   for (size_t k = 0; k < chosen->size(); ++k) {
     Candidate c = (*chosen)[k];
@@ -398,8 +397,7 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
     if (issue != c.issue_op) {
       OffDevice(tree, c, r.n, 1);
       if (!c.wraps && issue <= c.release_op + 1) {
-        if (c.tier == 1 && c.group < 0 && !c.read_only) *remote_room += c.bytes;
-        ++dropped;
+        if (c.tier == 1 && c.group < 0) *remote_room += c.bytes;  // c is not read-only here
         continue;
       }
       c.issue_op = issue;
@@ -408,7 +406,6 @@ int32_t QueueLoads(const Run& r, std::vector<Candidate>* chosen, MaxTree* tree,
     kept.push_back(c);
   }
   *chosen = std::move(kept);
-  return dropped;
 }
 
 }  // namespace
@@ -699,10 +696,13 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     absl::StatusOr<Policy> q = other.PlanPolicy(problem);
     if (q.ok()) {
       if (rep.peak_bytes > budget) return q;
+      // One simulator for both (their schedules are the refinement's own
+      // reorderings, legal by construction: no dataflow re-check).
       SimulatorOptions so;
       so.device = problem.device;
-      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult a, Simulate(r.trace, p, so));
-      absl::StatusOr<SimulationResult> b = Simulate(r.trace, *q, so);
+      SWAPPLAN_ASSIGN_OR_RETURN(Simulator sim, Simulator::Create(r.trace, r.it, so));
+      SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult a, sim.Run(p));
+      absl::StatusOr<SimulationResult> b = sim.Run(*q);
       if (b.ok() && !b->oom.occurred && b->iteration_time_ns < a.iteration_time_ns) return q;
     }
   }
