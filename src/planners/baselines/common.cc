@@ -233,10 +233,17 @@ absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyReso
 }
 
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
-                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved) {
+                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved,
+                                ResolvedPolicy* current) {
   options.all_issues = true;
   while (true) {
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, resolver.Resolve(*p, problem.device, options));
+    ResolvedPolicy rp;
+    if (current != nullptr) {
+      rp = std::move(*current);
+      current = nullptr;
+    } else {
+      SWAPPLAN_ASSIGN_OR_RETURN(rp, resolver.Resolve(*p, problem.device, options));
+    }
     std::vector<bool> drop(p->items.size(), false);
     bool any = false;
     for (const ResolveIssue& i : rp.issues) {

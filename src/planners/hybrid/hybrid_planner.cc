@@ -165,30 +165,12 @@ absl::StatusOr<Policy> PlanVariant(const PlanningProblem& problem,
     }
     *hoisted = true;
   }
-  // MakeRecomputeExact (baselines/common.h) from the settled resolution:
-  // when no recipe is refused, only the stated costs change, which the
-  // swap step's inputs below do not read (items, recipes' positions, costs,
-  // transients, leaves and allocations stay as resolved).
-  bool refused = !settled.has_value();
-  if (settled.has_value()) {
-    for (const ResolveIssue& i : settled->issues) {
-      refused |= i.rule == ResolveRule::kNotRecomputable && i.item >= 0;
-    }
-  }
-  if (refused) {
-    SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &recompute));
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy again,
-                              resolver.Resolve(recompute, problem.device, resolve));
-    settled = std::move(again);
-  } else {
-    for (const ResolvedRecompute& g : settled->recomputes) {
-      if (g.cost_ns > g.stated_ns) {
-        recompute.items[settled->items[g.items.front()].item].recompute_ns +=
-            g.cost_ns - g.stated_ns;
-      }
-    }
-  }
-  const ResolvedPolicy& rp = *settled;
+  // MakeRecomputeExact (baselines/common.h) from the settled resolution
+  // (its first round): drops refused recipes, raises understated costs and
+  // hands back the final policy's resolution.
+  ResolvedPolicy rp;
+  SWAPPLAN_RETURN_IF_ERROR(MakeRecomputeExact(problem, resolver, resolve, &recompute, &rp,
+                                              settled.has_value() ? &*settled : nullptr));
   const int32_t n = rp.num_ops;
   hybrid_internal::SwapInputs overlay;
   overlay.fingerprint = resolver.fingerprint();

@@ -123,9 +123,12 @@ absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyReso
 // resolver.Resolve(*p, problem.device, options with all_issues) gives it:
 // the last round's resolution with the raised costs written in (the items'
 // recompute_ns, the recipes' stated_ns, no recompute-understated issue for
-// a raised recipe), without resolving again. O(rounds × resolution).
+// a raised recipe), without resolving again. `current`, when given: *p's
+// resolution as that Resolve gives it, used (moved from) as the first
+// round's instead of resolving again. O(rounds × resolution).
 absl::Status MakeRecomputeExact(const PlanningProblem& problem, const PolicyResolver& resolver,
-                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved);
+                                ResolveOptions options, Policy* p, ResolvedPolicy* resolved,
+                                ResolvedPolicy* current = nullptr);
 
 // Unswapped bytes in use during each op of the problem's iteration (from
 // problem.curve when given).
