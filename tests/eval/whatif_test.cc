@@ -276,6 +276,8 @@ TEST_CASE("whatif: the longest prompt of an inference request, with and without 
   // Chameleon swaps activations from their forward use to their backward
   // use: a request has neither, so it sizes like noswap.
   CHECK(r->max[1].value == 5120);
+  // The points searched (the golden's "searched 7 values"): 1024 .. 9216.
+  REQUIRE(r->points.size() == 7);
   for (const WhatIfPoint& p : r->points) {
     INFO("prompt " << p.value);
     CHECK(p.peak_unswapped_bytes == 5440 + 192 * p.value);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/curve/oversubscription.h"
@@ -94,7 +96,7 @@ TEST_CASE("every planner's policies pass check; check and simulate agree on the 
 
         absl::StatusOr<CheckReport> check = CheckPolicy(*trace, *p, CheckOptionsFor(*p));
         REQUIRE(check.ok());
-        for (const Violation& v : check->violations) INFO(v.message);
+        INFO(testing::ViolationMessages(*check));
         CHECK(check->clean());
         SimulatorOptions so;
         so.device = p->device;
@@ -111,7 +113,9 @@ TEST_CASE("every planner's policies pass check; check and simulate agree on the 
     }
   }
   INFO("planned " << planned << " (with items " << with_items << "), infeasible " << infeasible);
-  for (const auto& [name, count] : by_planner) INFO(name << ": " << count << " policies");
+  std::string counts;
+  for (const auto& [name, count] : by_planner) counts += absl::StrCat(name, ": ", count, " policies\n");
+  INFO(counts);
   // Every planner but noswap emits policies on several of these budgets.
   // selective frees only attention cores' s² tensors, which none of these
   // traces needs gone at r >= 1.25 (the llama traces use a fused kernel);

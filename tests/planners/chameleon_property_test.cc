@@ -17,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/planner_fixtures.h"
 #include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
@@ -173,7 +174,7 @@ TEST_CASE("chameleon property: checker-clean policy or a confirmed infeasible bu
       absl::StatusOr<CheckReport> r =
           CheckPolicy(trace, *p, {.op_time_model = o.op_time_model});
       REQUIRE(r.ok());
-      for (const Violation& v : r->violations) INFO(v.message);
+      INFO(testing::ViolationMessages(*r));
       CHECK(r->clean());
       CHECK(r->peak_bytes == p->expected_peak_bytes);
       CHECK(p->expected_peak_bytes <= pr.budget_bytes());

@@ -34,6 +34,7 @@
 // persistent.)
 #include <catch2/catch.hpp>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/sim/checker.h"
@@ -80,7 +81,7 @@ std::vector<Ops> ItemOps(const Policy& p) {
 void RequireClean(const Trace& t, const Policy& p, OpTimeModel model = OpTimeModel::kAuto) {
   absl::StatusOr<CheckReport> r = CheckPolicy(t, p, {.op_time_model = model});
   REQUIRE(r.ok());
-  for (const Violation& v : r->violations) INFO(v.message);
+  INFO(testing::ViolationMessages(*r));
   CHECK(r->clean());
   CHECK(r->peak_bytes == p.expected_peak_bytes);
 }

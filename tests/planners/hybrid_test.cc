@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
@@ -56,7 +57,7 @@ void CrossCheck(const Trace& trace) {
     REQUIRE(p.ok());
     absl::StatusOr<CheckReport> c = CheckPolicy(trace, *p);
     REQUIRE(c.ok());
-    for (const Violation& v : c->violations) INFO(v.message);
+    INFO(testing::ViolationMessages(*c));
     CHECK(c->violations.empty());
     CHECK(Simulated(trace, *p, problem.device) <= Simulated(trace, *base, problem.device));
   }

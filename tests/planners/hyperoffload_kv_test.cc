@@ -21,6 +21,7 @@
 #include <random>
 #include <vector>
 
+#include "support/planner_fixtures.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/hyperoffload/hyperoffload_planner.h"
 #include "swapplan/planners/hyperoffload/kv_cache.h"
@@ -112,7 +113,7 @@ absl::StatusOr<Policy> Plan(const PlanningProblem& problem, const char* kv) {
 void CheckClean(const Policy& p) {
   absl::StatusOr<CheckReport> r = CheckPolicy(Request(), p, CheckOptionsFor(p));
   REQUIRE(r.ok());
-  for (const Violation& v : r->violations) INFO(v.message);
+  INFO(testing::ViolationMessages(*r));
   CHECK(r->clean());
 }
 
@@ -290,7 +291,7 @@ TEST_CASE("kv cache: random requests, all windows, one Store per tensor", "[hype
     for (const auto& [tensor, n] : stores) CHECK(n == 1);
     absl::StatusOr<CheckReport> r = CheckPolicy(*t, *p, CheckOptionsFor(*p));
     REQUIRE(r.ok());
-    for (const Violation& v : r->violations) INFO(v.message);
+    INFO(testing::ViolationMessages(*r));
     CHECK(r->clean());
     absl::StatusOr<SimulationResult> s = Simulate(*t, *p, {.device = problem.device});
     REQUIRE(s.ok());

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/sim/checker.h"
@@ -60,7 +61,7 @@ Policy Plan(const PlanningProblem& problem, std::vector<std::pair<const char*, c
   REQUIRE(p.ok());
   absl::StatusOr<CheckReport> r = CheckPolicy(Toy(), *p, CheckOptionsFor(*p));
   REQUIRE(r.ok());
-  for (const Violation& v : r->violations) INFO(v.message);
+  INFO(testing::ViolationMessages(*r));
   CHECK(r->clean());
   return *std::move(p);
 }
@@ -175,8 +176,11 @@ TEST_CASE("hyperoffload: release waits when the queued Stores free memory too la
 
   const Policy p = Plan(Problem(700), {{"offload-parameters", "false"}});
   REQUIRE(p.items.size() == 4);
-  // Consumer order: D (use 8), C (9), B (10), A (11).
+  // Consumer order: D (use 8), C (9), B (10), A (11); trace ids 14, 12, 11, 10.
+  CHECK(p.items[0].tensor_id == 14);
+  CHECK(p.items[1].tensor_id == 12);
   CHECK(p.items[2].tensor_id == 11);
+  CHECK(p.items[3].tensor_id == 10);
   CHECK(p.items[2].swap_out_op == 2);
   CHECK(p.items[2].release_op == 2);
   CHECK(p.items[2].release_waits_for_copy);

@@ -42,7 +42,7 @@ SimulationResult Sim(const Trace& t, const Policy& p, int64_t capacity) {
 void RequireClean(const Trace& t, const Policy& p) {
   absl::StatusOr<CheckReport> r = CheckPolicy(t, p, CheckOptionsFor(p));
   REQUIRE(r.ok());
-  for (const Violation& v : r->violations) INFO(v.message);
+  INFO(testing::ViolationMessages(*r));
   CHECK(r->violations.empty());
 }
 

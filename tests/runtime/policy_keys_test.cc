@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "runtime_test_support.h"
 #include "swapplan/varying/policy_set.h"
 
@@ -89,7 +90,9 @@ TEST_CASE("keys: a policy per input signature; an unseen input runs the nearest,
   }
   CHECK(run.mismatches().empty());
   const std::vector<IterationStats>& rows = set->env.rt->IterationRows();
-  for (int i = 0; i < 8; ++i) INFO("iteration " << i << " plan error: " << rows[i].plan_error);
+  std::string plan_errors;
+  for (int i = 0; i < 8; ++i) plan_errors += absl::StrCat("iteration ", i, ": ", rows[i].plan_error, "\n");
+  INFO("plan errors:\n" << plan_errors);
   const Stage expect[] = {Stage::kWarmUp, Stage::kWarmUp, Stage::kGenPolicy, Stage::kGenPolicy,
                           Stage::kStable, Stage::kStable, Stage::kStable,    Stage::kStable};
   for (int i = 0; i < 8; ++i) CHECK(rows[i].stage == expect[i]);

@@ -302,7 +302,7 @@ TEST_CASE("RECOMPUTE items: no copy, no release check, their time on the timelin
   // would start at 1100 ns and A's copy in would be 100 ns late.
   PolicyItem a = Item(10, 200, 1, 2, 10, 11);
   r = Check(ToyPolicy({b, a}));
-  for (const Violation& v : r.violations) INFO(v.message);
+  INFO(testing::ViolationMessages(r));
   CHECK(r.clean());
   CHECK(r.bytes_out == 200);  // A only
   CHECK(r.late_swap_ins == 0);

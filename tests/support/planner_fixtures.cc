@@ -30,4 +30,10 @@ std::vector<OpWindow> OpWindows(const Policy& p) {
   return w;
 }
 
+std::string ViolationMessages(const CheckReport& report) {
+  std::string all;
+  for (const Violation& v : report.violations) all += v.message + "\n";
+  return all;
+}
+
 }  // namespace swapplan::testing

@@ -7,10 +7,12 @@
 #define SWAPPLAN_TESTS_SUPPORT_PLANNER_FIXTURES_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan::testing {
@@ -33,6 +35,12 @@ struct OpWindow {
 };
 // The items of `p` in policy order. O(items).
 std::vector<OpWindow> OpWindows(const Policy& p);
+
+// Every violation's message, one per line ("" when clean): for one INFO
+// before a CHECK on the report, e.g.
+//   INFO(ViolationMessages(*report)); CHECK(report->clean());
+// (an INFO inside a loop ends with the loop body and reaches no CHECK).
+std::string ViolationMessages(const CheckReport& report);
 
 }  // namespace swapplan::testing
 
