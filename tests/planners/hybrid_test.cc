@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/planner_fixtures.h"
+#include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
@@ -81,8 +82,7 @@ TEST_CASE("hybrid: recorded llama_small trace, never slower than swap-only", "[h
 }
 
 TEST_CASE("hybrid: random traces, never slower than swap-only", "[hybrid]") {
-  std::random_device rd;
-  const uint64_t seed = rd();
+  const uint64_t seed = testing::TestSeed("hybrid random traces");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   for (int k = 0; k < 10; ++k) {
@@ -114,7 +114,10 @@ void SamePolicyPruned(const Trace& trace, const PlanningProblem& problem) {
     CHECK(a->items[i].swap_in_op == b->items[i].swap_in_op);
     CHECK(a->items[i].release_op == b->items[i].release_op);
     CHECK(a->items[i].recompute_ns == b->items[i].recompute_ns);
+    CHECK(a->items[i].clean == b->items[i].clean);
+    CHECK(a->items[i].tier == b->items[i].tier);
   }
+  CHECK(testing::OpWindows(*a) == testing::OpWindows(*b));  // out, release, in, use
   CHECK(Simulated(trace, *a, problem.device) == Simulated(trace, *b, problem.device));
 }
 
@@ -133,8 +136,7 @@ TEST_CASE("hybrid: pruning cut-offs keeps the policy (4-layer llama, random trac
     problem.device.d2h_bandwidth_bytes_per_s = 24e9;
     SamePolicyPruned(*t, problem);
   }
-  std::random_device rd;
-  const uint64_t seed = rd();
+  const uint64_t seed = testing::TestSeed("hybrid prune");
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   for (int k = 0; k < 6; ++k) {

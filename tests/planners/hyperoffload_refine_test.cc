@@ -189,6 +189,7 @@ TEST_CASE("load queue: latest starts are stall-free and maximal (random, naive c
   const uint64_t seed = 20261127;
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
+  int checked = 0;  // trials with no latest start clamped to the ready time
   for (int trial = 0; trial < 500; ++trial) {
     INFO("trial " << trial);
     const int n = 1 + static_cast<int>(rng() % 6);
@@ -208,6 +209,7 @@ TEST_CASE("load queue: latest starts are stall-free and maximal (random, naive c
       CHECK(slots[j].finish_by_ns <= loads[j].deadline_ns);
     }
     if (clamped) continue;
+    ++checked;
     const std::vector<int64_t> stalls = QueuedLoadStalls(loads, issue);
     for (int j = 0; j < n; ++j) CHECK(stalls[j] == 0);
     for (int j = 0; j < n; ++j) {
@@ -220,6 +222,8 @@ TEST_CASE("load queue: latest starts are stall-free and maximal (random, naive c
       CHECK(total > 0);
     }
   }
+  WARN("load queue: " << checked << " of 500 trials checked (the rest clamped)");
+  CHECK(checked >= 250);
 }
 
 TEST_CASE("refinement: invalid problems name the field", "[hyperoffload]") {
