@@ -54,6 +54,15 @@ std::string Quoted(absl::string_view s) {
 // uploads wait for one in FIFO order.
 constexpr int32_t kIngestThreads = 2;
 
+// A pool of `threads` workers at the computations' scheduling (SCHED_IDLE,
+// or the nice increment, clamped to 0..19).
+std::unique_ptr<service::ComputePool> LowPriorityPool(const PlannerServiceOptions& o,
+                                                      int32_t threads, const char* name) {
+  return std::make_unique<service::ComputePool>(
+      threads, std::clamp(o.compute_nice_increment, 0, 19),
+      o.compute_scheduling == PlannerServiceOptions::ComputeScheduling::kIdle, name);
+}
+
 }  // namespace
 
 absl::Status PlannerServiceOptions::Validate() const {
@@ -113,15 +122,9 @@ PlannerService::PlannerService(PlannerServiceOptions options, RequestLogSink log
     : options_(std::move(options)),
       log_(std::move(log)),
       // Clamped: Create validates, the constructor must never start 0 workers.
-      compute_(std::make_unique<service::ComputePool>(
-          std::max(options_.max_concurrent_plans, 1),
-          std::clamp(options_.compute_nice_increment, 0, 19),
-          options_.compute_scheduling ==
-              PlannerServiceOptions::ComputeScheduling::kIdle)),
-      ingest_(std::make_unique<service::ComputePool>(
-          kIngestThreads, std::clamp(options_.compute_nice_increment, 0, 19),
-          options_.compute_scheduling == PlannerServiceOptions::ComputeScheduling::kIdle,
-          "swapplan-ingest")) {}
+      compute_(LowPriorityPool(options_, std::max(options_.max_concurrent_plans, 1),
+                               "swapplan-comput")),
+      ingest_(LowPriorityPool(options_, kIngestThreads, "swapplan-ingest")) {}
 
 PlannerService::~PlannerService() = default;
 
@@ -198,27 +201,17 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
   if (ctx->IsCancelled()) {
     return call.Finish(Error(ErrorKind::kCancelled, "upload cancelled by the client"));
   }
-  // Hash, parse and fingerprints on the ingest pool (lower priority).
-  struct Ingested {
-    std::string id;
-    absl::StatusOr<std::shared_ptr<const StoredTrace>> stored;
-    std::vector<uint64_t> op_sequence_hashes;  // per iteration
-  };
-  Ingested in = ingest_->Run<Ingested>([&] {
-    Ingested out{Sha256Hex(bytes), absl::UnknownError("not parsed"), {}};
-    out.stored = traces_->Add(name.empty() ? "uploaded trace" : name, bytes, out.id);
-    if (out.stored.ok()) {
-      const Trace& t = (*out.stored)->trace;
-      for (int32_t i = 0; i < t.num_iterations(); ++i) {
-        out.op_sequence_hashes.push_back(ComputeFingerprint(t, i).op_sequence_hash);
-      }
-    }
-    return out;
-  });
-  const std::string& id = in.id;
+  // Hash, parse and fingerprints (TraceStore::Add) on the ingest pool
+  // (lower priority).
+  std::string id;
+  absl::StatusOr<std::shared_ptr<const StoredTrace>> stored =
+      ingest_->Run<absl::StatusOr<std::shared_ptr<const StoredTrace>>>([&] {
+        id = Sha256Hex(bytes);
+        return traces_->Add(name.empty() ? "uploaded trace" : name, bytes, id);
+      });
   call.log().trace_id = id;
-  if (!in.stored.ok()) return call.Finish(in.stored.status());
-  const Trace& t = (*in.stored)->trace;
+  if (!stored.ok()) return call.Finish(stored.status());
+  const Trace& t = (*stored)->trace;
   v1::TraceInfo* info = response->mutable_trace();
   info->set_trace_id(id);
   info->set_source(t.source());
@@ -230,7 +223,7 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
     v1::IterationInfo* it = info->add_iterations();
     it->set_iteration(i);
     it->set_num_ops(t.iteration(i).num_ops());
-    it->set_op_sequence_hash(in.op_sequence_hashes[static_cast<size_t>(i)]);
+    it->set_op_sequence_hash((*stored)->fingerprints[static_cast<size_t>(i)].op_sequence_hash);
   }
   info->set_device_name(t.metadata().device_name);
   info->set_device_memory_bytes(t.metadata().device_memory_bytes);

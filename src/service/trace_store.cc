@@ -81,6 +81,9 @@ absl::StatusOr<std::shared_ptr<const StoredTrace>> TraceStore::Add(const std::st
   stored->id = id;
   stored->size_bytes = static_cast<int64_t>(bytes.size());
   stored->trace = *std::move(trace);
+  for (int32_t i = 0; i < stored->trace.num_iterations(); ++i) {
+    stored->fingerprints.push_back(ComputeFingerprint(stored->trace, i));
+  }
   if (disk_ != nullptr) {
     // A failed write costs only persistence (the trace is held in memory).
     disk_->Put(id, std::string(bytes)).IgnoreError();

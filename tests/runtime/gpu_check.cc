@@ -118,7 +118,8 @@ std::string OpenCuda(Cuda* c) {
   if (env != nullptr && *env != '\0') {
     names = {env};
   } else {
-    names = {"libcudart.so", "libcudart.so.13", "libcudart.so.12"};
+    // The runtime's own candidates (CudaLibraryCandidates, src/runtime/cuda_backend.cc).
+    names = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
   }
   std::string tried;
   for (const std::string& n : names) {

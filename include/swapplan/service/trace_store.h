@@ -29,11 +29,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/policy/policy_io.h"
 #include "swapplan/service/cache.h"
 #include "swapplan/trace/trace.h"
 
@@ -56,6 +58,9 @@ struct StoredTrace {
   std::string id;
   int64_t size_bytes = 0;
   Trace trace;
+  // Each iteration's fingerprint (policy/policy_io.h), computed once when
+  // the trace is added: O(ops) per iteration.
+  std::vector<PolicyFingerprint> fingerprints;
 };
 
 class TraceStore {
@@ -64,7 +69,8 @@ class TraceStore {
   // created.
   static absl::StatusOr<std::unique_ptr<TraceStore>> Open(const TraceStoreOptions& options);
 
-  // Parses `bytes` (named `name` in messages) and keeps it under `id`
+  // Parses `bytes` (named `name` in messages), fingerprints its iterations
+  // and keeps it under `id`
   // (which must be Sha256Hex(bytes); an id already held returns the entry
   // held). Errors of the trace readers (kMalformedInput naming the record,
   // kResourceLimit).
