@@ -250,7 +250,7 @@ absl::Status Run(WhatIfArgs& a) {
   } else if (a.scale) {
     ParseScaleDimension(*a.scale, &o.dimension);  // a Choice
   } else {
-    ParseScaleDimension(*a.max_dim == "sequence" ? "seq" : *a.max_dim, &o.dimension);
+    ParseScaleDimension(*a.max_dim, &o.dimension);  // a Choice
   }
   o.step = a.step.value_or(0);
   o.max_value = a.max_value.value_or(0);

@@ -33,6 +33,7 @@ absl::string_view ScaleDimensionName(ScaleDimension d) {
 }
 
 bool ParseScaleDimension(absl::string_view name, ScaleDimension* out) {
+  if (name == "sequence") name = "seq";  // the alias of --max
   for (ScaleDimension d : {ScaleDimension::kBatch, ScaleDimension::kSeq, ScaleDimension::kHidden,
                            ScaleDimension::kLayers}) {
     if (name == ScaleDimensionName(d)) {

@@ -69,6 +69,9 @@ TEST_CASE("whatif: dimensions, steps and validation", "[eval]") {
   ScaleDimension d;
   REQUIRE(ParseScaleDimension("seq", &d));
   CHECK(d == ScaleDimension::kSeq);
+  d = ScaleDimension::kBatch;
+  REQUIRE(ParseScaleDimension("sequence", &d));  // --max's alias
+  CHECK(d == ScaleDimension::kSeq);
   CHECK_FALSE(ParseScaleDimension("width", &d));
   CHECK(DimensionValue(o, ScaleDimension::kBatch) == 1);
   CHECK(DimensionValue(WithDimension(o, ScaleDimension::kLayers, 7), ScaleDimension::kLayers) == 7);

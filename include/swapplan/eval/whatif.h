@@ -60,6 +60,8 @@ enum class ScaleDimension : uint8_t {
 };
 // "batch", "seq", "hidden", "layers".
 absl::string_view ScaleDimensionName(ScaleDimension d);
+// The dimension a name means: a ScaleDimensionName or "sequence" (= "seq");
+// false for any other name.
 bool ParseScaleDimension(absl::string_view name, ScaleDimension* out);
 
 // The value of dimension `d` in `o`, and `o` with it set to `value` (for
