@@ -192,34 +192,14 @@ std::pair<int64_t, int64_t> RequestTimes(const Trace& t, int32_t steps) {
 nlohmann::json InferenceSummaryJson(const SynthOptions& o, const ResolvedDevice& d,
                                     const std::string& output, const Trace& t,
                                     const MemoryCurve& c) {
-  const TraceStats s = ComputeTraceStats(t);
-  const PeakInfo& pk = c.peak_unswapped();
+  // The training summary's fields (ValidateInference leaves pipeline
+  // parallelism 1 and ZeRO 0): persistent bytes are the parameters; no
+  // gradients, optimizer states or peak estimate.
   MemoryEstimate est;
   est.persistent_bytes = est.parameter_bytes = c.iterations()[0].persistent_bytes;
-  const FitVerdict fit = Fit(o, est, pk.bytes);
-  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
-  nlohmann::json j;
-  j["trace_file"] = output;
-  j["model"] = o.model.name;
-  j["device"] = DeviceJson(d);
-  j["parallel"] = {{"tensor_parallel", o.parallel.tensor_parallel},
-                   {"pipeline_parallel", 1},
-                   {"pipeline_stage", 0},
-                   {"data_parallel", o.parallel.data_parallel},
-                   {"zero_stage", 0}};
-  j["num_iterations"] = t.num_iterations();
-  j["num_ops"] = t.num_ops();
-  j["num_tensors"] = t.num_tensors();
-  j["persistent_bytes"] = est.persistent_bytes;
-  j["parameter_bytes"] = est.parameter_bytes;
-  j["gradient_bytes"] = 0;
-  j["optimizer_state_bytes"] = 0;
-  j["peak_unswapped_bytes"] = pk.bytes;
+  nlohmann::json j = SummaryJson(o, d, output, t, c, est);
   j["estimated_peak_unswapped_bytes"] = nullptr;
-  j["mean_wall_time_ns"] = s.total_wall_time_ns / t.num_iterations();
-  j["fits_without_swapping"] = fit.fits;
-  j["feasible"] = !fit.persistent_exceeds;
-  j["verdict"] = fit.text;
+  const auto [prefill, decode] = RequestTimes(t, o.generate_tokens);
   j["inference"] = {{"batch", o.micro_batch_sequences},
                     {"prompt_tokens", o.seq_length_tokens},
                     {"generate_tokens", o.generate_tokens},
