@@ -218,7 +218,21 @@ struct Run {
     const auto it_ = std::lower_bound(start.begin() + from + 1, start.end(), t);
     return std::min<int32_t>(static_cast<int32_t>(it_ - start.begin()) - 1, n - 1);
   }
+  // The op during which c's Store, issued after its store_op and alone on
+  // its stream, completes: where its Detach goes.
+  int32_t DetachAlone(const Candidate& c) const {
+    return EndingAtOrAfter(c.store_op, start[c.store_op + 1] + Store(c.tier, c.bytes));
+  }
 };
+
+// A candidate for the remote tier that does not fit its room: on the host
+// instead, or (tier=remote) not taken at all — false.
+bool FitTier(Candidate* c, int64_t remote_room, TierChoice choice) {
+  if (c->tier != 1 || c->bytes <= remote_room) return true;
+  if (choice == TierChoice::kRemote) return false;
+  c->tier = 0;
+  return true;
+}
 
 // Steps 1-3: the qualifying gaps, each with its tier.
 std::vector<Candidate> FindCandidates(const Run& r, int32_t remote_tier) {
@@ -314,8 +328,7 @@ void ReleaseEarly(const Run& r, int64_t budget, std::vector<Candidate>* spare,
   for (Candidate& c : *chosen) {
     if (Peak(*tree) <= budget) return;
     if (c.clean) continue;
-    const int32_t alone =
-        r.EndingAtOrAfter(c.store_op, r.start[c.store_op + 1] + r.Store(c.tier, c.bytes));
+    const int32_t alone = r.DetachAlone(c);
     if (alone >= c.release_op) continue;
     OffDevice(tree, c, r.n, 1);
     c.release_op = alone;
@@ -487,14 +500,9 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
           useful[j] = tree.Max(cands[j].store_op + 1, cands[j].consumer - 1) > budget;
           any = any || useful[j];
         }
-        if (!any) continue;
-        if (c.tier == 1 && c.bytes > remote_room) {
-          if (o.tier == TierChoice::kRemote) continue;
-          c.tier = 0;
-        }
+        if (!any || !FitTier(&c, remote_room, o.tier)) continue;
         if (c.tier == 1) remote_room -= c.bytes;
-        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
-        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        c.release_op = r.DetachAlone(c);
         c.issue_op = JustInTime(r, c);
         OffDevice(&tree, c, r.n, -1);
         group_tier = c.tier;
@@ -508,12 +516,8 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         c.tier = kv->second;
         c.release_op = c.store_op;
       } else {
-        if (c.tier == 1 && c.bytes > remote_room) {
-          if (o.tier == TierChoice::kRemote) continue;
-          c.tier = 0;
-        }
-        const int64_t done = r.start[c.store_op + 1] + r.Store(c.tier, c.bytes);
-        c.release_op = r.EndingAtOrAfter(c.store_op, done);
+        if (!FitTier(&c, remote_room, o.tier)) continue;
+        c.release_op = r.DetachAlone(c);
         if (c.release_op + 1 >= c.consumer) {
           if (!c.read_only) spare.push_back(c);  // its Store alone outlasts the gap
           continue;
@@ -521,12 +525,8 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
         if (c.tier == 1) remote_room -= c.bytes;
         if (c.read_only) kv_tier.emplace(c.tensor, c.tier);
       }
-      const int64_t need = r.start[c.consumer] - r.Load(c.tier, c.bytes);
-      const auto at = std::upper_bound(r.start.begin() + c.release_op + 1,
-                                       r.start.begin() + c.consumer + 1, need);
-      c.issue_op =
-          std::max<int32_t>(c.release_op + 1, static_cast<int32_t>(at - r.start.begin()) - 1);
-      tree.Add(c.release_op + 1, c.issue_op - 1, -c.bytes);
+      c.issue_op = JustInTime(r, c);  // an activation window: not wrapping
+      OffDevice(&tree, c, r.n, -1);
       chosen.push_back(c);
     }
   };
