@@ -147,6 +147,18 @@ absl::StatusOr<std::unique_ptr<PlannerService>> PlannerService::Create(
   return service;
 }
 
+absl::StatusOr<std::shared_ptr<const StoredTrace>> PlannerService::Ingest(
+    const std::string& name, const std::string& bytes, Call* call) {
+  std::string id;
+  absl::StatusOr<std::shared_ptr<const StoredTrace>> stored =
+      ingest_->Run<absl::StatusOr<std::shared_ptr<const StoredTrace>>>([&] {
+        id = Sha256Hex(bytes);
+        return traces_->Add(name, bytes, id);
+      });
+  call->log().trace_id = id;
+  return stored;
+}
+
 absl::StatusOr<std::shared_ptr<const StoredTrace>> PlannerService::ResolveTrace(
     const v1::TraceRef& ref, Call* call) {
   if (ref.source_case() == v1::TraceRef::kInlineTrace) {
@@ -156,9 +168,7 @@ absl::StatusOr<std::shared_ptr<const StoredTrace>> PlannerService::ResolveTrace(
                    absl::StrCat("inline trace of ", bytes.size(), " bytes is over the server's "
                                 "limit of ", options_.max_trace_bytes, " bytes (--max-trace-bytes)"));
     }
-    const std::string id = Sha256Hex(bytes);
-    call->log().trace_id = id;
-    return traces_->Add(ref.inline_name().empty() ? "inline trace" : ref.inline_name(), bytes, id);
+    return Ingest(ref.inline_name().empty() ? "inline trace" : ref.inline_name(), bytes, call);
   }
   if (ref.source_case() == v1::TraceRef::kTraceId && !ref.trace_id().empty()) {
     call->log().trace_id = ref.trace_id();
@@ -201,19 +211,12 @@ grpc::Status PlannerService::UploadTrace(grpc::ServerContext* ctx,
   if (ctx->IsCancelled()) {
     return call.Finish(Error(ErrorKind::kCancelled, "upload cancelled by the client"));
   }
-  // Hash, parse and fingerprints (TraceStore::Add) on the ingest pool
-  // (lower priority).
-  std::string id;
   absl::StatusOr<std::shared_ptr<const StoredTrace>> stored =
-      ingest_->Run<absl::StatusOr<std::shared_ptr<const StoredTrace>>>([&] {
-        id = Sha256Hex(bytes);
-        return traces_->Add(name.empty() ? "uploaded trace" : name, bytes, id);
-      });
-  call.log().trace_id = id;
+      Ingest(name.empty() ? "uploaded trace" : name, bytes, &call);
   if (!stored.ok()) return call.Finish(stored.status());
   const Trace& t = (*stored)->trace;
   v1::TraceInfo* info = response->mutable_trace();
-  info->set_trace_id(id);
+  info->set_trace_id((*stored)->id);
   info->set_source(t.source());
   info->set_size_bytes(static_cast<int64_t>(bytes.size()));
   info->set_num_iterations(t.num_iterations());

@@ -46,8 +46,9 @@
 // max_concurrent_plans threads at a lower CPU priority
 // (compute_scheduling, compute_nice_increment) while the handler's thread waits; cache hits,
 // uploads and GetPolicy are answered on the handler's thread and never wait
-// for a computation (service/compute_pool.h); an upload's hashing and
-// parsing run on 2 more threads at the computations' priority (ingest_).
+// for a computation (service/compute_pool.h); an uploaded or inline trace's
+// hashing and parsing run on 2 more threads at the computations' priority
+// (ingest_).
 #ifndef SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 #define SWAPPLAN_SERVICE_PLANNER_SERVICE_H_
 
@@ -182,6 +183,10 @@ class PlannerService final : public v1::Planner::Service {
 
   absl::StatusOr<std::shared_ptr<const StoredTrace>> ResolveTrace(const v1::TraceRef& ref,
                                                                   Call* call);
+  // An uploaded or inline trace's hash, parse and fingerprints
+  // (TraceStore::Add) on ingest_, at the computations' priority; logs its id.
+  absl::StatusOr<std::shared_ptr<const StoredTrace>> Ingest(const std::string& name,
+                                                            const std::string& bytes, Call* call);
   // One call: authentication, the request's size, `body`, the log record
   // and the status mapping.
   grpc::Status Serve(grpc::ServerContext* ctx, const char* method,
