@@ -22,19 +22,10 @@ build="${2:-$(dirname "$0")/../build}"
 bin="$build/tests/runtime_gpu_check"
 [ -x "$bin" ] || { echo "gpu_bundle: $bin is not built" >&2; exit 2; }
 
-if ldd "$bin" | grep -q "not found"; then
-  echo "gpu_bundle: $bin has unresolved libraries:" >&2; ldd "$bin" | grep "not found" >&2; exit 1
-fi
-mkdir -p "$out/bin" "$out/lib/fallback"
-cp -L "$bin" "$out/bin/"
-# ldd lists the whole closure; glibc's own libraries stay the machine's.
-ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
-  case "$(basename "$lib")" in
-    libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libresolv.so.*) ;;
-    libstdc++.so.*|libgcc_s.so.*) cp -L "$lib" "$out/lib/fallback/" ;;
-    *) cp -L "$lib" "$out/lib/" ;;
-  esac
-done
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/bundle_lib.sh"
+bundle_copy "$out" bin "$bin"
+cp "$here/bundle_lib.sh" "$out/"
 
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -42,27 +33,11 @@ cat > "$out/run.sh" <<'RUN'
 # none: its GPU defaults). Exit: 0 OK, 1 a check failed, 2 bad
 # flags, 77 no CUDA library or no device.
 here="$(cd "$(dirname "$0")" && pwd)"
-path="$here/lib"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && path="$path:$d"
-done
-while IFS= read -r d; do path="$path:$d"; done < <(python3 -c '
-import os, nvidia
-for base in nvidia.__path__:
-    for sub in ("cuda_runtime/lib", "cu13/lib"):
-        if os.path.isdir(os.path.join(base, sub)): print(os.path.join(base, sub))' 2>/dev/null)
-# This build's libstdc++ / libgcc_s only where the machine has none.
-ldconfig -p 2>/dev/null | grep -q 'libstdc++\.so\.6 ' || path="$path:$here/lib/fallback"
-export LD_LIBRARY_PATH="$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$here/bundle_lib.sh"
+export LD_LIBRARY_PATH="$(bundle_library_path "$here")"
 echo "gpu-check: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 exec "$here/bin/runtime_gpu_check" "$@"
 RUN
 chmod +x "$out/run.sh"
 
-kib=$(du -sk "$out" | cut -f1)
-echo "gpu_bundle: $out: $((kib / 1024)) MiB ($kib KiB), $(ls "$out/lib" "$out/lib/fallback" | grep -c '\.so')" \
-     "libraries"
-if [ "$kib" -gt $((40 * 1024)) ]; then
-  echo "gpu_bundle: the bundle is over 40 MiB" >&2
-  exit 1
-fi
+bundle_size_check "$out" 40 gpu_bundle
