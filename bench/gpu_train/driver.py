@@ -338,27 +338,23 @@ class Driver:
         self.log_file.close()
 
     def pack(self, limit=15 << 20):
-        """Traces, policies and row logs as OUT/artifacts.tar.gz (the largest
-        files left out while the archive would pass `limit` bytes)."""
+        """Traces, policies and row logs as OUT/artifacts.tar.gz: every work
+        file of at most 4 MiB and the recorded trace; only the row files
+        (results, specs, logs) when that archive is over `limit` bytes (a
+        GPU machine's call returns files of at most 16 MiB)."""
         files = []
         for root, _, names in os.walk(self.work):
-            files += [os.path.join(root, n) for n in names if not n.endswith(".tmp")]
-        files.sort(key=os.path.getsize)
+            files += [os.path.join(root, n) for n in sorted(names) if not n.endswith(".tmp")]
         path = os.path.join(self.args.out, "artifacts.tar.gz")
-        total, kept = 0, []
-        for f in files:
-            total += os.path.getsize(f)
-            if total > 4 * limit:  # ~4x compression of JSON traces
-                break
-            kept.append(f)
-        with tarfile.open(path, "w:gz") as tar:
-            for f in kept:
-                tar.add(f, arcname=os.path.relpath(f, self.work))
-        if os.path.getsize(path) > limit:
+        small = [f for f in files if os.path.getsize(f) <= 4 << 20 or
+                 os.path.basename(f) == "recorder.json.gz"]
+        rows_only = [f for f in files if f.endswith((".result.json", ".spec.json", ".log"))]
+        for chosen in (small, rows_only):
             with tarfile.open(path, "w:gz") as tar:
-                for f in kept:
-                    if f.endswith((".json", ".log")) and "kineto" not in f and "et" not in f:
-                        tar.add(f, arcname=os.path.relpath(f, self.work))
+                for f in chosen:
+                    tar.add(f, arcname=os.path.relpath(f, self.work))
+            if os.path.getsize(path) <= limit:
+                break
         if not self.args.work:
             shutil.rmtree(self.work, ignore_errors=True)
 

@@ -66,6 +66,30 @@ def _prepare_device(spec, result):
         result["cap_fraction"] = fraction
 
 
+def _snapshot(path, limit=15 << 20):
+    """torch.cuda.memory._snapshot() of the history begun before the first
+    allocation, pickled and gzipped; without the Python frames when that is
+    over `limit` bytes (a GPU machine's call returns files of at most 16 MiB)."""
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    with gzip.open(path, "wb") as f:
+        pickle.dump(snap, f)
+    stripped = False
+    if os.path.getsize(path) > limit:
+        for trace in snap.get("device_traces", []):
+            for entry in trace:
+                entry.pop("frames", None)
+        for segment in snap.get("segments", []):
+            for block in segment.get("blocks", []):
+                block.pop("frames", None)
+        with gzip.open(path, "wb") as f:
+            pickle.dump(snap, f)
+        stripped = True
+    return {"snapshot": os.path.basename(path), "snapshot_bytes": os.path.getsize(path),
+            "snapshot_frames_stripped": stripped,
+            "snapshot_events": sum(len(t) for t in snap.get("device_traces", []))}
+
+
 def run(spec):
     cfg = M.SIZES[spec["size"]]
     device = spec["device"]
@@ -115,10 +139,7 @@ def run(spec):
     result["wall_s"] = time.perf_counter() - t_start
     if spec.get("snapshot") and device != "cpu":
         try:
-            with gzip.open(spec["snapshot"], "wb") as f:
-                pickle.dump(torch.cuda.memory._snapshot(), f)
-            torch.cuda.memory._record_memory_history(enabled=None)
-            result["snapshot"] = os.path.basename(spec["snapshot"])
+            result.update(_snapshot(spec["snapshot"]))
         except Exception as e:  # noqa: BLE001
             result["snapshot_error"] = "%s: %s" % (type(e).__name__, e)
     _write(path, result)
