@@ -18,8 +18,9 @@
 # 3.12 --only-binary=:all: --no-deps) and that the bundled swapplan runs,
 # and writes build/gpu-train.tar.gz, what travels (fails over 40 MiB).
 #
-# run: on the GPU machine (torch with CUDA, no network), build/gpu-train.tar.gz
-# carried (unpacked into /tmp/gpu-train-bundle): installs the wheels into /tmp/gpu-train-site, points the Python package at
+# run: on the GPU machine (torch with CUDA, no network), with
+# build/gpu-train.tar.gz carried (unpacked into /tmp/gpu-train-bundle):
+# installs the wheels into /tmp/gpu-train-site, points the Python package at
 # the bundled runtime and CLI and runs the driver with OUT as its output
 # folder (results.json after every row, table.md, log.txt,
 # memory_snapshot.pickle.gz, artifacts.tar.gz); work files in
