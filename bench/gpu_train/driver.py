@@ -231,7 +231,8 @@ class Driver:
         t["paths"] = {k: spec[k] for k in ("trace", "et", "kineto")}
         self.results["trace"] = t
         self.save()
-        self.log("  trace: %s %s" % (t["status"], t.get("error") or t.get("et_error") or ""))
+        self.log("  trace: %s %s" % (t["status"], "; ".join(
+            str(t[k]) for k in ("error", "durations_error", "et_error") if t.get(k))))
         return t
 
     def plans(self, trace, ratios, planners):
