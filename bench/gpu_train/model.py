@@ -41,6 +41,19 @@ SIZES = {
 SEED = 1234
 
 
+def deterministic():
+    """Deterministic kernels (warnings where an op has none), so that rows can
+    be asked for identical losses; without filling new memory with NaN (what
+    deterministic mode does from PyTorch 2.1 on: a write of every new tensor,
+    work the rows would each pay)."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        import torch.utils.deterministic as d
+    except ImportError:  # PyTorch < 2.1: no filling
+        return
+    d.fill_uninitialized_memory = False
+
+
 def dtype_of(cfg):
     return getattr(torch, cfg["dtype"])
 

@@ -139,7 +139,7 @@ def run(spec):
     result = {"status": "running"}
     t0 = time.perf_counter()
     try:
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        M.deterministic()
         if device == "cpu":
             torch.set_num_threads(spec.get("threads", 1))
         model, opt = M.make(cfg, device)

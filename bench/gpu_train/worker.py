@@ -50,7 +50,7 @@ def _memory(device, result):
 def _prepare_device(spec, result):
     """Cap, memory history, determinism: before the first CUDA allocation."""
     device = spec["device"]
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    M.deterministic()
     if device == "cpu":
         torch.set_num_threads(spec.get("threads", 1))
         return
