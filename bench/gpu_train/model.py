@@ -27,10 +27,11 @@ if _EXAMPLES not in sys.path:
 from gpt_model import GPT  # noqa: E402  (examples/gpt_model.py)
 
 # Model and batch per run kind. "gpu": GPT-2-medium-like (24 x 1024, 16
-# heads, vocab 50304: 356M parameters), sequence 2048, batch 4: about 2.8 GB
-# of parameters, gradients and AdamW state in bf16 and (estimated, not
-# measured) about 20 GB of activations, most of it the 24 x 4 x 16 x 2048^2
-# softmax outputs. "dry": the same code at toy size for the CPU.
+# heads, vocab 50304: 356M parameters), sequence 2048, batch 4: 2.1 GB of
+# parameters and AdamW state in bf16 and, extrapolated from a CPU recording
+# of one block at batch 1 (docs/runtime.md "Training on a GPU"), about 20 GB
+# of activations, most of them the 24 x 4 x 16 x 2048^2 softmax outputs.
+# "dry": the same code at toy size for the CPU.
 SIZES = {
     "gpu": dict(vocab=50304, context=2048, d_model=1024, heads=16, layers=24, batch=4,
                 dtype="bfloat16"),
