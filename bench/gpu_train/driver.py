@@ -41,6 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import methods  # noqa: E402,F401  (python/ on sys.path)
+import model as M  # noqa: E402
 import plan as P  # noqa: E402
 import table as T  # noqa: E402
 from swapplan.runtime import find_swapplan_binary  # noqa: E402
@@ -107,6 +108,7 @@ class Driver:
     def meta(self, binary, device_args, options):
         import torch
         return {"dry_run": self.dry, "device": self.device, "size": self.size,
+                "model": M.SIZES[self.size], "parameters": M.parameters(M.SIZES[self.size]),
                 "torch": torch.__version__, "python": platform.python_version(),
                 "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
                 "warmup": self.warmup, "steps": self.steps, "margin": self.margin,
