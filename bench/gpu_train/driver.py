@@ -3,12 +3,12 @@ swapplan's policies and under what users use today, side by side.
 
     python3 bench/gpu_train/driver.py --out OUT [--dry-run] [--rows a,b] [...]
 
-Each row runs in its own process (worker.py: cap, memory history and peak
-statistics start clean; a row that fails or runs past its time box takes
-nothing else with it). In order:
+Each row runs in its own process (worker.py, forked by procs.py: cap, memory
+history and peak statistics start clean; a row that fails or runs past its
+time box takes nothing else with it). In order:
 
 1. reference: no swapping, no cap (losses, step time, peaks);
-2. trace (trace.py): swapplan's recorder with per-op device times, and
+2. trace (trace_phase.py): swapplan's recorder with per-op device times, and
    torch.profiler's execution trace + Kineto with memory;
 3. budgets (r = persistent + activations / r of the recorded trace) and, per
    budget, the policies of --planners with the step time `swapplan simulate`
@@ -32,7 +32,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -43,6 +42,7 @@ sys.path.insert(0, HERE)
 import methods  # noqa: E402,F401  (python/ on sys.path)
 import model as M  # noqa: E402
 import plan as P  # noqa: E402
+import procs  # noqa: E402
 import table as T  # noqa: E402
 from swapplan.runtime import find_swapplan_binary  # noqa: E402
 
@@ -102,6 +102,10 @@ class Driver:
         else:
             device_args = ["--device", "h200-141gb"]
         self.planner = P.Planner(binary, device_args, options)
+        env = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+        if self.dry:
+            env["OMP_NUM_THREADS"] = "1"
+        self.runner = procs.Runner(env)
         self.results = {"meta": self.meta(binary, device_args, options), "budgets": {},
                         "plans": {}, "rows": [], "trace": None}
 
@@ -131,25 +135,13 @@ class Driver:
         os.replace(path + ".tmp", path)
 
     # ------------------------------------------------------------- processes
-    def _env(self):
-        env = dict(os.environ, PYTHONUNBUFFERED="1", CUBLAS_WORKSPACE_CONFIG=":4096:8")
-        if self.dry:
-            env["OMP_NUM_THREADS"] = "1"
-        return env
-
-    def _spawn(self, script, spec, name, timeout_s):
+    def _spawn(self, module, spec, name, timeout_s):
         spec_path = os.path.join(self.work, name + ".spec.json")
         with open(spec_path, "w") as f:
             json.dump(spec, f)
         log_path = os.path.join(self.work, name + ".log")
-        with open(log_path, "w") as log:
-            try:
-                p = subprocess.run([sys.executable, os.path.join(HERE, script), spec_path],
-                                   stdout=log, stderr=subprocess.STDOUT, env=self._env(),
-                                   timeout=max(1.0, timeout_s))
-                killed, rc = False, p.returncode
-            except subprocess.TimeoutExpired:
-                killed, rc = True, None
+        rc = self.runner.run(module, spec_path, log_path, max(1.0, timeout_s))
+        killed = rc is None
         try:
             with open(spec["result"]) as f:
                 result = json.load(f)
@@ -185,7 +177,7 @@ class Driver:
         else:
             spec["time_box_s"] = min(self.box, max(1.0, left - 20.0))
             self.log("row %s (%s)" % (name, spec["method"]))
-            row.update(self._spawn("worker.py", spec, name, min(left, self.box + 90.0)))
+            row.update(self._spawn("worker", spec, name, min(left, self.box + 90.0)))
         self.derive(row, plan)
         self.results["rows"].append(row)
         self.save()
@@ -234,7 +226,7 @@ class Driver:
                 "kineto": os.path.join(self.work, "kineto.json"),
                 "result": os.path.join(self.work, "trace.result.json")}
         self.log("trace: recorder, op times, execution trace + Kineto")
-        t = self._spawn("trace.py", spec, "trace", max(30.0, self.left() - 60.0))
+        t = self._spawn("trace_phase", spec, "trace", max(30.0, self.left() - 60.0))
         t["paths"] = {k: spec[k] for k in ("trace", "et", "kineto")}
         self.results["trace"] = t
         self.save()

@@ -1,7 +1,7 @@
 """The traces the GPU training check plans from, recorded in a process of
 their own on the device the rows run on.
 
-    python3 bench/gpu_train/trace.py SPEC.json
+    python3 bench/gpu_train/trace_phase.py SPEC.json
 
 After `warmup` plain steps (AdamW's state exists, the allocator is warm):
 
