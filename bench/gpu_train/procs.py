@@ -11,9 +11,11 @@ row still makes its own CUDA context, cap and memory history). The
 environment given is set before the server starts, so it holds when torch is
 imported there (OMP_NUM_THREADS) and when a row initialises CUDA
 (CUBLAS_WORKSPACE_CONFIG). A row's stdout and stderr go to its log file.
-Where there is no fork server, each row runs as `python3 MODULE.py SPEC`.
+Where there is no fork server, or with SWAPPLAN_GPU_TRAIN_FORK=0, each row
+runs as `python3 MODULE.py SPEC`.
 """
 
+import gc
 import importlib
 import json
 import multiprocessing
@@ -25,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _child(module, spec_path, log_path):
+    gc.freeze()  # what the server imported: not traversed (nor copied) by the GC
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -43,11 +46,13 @@ class Runner:
         os.environ.update(env)
         if HERE not in sys.path:
             sys.path.insert(0, HERE)
-        try:
-            self.ctx = multiprocessing.get_context("forkserver")
-            self.ctx.set_forkserver_preload(list(preload))
-        except ValueError:
-            self.ctx = None
+        self.ctx = None
+        if os.environ.get("SWAPPLAN_GPU_TRAIN_FORK", "1") != "0":
+            try:
+                self.ctx = multiprocessing.get_context("forkserver")
+                self.ctx.set_forkserver_preload(list(preload))
+            except ValueError:
+                self.ctx = None
 
     def run(self, module, spec_path, log_path, timeout_s):
         if self.ctx is None:
