@@ -84,6 +84,25 @@ struct Lifetime {
   int64_t start_id = -1;  // node id of the allocating op; -1 resident before the trace
 };
 
+// True when an op ancestor of node `i` (through `op_anc`) returns storage
+// `storage` without taking it as an input: the ancestor made it (aten::cat
+// whose narrow / slice children view its output; the views in between take
+// and return it).
+bool AncestorReturns(const EtCapture& cap, const std::vector<int32_t>& op_anc, uint32_t i,
+                     int64_t storage) {
+  for (int32_t p = op_anc[i]; p >= 0; p = op_anc[p]) {
+    const EtNode& nd = cap.nodes[p];
+    bool in = false, out = false;
+    for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+      if (cap.refs[nd.refs_begin + r].storage_id != storage) continue;
+      (r < nd.num_inputs ? in : out) = true;
+    }
+    if (out && !in) return true;
+    if (!in) return false;  // the ancestor does not touch it: not its work
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
@@ -125,18 +144,24 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
 
   // Threads that run backward work: autograd nodes, or operators named
   // *_backward (older traces keep only the operators).
-  absl::flat_hash_set<int32_t> autograd_threads;
+  // Not a thread that also runs the training loop (ProfilerStep# or
+  // Optimizer.* annotations): on the CPU the engine runs backward on the
+  // calling thread, whose forward ops are no backward work.
+  absl::flat_hash_set<int32_t> autograd_threads, loop_threads;
   for (uint32_t i = 0; i < n; ++i) {
+    const NameTraits& t = traits[nodes[i].name];
+    if (t.profiler_step || t.optimizer_step || t.zero_grad) loop_threads.insert(nodes[i].tid);
     if (cls[i] == NodeClass::kAutograd || nodes[i].fw_tid ||
         (cls[i] == NodeClass::kOp && absl::StrContains(cap.names[nodes[i].name], "_backward"))) {
       autograd_threads.insert(nodes[i].tid);
     }
   }
+  for (int32_t tid : loop_threads) autograd_threads.erase(tid);
 
   // 2. Inherited structure, parents first.
   std::vector<PhaseHint> hint(n, PhaseHint::kNone);
   std::vector<uint8_t> autograd(n, 0), grad_scope(n, 0);
-  std::vector<int32_t> step_anc(n, -1), op_anc(n, -1);
+  std::vector<int32_t> step_anc(n, -1), op_anc(n, -1), top_op(n, -1);
   std::vector<uint32_t> steps, opt_steps;  // in id order
   for (uint32_t i : order) {
     const EtNode& nd = nodes[i];
@@ -149,6 +174,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     grad_scope[i] = (p >= 0 && grad_scope[p]) || t.accumulate_grad || t.zero_grad;
     step_anc[i] = t.profiler_step ? static_cast<int32_t>(i) : p >= 0 ? step_anc[p] : -1;
     op_anc[i] = p < 0 ? -1 : cls[p] == NodeClass::kOp ? p : op_anc[p];
+    top_op[i] = op_anc[i] >= 0 ? top_op[op_anc[i]] : static_cast<int32_t>(i);
     if (t.profiler_step) steps.push_back(i);
     if (t.optimizer_step && cls[i] == NodeClass::kAnnotation) opt_steps.push_back(i);
   }
@@ -276,6 +302,17 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<int64_t> extent;  // per tensor
   std::vector<int64_t> in_storages;
   int64_t paired = 0, unpaired = 0;
+  // Optimizer state made in the trace (Adam's first step): a tensor a state
+  // creator (zeros_like, clone, torch.tensor, ...) makes inside
+  // Optimizer.step and another top-level op of the step then uses. ET records
+  // no frees, so without this it would die after its last use, a TEMPORARY.
+  struct StateCandidate {
+    uint64_t tensor;
+    int32_t op;
+  };
+  std::vector<StateCandidate> state_candidates;
+  std::vector<int32_t> made_by_top;        // per tensor: top-level op node that made it, -1
+  std::vector<uint8_t> used_by_other_top;  // per tensor
   for (const Emit& e : emit) {
     const uint32_t i = e.node;
     const EtNode& nd = nodes[i];
@@ -303,6 +340,11 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
         const bool from_child = lt->second.start_id > nd.id && lt->second.start_id <= max_desc[i];
         reuse = was_input || from_child;
       }
+      // A storage first seen as a child's input that an enclosing op
+      // returns was allocated by that op (aten::addmm's output, filled by
+      // its aten::copy_ child): new here, not resident before the trace.
+      const bool made_by_ancestor = !reuse && !output && lt == live.end() &&
+                                    AncestorReturns(cap, op_anc, i, ref.storage_id);
       uint64_t tensor;
       if (reuse) {
         tensor = lt->second.tensor;
@@ -310,12 +352,22 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       } else {
         tensor = a.AddTensor(ref.extent_bytes, ref.dtype, cap.Shape(ref.shape), "");
         extent.push_back(ref.extent_bytes);
-        if (!output) a.SetPersistent(tensor, true);
-        live[ref.storage_id] = Lifetime{tensor, output ? nd.id : -1};
+        made_by_top.push_back(-1);
+        used_by_other_top.push_back(0);
+        if (output && h == PhaseHint::kOptimizer &&
+            traits[nodes[top_op[i]].name].state_creator) {
+          made_by_top[tensor] = top_op[i];
+          state_candidates.push_back({tensor, op});
+        }
+        if (!output && !made_by_ancestor) a.SetPersistent(tensor, true);
+        live[ref.storage_id] = Lifetime{tensor, output || made_by_ancestor ? nd.id : -1};
         if (output && t.copy && from_other_device) a.SetKind(tensor, TensorKind::kInput);
       }
       if (!output) in_storages.push_back(ref.storage_id);
       if (grad_scope[i]) a.SetKind(tensor, TensorKind::kGradient);
+      if (made_by_top[tensor] >= 0 && made_by_top[tensor] != top_op[i]) {
+        used_by_other_top[tensor] = 1;
+      }
       a.AddUse(op, tensor, output);
     }
     if (pairing != nullptr) {
@@ -338,6 +390,15 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     }
   }
   for (size_t k = 0; k < extent.size(); ++k) a.SetSize(k, extent[k]);
+  int64_t state_created = 0;
+  for (const StateCandidate& c : state_candidates) {
+    if (!used_by_other_top[c.tensor] || a.kind_known(c.tensor)) continue;
+    a.SetKind(c.tensor, TensorKind::kOptimizerState);
+    a.SetPersistent(c.tensor, true);  // allocated at its creation, resident to the end
+    a.AddEvent(c.op, MemoryEventKind::kAlloc, c.tensor);
+    ++state_created;
+  }
+  if (state_created > 0) a.Note("optimizer_state_created", state_created);
 
   // Metadata.
   TraceMetadata& m = a.metadata();

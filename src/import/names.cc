@@ -76,6 +76,10 @@ NameTraits ClassifyName(absl::string_view name) {
   absl::string_view op = name;
   absl::ConsumePrefix(&op, "aten::");
   t.copy = op == "copy_" || op == "_to_copy" || op == "to";
+  static constexpr absl::string_view kCreators[] = {
+      "zeros_like", "zeros", "ones_like", "full_like", "new_zeros", "empty_like", "empty",
+      "clone", "lift_fresh"};
+  for (absl::string_view c : kCreators) t.state_creator = t.state_creator || op == c;
   static constexpr absl::string_view kViews[] = {
       "view", "as_strided", "t", "transpose", "permute", "expand", "expand_as", "reshape",
       "detach", "detach_", "slice", "select", "narrow", "squeeze", "unsqueeze", "empty",

@@ -1,0 +1,142 @@
+// What torch 2.x's ExecutionTraceObserver writes on the CPU (schema
+// 1.1.1-chakra.0.0.4: inputs / outputs objects with strides, attrs lists),
+// in miniature: one ProfilerStep#0 on one thread, which runs the forward,
+// the autograd engine (the CPU runs backward on the calling thread) and
+// Adam's first step.
+//
+//   id  node                                       storages (bytes)
+//   4   aten::addmm(bias, x, W) -> y               bias 20 (16, expanded to [8,4] with
+//   5     aten::copy_(y, bias)                     stride 0), x 21 (128), W 22 (64), y 23 (128)
+//   6     aten::resolve_conj(W)
+//   7   autograd::engine::evaluate_function: AddmmBackward0
+//   8     AddmmBackward0 (scope 1)
+//   9       aten::mm(y, x) -> gW                   gW 24 (64)
+//   10  Optimizer.step#Adam.step
+//   11    aten::zeros_like(W) -> m                 m 25 (64)
+//   12      aten::empty_like   13 aten::empty_strided
+//   14      aten::zero_(m)
+//   15    aten::lerp_(m, gW)
+//   16    aten::sqrt(m) -> s                       s 26 (64): a temporary
+//   17    aten::add_(W, s)
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "import/import_test_util.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/step_anatomy.h"
+
+namespace swapplan {
+namespace {
+
+using testing::Attr;
+using testing::ImportText;
+using testing::RoundRoofline;
+
+// A tensor argument: [tensor id, storage id, offset, numel, itemsize, device].
+std::string T(int storage, int numel) { return absl::StrCat("[", storage, ",", storage, ",0,", numel, ",4,\"cpu\"]"); }
+
+std::string Io(const std::vector<std::string>& values, const std::vector<std::string>& shapes,
+               const std::vector<std::string>& strides) {
+  std::vector<std::string> types(values.size(), "\"Tensor(float)\"");
+  return absl::StrCat("{\"values\":[", absl::StrJoin(values, ","), "],\"shapes\":[",
+                      absl::StrJoin(shapes, ","), "],\"types\":[", absl::StrJoin(types, ","),
+                      "],\"strides\":[", absl::StrJoin(strides, ","), "]}");
+}
+
+std::string Node(int id, const std::string& name, int parent, int scope, const std::string& in,
+                 const std::string& out) {
+  return absl::StrCat("{\"id\":", id, ",\"name\":\"", name, "\",\"ctrl_deps\":", parent,
+                      ",\"inputs\":", in, ",\"outputs\":", out,
+                      ",\"attrs\":[{\"name\":\"rf_id\",\"type\":\"uint64\",\"value\":", id,
+                      "},{\"name\":\"scope\",\"type\":\"uint64\",\"value\":", scope,
+                      "},{\"name\":\"tid\",\"type\":\"uint64\",\"value\":1},"
+                      "{\"name\":\"fw_tid\",\"type\":\"uint64\",\"value\":0}]}");
+}
+
+std::string Torch2Et() {
+  const std::string none = Io({}, {}, {});
+  const std::string bias = T(20, 32), x = T(21, 32), w = T(22, 16), y = T(23, 32), gw = T(24, 16),
+                    m = T(25, 16), s = T(26, 16);
+  // bias as addmm sees it: [8,4] with strides [0,1] (numel 32, 4 elements).
+  const std::string m84 = "[8,4]", m44 = "[4,4]", s84 = "[4,1]", s44 = "[4,1]", b84 = "[0,1]";
+  std::vector<std::string> n = {
+      Node(2, "[pytorch|profiler|execution_trace|thread]", 1, 7, none, none),
+      Node(3, "ProfilerStep#0", 2, 7, none, none),
+      Node(4, "aten::addmm", 3, 0, Io({bias, x, w}, {m84, m84, m44}, {b84, s84, s44}),
+           Io({y}, {m84}, {s84})),
+      Node(5, "aten::copy_", 4, 0, Io({y, bias}, {m84, m84}, {s84, b84}), Io({y}, {m84}, {s84})),
+      Node(6, "aten::resolve_conj", 4, 0, Io({w}, {m44}, {s44}), Io({w}, {m44}, {s44})),
+      Node(7, "autograd::engine::evaluate_function: AddmmBackward0", 3, 1, none, none),
+      Node(8, "AddmmBackward0", 7, 1, none, none),
+      Node(9, "aten::mm", 8, 0, Io({y, x}, {m84, m84}, {s84, s84}), Io({gw}, {m44}, {s44})),
+      Node(10, "Optimizer.step#Adam.step", 3, 7, none, none),
+      Node(11, "aten::zeros_like", 10, 0, Io({w}, {m44}, {s44}), Io({m}, {m44}, {s44})),
+      Node(12, "aten::empty_like", 11, 0, Io({w}, {m44}, {s44}), Io({m}, {m44}, {s44})),
+      Node(13, "aten::empty_strided", 12, 0, none, Io({m}, {m44}, {s44})),
+      Node(14, "aten::zero_", 11, 0, Io({m}, {m44}, {s44}), Io({m}, {m44}, {s44})),
+      Node(15, "aten::lerp_", 10, 0, Io({m, gw}, {m44, m44}, {s44, s44}), Io({m}, {m44}, {s44})),
+      Node(16, "aten::sqrt", 10, 0, Io({m}, {m44}, {s44}), Io({s}, {m44}, {s44})),
+      Node(17, "aten::add_", 10, 0, Io({w, s}, {m44, m44}, {s44, s44}), Io({w}, {m44}, {s44}))};
+  return absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"time\":\"t\","
+                      "\"start_ts\":0,\"nodes\":[", absl::StrJoin(n, ","), "],\"finish_ts\":1}");
+}
+
+// File ids in order of first appearance: 0 y (copy_), 1 bias, 2 W
+// (resolve_conj), 3 x (addmm), 4 gW, 5 m, 6 s.
+TEST_CASE("ET torch 2.x: phases on the one CPU thread, sizes from strides, outputs a child fills") {
+  auto t = ImportText(Torch2Et(), "", RoundRoofline());
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  CHECK(Attr(*t, "import.schema") == "1.1.1-chakra.0.0.4");
+  // copy_, resolve_conj, addmm (own work: x), mm, empty_strided,
+  // empty_like (own work: W), zero_, lerp_, sqrt, add_.
+  REQUIRE(t->num_ops() == 10);
+  const Phase phases[] = {Phase::kForward,   Phase::kForward,   Phase::kForward,
+                          Phase::kBackward,  Phase::kOptimizer, Phase::kOptimizer,
+                          Phase::kOptimizer, Phase::kOptimizer, Phase::kOptimizer,
+                          Phase::kOptimizer};
+  for (OpIndex i = 0; i < 10; ++i) CHECK(t->op(i).phase == phases[i]);
+  REQUIRE(t->num_tensors() == 7);
+  // y: made by addmm (its copy_ child sees it first), an activation, not
+  // resident before the trace.
+  CHECK_FALSE(t->tensor(0).persistent);
+  CHECK(t->lifetime(0).alloc_op == 0);
+  CHECK(t->tensor(0).kind == TensorKind::kActivation);
+  // The bias: 4 floats of storage, not the 32 of its expanded view.
+  CHECK(t->tensor(1).size_bytes == 16);
+  CHECK(t->tensor(2).kind == TensorKind::kParameter);
+}
+
+TEST_CASE("ET torch 2.x: the optimizer state of a first step is OPTIMIZER_STATE, to the end") {
+  auto t = ImportText(Torch2Et(), "", RoundRoofline());
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  // m: made by zeros_like inside Optimizer.step, then updated by lerp_.
+  CHECK(t->tensor(5).kind == TensorKind::kOptimizerState);
+  CHECK(t->lifetime(5).alloc_op == 4);             // aten::empty_strided
+  CHECK(t->lifetime(5).free_op == t->num_ops());   // never freed
+  // s: sqrt's output is scratch of the step.
+  CHECK(t->tensor(6).kind == TensorKind::kTemporary);
+  CHECK(Attr(*t, "import.note.optimizer_state_created") == "1");
+  auto c = ComputeMemoryCurve(*t);
+  REQUIRE(c.ok());
+  auto a = AnalyzeStep(*t, *c, 0);
+  REQUIRE(a.ok());
+  CHECK(a->first_step);
+  CHECK(a->num_state_tensors_created == 1);
+  CHECK(a->state_bytes_created == 64);
+  // Unswapped, during each op (resident: bias 16, W 64, x 128 = 208):
+  //   copy_ 208 + y 128 = 336, resolve_conj 336, addmm 336, mm 336 + gW 64 =
+  //   400 (y's last use); empty_strided 208 + gW 64 + m 64 = 336 .. lerp_
+  //   (gW's last use); sqrt 208 + m 64 + s 64 = 336, add_ 336.
+  CHECK(a->peak.bytes == 400);
+  CHECK(a->peak.local_op == 3);  // the first of the two 400s: mm
+  // Steady state: m resident from op 0: 464 at mm.
+  CHECK(a->steady_peak_bytes == 464);
+  CHECK(a->steady_peak_local_op == 3);
+}
+
+}  // namespace
+}  // namespace swapplan
