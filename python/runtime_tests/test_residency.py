@@ -25,7 +25,7 @@ torch.set_num_threads(1)
 class ResidencyMeterTest(unittest.TestCase):
     def test_worked_values(self):
         before = torch.ones(1000)  # 4000 bytes, made before the meter
-        with ResidencyMeter(budget_bytes=10**9) as meter:
+        with ResidencyMeter(budget_bytes=10**9, include_existing=True) as meter:
             base = meter.resident_bytes()
             self.assertGreaterEqual(base, 4000)
             x = torch.ones(250)        # + 1000
@@ -42,6 +42,16 @@ class ResidencyMeterTest(unittest.TestCase):
             before.add_(1)  # in place: + 0
             self.assertEqual(meter.resident_bytes() - base, 1000)
         del before, y
+
+    def test_cpu_default_counts_a_tensor_from_its_first_use(self):
+        old = torch.ones(2500)  # 10000 bytes, made before the meter
+        with ResidencyMeter() as meter:
+            self.assertEqual(meter.resident_bytes(), 0)
+            y = old * 1                # old used: on the device, and y: 20000
+            self.assertEqual(meter.resident_bytes(), 20000)
+            del y
+            self.assertEqual(meter.resident_bytes(), 10000)
+        del old
 
     def test_peak_is_at_the_kernel_and_violations_name_the_op(self):
         with ResidencyMeter() as probe:
@@ -93,25 +103,27 @@ class ResidencyMeterTest(unittest.TestCase):
                             if sid not in seen:
                                 seen.add(sid)
                                 total += C.untyped_storage(t).nbytes()
-                reference.append(total)
+                reference.append((meter.ops - 1, total))  # the meter's op index
                 return out
 
         x, y = torch.randn(32, 64), torch.randint(0, 8, (32,))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Naive entered inside the meter: intended here
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                with ResidencyMeter(keep_samples=True) as meter, Naive():
+                with ResidencyMeter(keep_samples=True, include_existing=True) as meter, Naive():
                     opt.zero_grad()
                     torch.nn.functional.cross_entropy(model(x), y).backward()
                     opt.step()
         afters = [s[3] for s in meter.samples]
-        self.assertEqual(len(afters), len(reference))
+        # Torch 1.13 sends autograd's saved-variable detaches past the inner
+        # mode: the reference sees a subset of the ops, aligned by index.
+        self.assertGreater(len(reference), 40)
         # The naive scan sees everything gc sees; the meter only what it was
         # shown, so it can only be lower, and on this step it is equal at the
         # peak (every storage of a training step passes through an op).
-        self.assertTrue(all(a <= r for a, r in zip(afters, reference)),
-                        [(i, a, r) for i, (a, r) in enumerate(zip(afters, reference)) if a > r])
-        self.assertEqual(max(afters), max(reference))
+        pairs = [(afters[i], r) for i, r in reference]
+        self.assertTrue(all(a <= r for a, r in pairs), [p for p in pairs if p[0] > p[1]])
+        self.assertEqual(max(a for a, _ in pairs), max(r for _, r in pairs))
 
 
 if __name__ == "__main__":

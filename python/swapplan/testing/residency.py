@@ -16,11 +16,14 @@ once (views share their storage), sampled twice per op: before the kernel
 after it (its outputs allocated, before a runtime reacts to them). That
 second sample is the one a device allocator would have failed.
 
-Which storages: every storage alive when the meter is entered (found by a
-scan of the garbage collector's tensors: parameters, optimizer state,
-buffers, batches) and every storage an op takes or returns while it is
-active. It keeps a weak reference per storage (``_compat.weak_ref``), never
-a strong one, and never reads a runtime's state.
+Which storages: every storage an op takes or returns while the meter is
+active, from that op on — on the CPU the "device" is emulated, and a tensor
+made before (parameters, a dataset in memory) is on it from its first use,
+as if moved there then; with include_existing (the default on CUDA, where
+every live device storage is on the device) also every tensor alive when
+the meter is entered, found by a scan of the garbage collector's objects.
+It keeps a weak reference per storage (``_compat.weak_ref``), never a strong
+one, and never reads a runtime's state.
 
 The order matters: the meter is a TorchDispatchMode and must be entered
 *before* (outside) a runtime's own mode, so that the runtime's handler runs
@@ -79,6 +82,8 @@ class ResidencyMeter(TorchDispatchMode):
         backend's emulated device, "cuda").
       budget_bytes: samples above it are kept in `violations` (the first
         `max_violations`; `violation_count` counts all).
+      include_existing: count the tensors alive at __enter__ from then on
+        (default: on CUDA only; module docstring).
       keep_samples: also keep every sample as (op index, op name, before,
         after) in `samples` (tests that plot or compare curves).
 
@@ -87,8 +92,13 @@ class ResidencyMeter(TorchDispatchMode):
     iteration_peaks (one per mark_iteration()).
     """
 
-    def __init__(self, device="cpu", budget_bytes=None, keep_samples=False, max_violations=100):
+    def __init__(self, device="cpu", budget_bytes=None, keep_samples=False, max_violations=100,
+                 include_existing=None):
         super().__init__()
+        # CPU: the emulated device holds a storage from its creation or first
+        # use by an op on; CUDA: from its creation (every live one).
+        self.include_existing = (device != "cpu") if include_existing is None \
+            else include_existing
         self.device = torch.device(device).type
         self.budget_bytes = budget_bytes
         self.keep_samples = keep_samples
@@ -166,10 +176,11 @@ class ResidencyMeter(TorchDispatchMode):
             warnings.warn("ResidencyMeter entered inside another dispatch mode: it measures "
                           "after that mode's handler, not at the kernel; enter it first",
                           RuntimeWarning, stacklevel=2)
-        gc.collect()
-        for obj in gc.get_objects():
-            if issubclass(type(obj), _Tensor):  # type(): no proxy's __class__ hook
-                self._track(obj)
+        if self.include_existing:
+            gc.collect()
+            for obj in gc.get_objects():
+                if issubclass(type(obj), _Tensor):  # type(): no proxy's __class__ hook
+                    self._track(obj)
         if self._cuda:
             self.allocator_peak_bytes = torch.cuda.memory_allocated()
         self._iteration_peak = self.resident_bytes()
