@@ -61,7 +61,11 @@ def budget_at(report, ratio, iteration=None):
 
 
 def phases(report):
-    return {k for k, v in report["num_ops_by_phase"].items() if v > 0}
+    """The training phases a trace has. OTHER is left out: the recorder
+    calls OTHER what runs outside forward, backward and optimizer.step()
+    (loss.item() after backward), which an importer's rules put in BACKWARD
+    (docs/importers.md); both counts are reported."""
+    return {k for k, v in report["num_ops_by_phase"].items() if v > 0 and k != "OTHER"}
 
 
 def rel(a, b):

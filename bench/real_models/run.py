@@ -103,7 +103,7 @@ def summarize_execution(e, losses, budget, adv, record_path, s):
                passive_swaps=st["passive_swaps"], ooms=st["ooms"],
                use_while_off_device=st["use_while_off_device"],
                per_iteration_policy_swaps=[r["counts"]["policy_swap_outs"] for r in e["iterations"]],
-               planned_swap_outs=adv["best"]["num_items"] // 2)
+               planned_swap_outs=adv["best"]["num_items"])  # one item per swapped tensor
     rep, _ = s.advise(record_path, budget)
     out["replanned"] = checks.verdict_of(rep)
     out["ok"] = {

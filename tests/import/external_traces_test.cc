@@ -66,7 +66,10 @@ TEST_CASE("external: param-linear_et (ET 1.0.1, one SGD step)") {
   CHECK(TensorsOfKind(t, TensorKind::kParameter) == 42);  // 21 Linear layers x (W, b)
   CHECK(TensorsOfKind(t, TensorKind::kGradient) > 0);
   CHECK(TensorsOfKind(t, TensorKind::kActivation) > 0);
-  CHECK(l->curve.peak_unswapped().bytes == 232960004);
+  // 2 MiB + 4 B below the leaf-only reading: storages an op makes and a child
+  // fills first (aten::addmm's output under its aten::copy_) are allocated
+  // there, not resident before the trace (docs/importers.md).
+  CHECK(l->curve.peak_unswapped().bytes == 230862848);
   CHECK(l->curve.peak_unswapped().phase == Phase::kBackward);
 }
 
@@ -83,7 +86,7 @@ TEST_CASE("external: param-resnet_et (ET 1.1.0-chakra, ProfilerStep#6-8, ## anno
   CHECK(TensorsOfKind(t, TensorKind::kParameter) == 161);
   CHECK(TensorsOfKind(t, TensorKind::kOptimizerState) == 161);  // SGD momentum
   CHECK(TensorsOfKind(t, TensorKind::kActivation) > 0);
-  CHECK(l->curve.peak_unswapped().bytes == 3089966384);
+  CHECK(l->curve.peak_unswapped().bytes == 3089966376);  // 8 B: as param-linear
 }
 
 TEST_CASE("external: chakra-1.0.2-chakra.0.0.4_et (ET JSON, all-gather test)") {
