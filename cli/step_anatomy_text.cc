@@ -47,6 +47,9 @@ std::vector<std::pair<std::string, std::string>> AnatomyLines(const Trace& trace
                       TensorKindName(trace.tensor(largest[i]).kind));
     }
   }
+  if (a.peak_bytes_by_kind[static_cast<int>(TensorKind::kActivation)] == 0) {
+    absl::StrAppend(&made, "; no ACTIVATION is live there: swapping activations cannot lower it");
+  }
   rows.emplace_back("peak holds", made);
   if (!a.first_step) return rows;
   rows.emplace_back(

@@ -36,10 +36,12 @@ class Swapplan:
         p, _ = self.run(*args)
         return json.loads(p.stdout)
 
-    def advise(self, trace, budget_bytes, policy=None):
+    def advise(self, trace, budget_bytes, policy=None, kineto=None):
         """advise at `budget_bytes`; (report, wall seconds). Exit 3 (nothing
         fits) is a report too."""
         args = ["advise", trace, "--device-memory", "%dB" % budget_bytes, "--json"] + LINK
+        if kineto:
+            args += ["--kineto", kineto]
         if policy:
             args += ["-o", policy]
         p, secs = self.run(*args, ok=(0, 3))

@@ -81,7 +81,7 @@ def run_model(name, args, s):
         adv, secs = s.advise(rec, budget, policy)
         row = {"budget_bytes": budget, "advise_s": secs, "verdict": checks.verdict_of(adv),
                "best": adv.get("best"), "first_step": adv.get("first_step")}
-        imp_adv, _ = s.advise(et if not args.import_kineto_only else kin, budget)
+        imp_adv, _ = s.advise(et, budget, kineto=kin)
         row["verdict_on_imported"] = checks.verdict_of(imp_adv)
         if args.runtime and adv.get("best") and adv["best"]["num_items"] > 0:
             import e2e
@@ -166,7 +166,6 @@ def main(argv=None):
                                                         os.path.join(ROOT, "build", "swapplan")))
     p.add_argument("--no-runtime", dest="runtime", action="store_false",
                    help="skip the execution on the runtime")
-    p.add_argument("--import-kineto-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     args.ratios = [float(r) for r in args.ratios.split(",")]

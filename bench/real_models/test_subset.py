@@ -121,6 +121,42 @@ class RealModelSubset(unittest.TestCase):
         self.assertIn("needs", p.stdout)
 
 
+class FirstStepPeakInTheOptimizer(unittest.TestCase):
+    """The case of issue 32: a single recorded step (the first) whose peak
+    is the optimizer creating Adam's state; at 22 % below that peak no
+    planner reaches the budget, and advise must say why (phase, tensors)
+    and what a steady-state step needs."""
+
+    def test_precise_verdict(self):
+        import checks
+        import models
+        import record
+        with tempfile.TemporaryDirectory(prefix="swapplan-first-step-") as d:
+            et, kin = os.path.join(d, "et.json"), os.path.join(d, "kineto.json")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                record.with_profiler(lambda: models.build("gpt2", batch=1, seq=16),
+                                     1, et, kin)
+            s = checks.Swapplan(BINARY)
+            rep = s.inspect(et, kineto=kin)
+            self.assertEqual(rep["peak_unswapped_at"]["phase"], "OPTIMIZER")
+            fs = rep["first_step"]
+            self.assertIsNotNone(fs)
+            budget = int(rep["peak_unswapped_bytes"] * 0.78)
+            adv, _ = s.advise(et, budget, kineto=kin)
+            self.assertIsNone(adv["best"])
+            self.assertEqual(adv["first_step"]["steady_peak_unswapped_bytes"],
+                             fs["steady_peak_unswapped_bytes"])
+            self.assertEqual(adv["peak_bytes_by_kind"]["ACTIVATION"], 0)
+            self.assertGreater(adv["peak_bytes_by_kind"]["OPTIMIZER_STATE"], 0)
+            p = subprocess.run([BINARY, "advise", et, "--kineto", kin, "--device-memory",
+                                "%dB" % budget] + checks.LINK, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("OPTIMIZER); largest:", p.stdout)
+            self.assertIn("swapping activations cannot lower it", p.stdout)
+            self.assertIn("(%d B) without swapping" % fs["steady_peak_unswapped_bytes"], p.stdout)
+
+
 def main():
     try:
         import torch  # noqa: F401
