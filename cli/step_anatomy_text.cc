@@ -47,8 +47,12 @@ std::vector<std::pair<std::string, std::string>> AnatomyLines(const Trace& trace
                       TensorKindName(trace.tensor(largest[i]).kind));
     }
   }
-  if (a.peak_bytes_by_kind[static_cast<int>(TensorKind::kActivation)] == 0) {
+  const int64_t activations = a.peak_bytes_by_kind[static_cast<int>(TensorKind::kActivation)];
+  if (activations == 0) {
     absl::StrAppend(&made, "; no ACTIVATION is live there: swapping activations cannot lower it");
+  } else if (activations < a.peak.bytes / 100) {
+    absl::StrAppend(&made, "; only ", FormatBytes(activations),
+                    " of ACTIVATION is live there: swapping activations cannot lower it more");
   }
   rows.emplace_back("peak holds", made);
   if (!a.first_step) return rows;

@@ -31,17 +31,21 @@ class Swapplan:
                                                            p.stderr.strip() or p.stdout.strip()))
         return p, time.monotonic() - start
 
-    def inspect(self, trace, kineto=None):
+    def inspect(self, trace, kineto=None, et_ops=None):
         args = ["inspect", trace, "--json"] + (["--kineto", kineto] if kineto else [])
+        if et_ops:
+            args += ["--et-ops", et_ops]
         p, _ = self.run(*args)
         return json.loads(p.stdout)
 
-    def advise(self, trace, budget_bytes, policy=None, kineto=None):
+    def advise(self, trace, budget_bytes, policy=None, kineto=None, et_ops=None):
         """advise at `budget_bytes`; (report, wall seconds). Exit 3 (nothing
         fits) is a report too."""
         args = ["advise", trace, "--device-memory", "%dB" % budget_bytes, "--json"] + LINK
         if kineto:
             args += ["--kineto", kineto]
+        if et_ops:
+            args += ["--et-ops", et_ops]
         if policy:
             args += ["-o", policy]
         p, secs = self.run(*args, ok=(0, 3))

@@ -60,7 +60,13 @@ def run_model(name, args, s):
     res["losses_recorder"], summary = record.with_recorder(make, args.steps, rec)
     res["record_s"] = time.monotonic() - t
     res["parameters"] = make().parameters()
-    imported = s.inspect(et, kineto=kin)
+    # The importer's trace at the dispatch level (--et-ops dispatch: the ops
+    # the recorder's dispatch mode sees); the default leaf level is kept for
+    # the record.
+    imported = s.inspect(et, kineto=kin, et_ops="dispatch")
+    leaves = s.inspect(et, kineto=kin)
+    res["imported_leaves"] = {k: leaves[k] for k in ("num_ops", "peak_unswapped_bytes",
+                                                     "resident_at_start_bytes")}
     recorded = s.inspect(rec)
     kineto = s.inspect(kin)
     res["kineto_alone"] = {k: v for k, v in kineto.items()
@@ -81,7 +87,7 @@ def run_model(name, args, s):
         adv, secs = s.advise(rec, budget, policy)
         row = {"budget_bytes": budget, "advise_s": secs, "verdict": checks.verdict_of(adv),
                "best": adv.get("best"), "first_step": adv.get("first_step")}
-        imp_adv, _ = s.advise(et, budget, kineto=kin)
+        imp_adv, _ = s.advise(et, budget, kineto=kin, et_ops="dispatch")
         row["verdict_on_imported"] = checks.verdict_of(imp_adv)
         if args.runtime and adv.get("best") and adv["best"]["num_items"] > 0:
             import e2e

@@ -46,6 +46,7 @@ class RealModelSubset(unittest.TestCase):
             lr, summary = record.with_recorder(make, 1, rec)
             cls.runs[name] = dict(et=et, kin=kin, rec=rec, losses=(lp, lr), summary=summary,
                                   imported=cls.s.inspect(et, kineto=kin),
+                                  dispatch=cls.s.inspect(et, kineto=kin, et_ops="dispatch"),
                                   kineto=cls.s.inspect(kin), recorded=cls.s.inspect(rec))
 
     @classmethod
@@ -74,11 +75,26 @@ class RealModelSubset(unittest.TestCase):
             kp = checks.kineto_peak_above_start(k)
             self.assertLess(abs(checks.above_start(r["recorded"]) - kp) / kp, 0.02, name)
 
+    def test_agreement_at_the_dispatch_level(self):
+        # --et-ops dispatch: the importer's trace against the recorder's
+        # (peak within 2 %, the same training phases) and against Kineto's
+        # peak (within 2 %). Ops: FORWARD + BACKWARD within 5 %; a first
+        # step's OPTIMIZER has more in the ET (torch.tensor's aten::empty and
+        # aten::to for Adam's step counters, made below the dispatch mode).
+        import checks
+        for name, r in self.runs.items():
+            a = checks.agreement(r["dispatch"], r["recorded"], r["kineto"])
+            ok = dict(a["ok"])
+            del ok["ops"]
+            self.assertTrue(all(ok.values()), "%s %s" % (name, a))
+            fb = [a[k]["FORWARD"] + a[k]["BACKWARD"] for k in ("phases_imported", "phases_recorded")]
+            self.assertLess(checks.rel(*fb), checks.OPS_TOLERANCE, "%s %s" % (name, fb))
+
     def test_phases_on_the_cpu_thread(self):
         # The CPU runs backward on the training thread: its forward ops are
         # still FORWARD in both imports.
         for name, r in self.runs.items():
-            for rep in (r["imported"], r["kineto"]):
+            for rep in (r["imported"], r["dispatch"], r["kineto"]):
                 by = rep["num_ops_by_phase"]
                 self.assertGreater(by["FORWARD"], 0, name)
                 self.assertGreater(by["BACKWARD"], 0, name)
@@ -87,7 +103,7 @@ class RealModelSubset(unittest.TestCase):
     def test_first_step_detected_in_every_trace(self):
         for name, r in self.runs.items():
             states = {}
-            for which in ("imported", "kineto", "recorded"):
+            for which in ("imported", "dispatch", "kineto", "recorded"):
                 fs = r[which]["first_step"]
                 self.assertIsNotNone(fs, "%s %s" % (name, which))
                 self.assertEqual(fs["iteration"], 0)
@@ -99,7 +115,7 @@ class RealModelSubset(unittest.TestCase):
             # recorder names them from optimizer.state; the importers find
             # them from Optimizer.step (ET) and the allocator (Kineto).
             self.assertGreater(r["recorded"]["tensors_by_kind"]["OPTIMIZER_STATE"]["bytes"], 0)
-            for which in ("imported", "kineto"):
+            for which in ("imported", "dispatch", "kineto"):
                 self.assertLess(abs(states[which] - states["recorded"]) / states["recorded"],
                                 0.02, "%s %s %s" % (name, which, states))
 
@@ -147,14 +163,22 @@ class FirstStepPeakInTheOptimizer(unittest.TestCase):
             self.assertIsNone(adv["best"])
             self.assertEqual(adv["first_step"]["steady_peak_unswapped_bytes"],
                              fs["steady_peak_unswapped_bytes"])
-            self.assertEqual(adv["peak_bytes_by_kind"]["ACTIVATION"], 0)
             self.assertGreater(adv["peak_bytes_by_kind"]["OPTIMIZER_STATE"], 0)
             p = subprocess.run([BINARY, "advise", et, "--kineto", kin, "--device-memory",
                                 "%dB" % budget] + checks.LINK, capture_output=True, text=True)
             self.assertEqual(p.returncode, 3, p.stderr)
             self.assertIn("OPTIMIZER); largest:", p.stdout)
-            self.assertIn("swapping activations cannot lower it", p.stdout)
             self.assertIn("(%d B) without swapping" % fs["steady_peak_unswapped_bytes"], p.stdout)
+            # The recorder's trace of the same step (exact frees; the ET's
+            # depend on which addresses were reused): nothing swappable there.
+            rec = os.path.join(d, "rec.json.gz")
+            record.with_recorder(lambda: models.build("gpt2", batch=1, seq=16), 1, rec)
+            radv, _ = s.advise(rec, budget)
+            self.assertIsNone(radv["best"])
+            self.assertLess(radv["peak_bytes_by_kind"]["ACTIVATION"], radv["peak_unswapped_bytes"] // 100)
+            p = subprocess.run([BINARY, "advise", rec, "--device-memory", "%dB" % budget] +
+                               checks.LINK, capture_output=True, text=True)
+            self.assertIn("swapping activations cannot lower it", p.stdout)
 
 
 def main():

@@ -243,6 +243,21 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     }
   }
 
+  // 3b. Dispatch-level ops (ImportOptions::EtOps::kDispatch): an operator
+  // no emitted operator encloses, taken whole unless it is
+  // CompositeImplicitAutograd with operators below it (then its children
+  // are candidates in turn). Parents first.
+  const bool dispatch = options.et_ops == ImportOptions::EtOps::kDispatch;
+  std::vector<uint8_t> dispatch_op(n, 0), inside_op(n, 0);
+  if (dispatch) {
+    for (uint32_t i : order) {
+      const int32_t p = op_anc[i];
+      inside_op[i] = p >= 0 && (inside_op[p] || dispatch_op[p]);
+      dispatch_op[i] = cls[i] == NodeClass::kOp && !inside_op[i] &&
+                       (!traits[nodes[i].name].composite_implicit || !has_op_desc[i]);
+    }
+  }
+
   // 4a. Iterations.
   TraceAssembler a(source);
   struct Emit {
@@ -254,7 +269,9 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<Emit> emit;
   int64_t outside = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    if (cls[i] != NodeClass::kOp || (has_op_desc[i] && !residual[i])) continue;
+    if (dispatch ? !dispatch_op[i] : cls[i] != NodeClass::kOp || (has_op_desc[i] && !residual[i])) {
+      continue;
+    }
     const int64_t id = nodes[i].id;
     int32_t it = 0;
     if (!steps.empty()) {
@@ -283,7 +300,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       }
       it = static_cast<int32_t>(up - opt_steps.begin());
     }
-    const bool after = has_op_desc[i] != 0;
+    const bool after = !dispatch && has_op_desc[i] != 0;
     emit.push_back({it, after ? max_desc[i] : id, static_cast<uint8_t>(after), i});
   }
   std::sort(emit.begin(), emit.end(), [](const Emit& x, const Emit& y) {
@@ -313,6 +330,13 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<StateCandidate> state_candidates;
   std::vector<int32_t> made_by_top;        // per tensor: top-level op node that made it, -1
   std::vector<uint8_t> used_by_other_top;  // per tensor
+  // Gradients (touched under AccumulateGrad / zero_grad) live until the end
+  // of the iteration of their last use: .grad holds them until the next
+  // zero_grad, not until their last read (a first step's optimizer peak
+  // holds every gradient).
+  std::vector<uint8_t> is_grad;            // per tensor
+  std::vector<int32_t> last_use_iteration;  // per tensor
+  std::vector<int32_t> iteration_last_op;   // per iteration
   for (const Emit& e : emit) {
     const uint32_t i = e.node;
     const EtNode& nd = nodes[i];
@@ -321,6 +345,10 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
                   : autograd[i]               ? PhaseHint::kAutograd
                                               : PhaseHint::kNone;
     const int32_t op = a.AddOp(e.iteration, a.Name(cap.names[nd.name]), h);
+    if (static_cast<size_t>(e.iteration) >= iteration_last_op.size()) {
+      iteration_last_op.resize(static_cast<size_t>(e.iteration) + 1, -1);
+    }
+    iteration_last_op[e.iteration] = op;
     in_storages.clear();
     bool from_other_device = false;
     double bytes = 0;
@@ -354,6 +382,8 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
         extent.push_back(ref.extent_bytes);
         made_by_top.push_back(-1);
         used_by_other_top.push_back(0);
+        is_grad.push_back(0);
+        last_use_iteration.push_back(-1);
         if (output && h == PhaseHint::kOptimizer &&
             traits[nodes[top_op[i]].name].state_creator) {
           made_by_top[tensor] = top_op[i];
@@ -364,7 +394,11 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
         if (output && t.copy && from_other_device) a.SetKind(tensor, TensorKind::kInput);
       }
       if (!output) in_storages.push_back(ref.storage_id);
-      if (grad_scope[i]) a.SetKind(tensor, TensorKind::kGradient);
+      if (grad_scope[i]) {
+        a.SetKind(tensor, TensorKind::kGradient);
+        is_grad[tensor] = 1;
+      }
+      last_use_iteration[tensor] = e.iteration;
       if (made_by_top[tensor] >= 0 && made_by_top[tensor] != top_op[i]) {
         used_by_other_top[tensor] = 1;
       }
@@ -399,6 +433,10 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     ++state_created;
   }
   if (state_created > 0) a.Note("optimizer_state_created", state_created);
+  for (size_t k = 0; k < is_grad.size(); ++k) {
+    if (!is_grad[k] || last_use_iteration[k] < 0) continue;
+    a.AddEvent(iteration_last_op[last_use_iteration[k]], MemoryEventKind::kFree, k);
+  }
 
   // Metadata.
   TraceMetadata& m = a.metadata();
@@ -406,6 +444,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   m.recorder = format == kFormatChakraEt ? "chakra execution trace" : "execution trace";
   m.recorder_version = cap.schema;
   a.SetAttribute("import.format", format);
+  if (dispatch) a.SetAttribute("import.et_ops", "dispatch (the ops a TorchDispatchMode sees)");
   a.SetAttribute("import.schema", cap.schema);
   if (main_device >= 0) a.SetAttribute("import.device", cap.devices[main_device]);
   if (!steps.empty()) {

@@ -1,5 +1,8 @@
 #include "import/names.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -73,6 +76,10 @@ NameTraits ClassifyName(absl::string_view name) {
     t.autograd = true;
     return t;
   }
+  static constexpr absl::string_view kComposite[] = {
+#include "import/composite_ops.inc"
+  };
+  t.composite_implicit = std::binary_search(std::begin(kComposite), std::end(kComposite), name);
   absl::string_view op = name;
   absl::ConsumePrefix(&op, "aten::");
   t.copy = op == "copy_" || op == "_to_copy" || op == "to";

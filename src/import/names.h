@@ -52,6 +52,9 @@ struct NameTraits {
   // Makes a fresh tensor (zeros_like, zeros, clone, empty, lift_fresh, ...):
   // inside Optimizer.step, how optimizers create their state.
   bool state_creator = false;
+  // CompositeImplicitAutograd (composite_ops.inc): a TorchDispatchMode sees
+  // what it decomposes into, never the operator itself.
+  bool composite_implicit = false;
   RooflineClass roofline = RooflineClass::kOther;
 };
 

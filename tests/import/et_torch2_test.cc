@@ -138,5 +138,64 @@ TEST_CASE("ET torch 2.x: the optimizer state of a first step is OPTIMIZER_STATE,
   CHECK(a->steady_peak_local_op == 3);
 }
 
+TEST_CASE("ET torch 2.x: dispatch-level ops, as a TorchDispatchMode sees them") {
+  ImportOptions o = RoundRoofline();
+  o.et_ops = ImportOptions::EtOps::kDispatch;
+  auto t = ImportText(Torch2Et(), "", o);
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  CHECK(Attr(*t, "import.et_ops") == "dispatch (the ops a TorchDispatchMode sees)");
+  // Every operator whole (aten::addmm with its copy_ and resolve_conj,
+  // aten::zeros_like with its empty_like and zero_): 6 ops, not 10.
+  const char* names[] = {"aten::addmm", "aten::mm",   "aten::zeros_like",
+                         "aten::lerp_", "aten::sqrt", "aten::add_"};
+  const Phase phases[] = {Phase::kForward,   Phase::kBackward,  Phase::kOptimizer,
+                          Phase::kOptimizer, Phase::kOptimizer, Phase::kOptimizer};
+  REQUIRE(t->num_ops() == 6);
+  for (OpIndex i = 0; i < 6; ++i) {
+    CHECK(t->op_name_at(i) == names[i]);
+    CHECK(t->op(i).phase == phases[i]);
+  }
+  // File ids: 0 bias (16 B from its strides), 1 x, 2 W, 3 y, 4 gW, 5 m, 6 s.
+  REQUIRE(t->num_tensors() == 7);
+  CHECK(t->tensor(0).size_bytes == 16);
+  CHECK(t->tensor(3).kind == TensorKind::kActivation);
+  CHECK_FALSE(t->tensor(3).persistent);
+  CHECK(t->tensor(5).kind == TensorKind::kOptimizerState);
+  CHECK(t->lifetime(5).alloc_op == 2);  // zeros_like
+  CHECK(t->lifetime(5).free_op == t->num_ops());
+  CHECK(t->tensor(6).kind == TensorKind::kTemporary);
+}
+
+TEST_CASE("ET: CompositeImplicitAutograd operators are decomposed at the dispatch level") {
+  // aten::linear (composite) holds aten::t and aten::addmm; aten::addmm
+  // (not composite) holds aten::copy_: linear is not an op, its children
+  // are, addmm whole.
+  const std::string none = Io({}, {}, {});
+  const std::string x = T(1, 8), w = T(2, 4), y = T(3, 4);
+  std::vector<std::string> n = {
+      Node(2, "ProfilerStep#0", 1, 7, none, none),
+      Node(3, "aten::linear", 2, 0, Io({x, w}, {"[2,4]", "[1,4]"}, {"[4,1]", "[4,1]"}),
+           Io({y}, {"[2,2]"}, {"[2,1]"})),
+      Node(4, "aten::t", 3, 0, Io({w}, {"[1,4]"}, {"[4,1]"}), Io({w}, {"[4,1]"}, {"[1,4]"})),
+      Node(5, "aten::addmm", 3, 0, Io({x, w}, {"[2,4]", "[4,1]"}, {"[4,1]", "[1,4]"}),
+           Io({y}, {"[2,2]"}, {"[2,1]"})),
+      Node(6, "aten::copy_", 5, 0, Io({y}, {"[2,2]"}, {"[2,1]"}), Io({y}, {"[2,2]"}, {"[2,1]"}))};
+  const std::string et = absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"nodes\":[",
+                                      absl::StrJoin(n, ","), "]}");
+  ImportOptions o = RoundRoofline();
+  o.et_ops = ImportOptions::EtOps::kDispatch;
+  auto t = ImportText(et, "", o);
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  REQUIRE(t->num_ops() == 2);
+  CHECK(t->op_name_at(0) == "aten::t");
+  CHECK(t->op_name_at(1) == "aten::addmm");
+  // The default (leaves): t, copy_, and addmm's own work (x) after it.
+  auto leaves = ImportText(et, "", RoundRoofline());
+  REQUIRE(leaves.ok());
+  CHECK(leaves->num_ops() == 3);
+}
+
 }  // namespace
 }  // namespace swapplan
