@@ -77,18 +77,15 @@ class RealModelSubset(unittest.TestCase):
 
     def test_agreement_at_the_dispatch_level(self):
         # --et-ops dispatch: the importer's trace against the recorder's
-        # (peak within 2 %, the same training phases) and against Kineto's
-        # peak (within 2 %). Ops: FORWARD + BACKWARD within 5 %; a first
-        # step's OPTIMIZER has more in the ET (torch.tensor's aten::empty and
-        # aten::to for Adam's step counters, made below the dispatch mode).
+        # (ops within 5 %, peak within 2 %, the same training phases) and
+        # against Kineto's peak (within 2 %).
         import checks
         for name, r in self.runs.items():
             a = checks.agreement(r["dispatch"], r["recorded"], r["kineto"])
-            ok = dict(a["ok"])
-            del ok["ops"]
-            self.assertTrue(all(ok.values()), "%s %s" % (name, a))
-            fb = [a[k]["FORWARD"] + a[k]["BACKWARD"] for k in ("phases_imported", "phases_recorded")]
-            self.assertLess(checks.rel(*fb), checks.OPS_TOLERANCE, "%s %s" % (name, fb))
+            self.assertTrue(all(a["ok"].values()), "%s %s" % (name, a))
+            # Adam's first step: torch.tensor's step counters are one
+            # aten::lift_fresh each, as the recorder sees them.
+            self.assertEqual(a["phases_imported"]["OPTIMIZER"], a["phases_recorded"]["OPTIMIZER"])
 
     def test_phases_on_the_cpu_thread(self):
         # The CPU runs backward on the training thread: its forward ops are

@@ -337,7 +337,51 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<uint8_t> is_grad;            // per tensor
   std::vector<int32_t> last_use_iteration;  // per tensor
   std::vector<int32_t> iteration_last_op;   // per iteration
-  for (const Emit& e : emit) {
+  // torch.tensor(...) at the dispatch level: the ET records the aten::empty
+  // and aten::to that build it and the aten::detach_ after it, which run
+  // below any TorchDispatchMode; only its aten::lift_fresh is seen. Those
+  // are dropped and the storage is new at lift_fresh (the recorder's
+  // "made outside the dispatcher: allocated at its first use").
+  std::vector<uint8_t> skip(emit.size(), 0);
+  absl::flat_hash_set<int64_t> fresh;  // storages lift_fresh receives new
+  if (dispatch) {
+    auto touches = [&](uint32_t node, int64_t storage) {
+      const EtNode& nd = nodes[node];
+      for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+        if (cap.refs[nd.refs_begin + r].storage_id == storage) return true;
+      }
+      return false;
+    };
+    auto named = [&](uint32_t node, std::initializer_list<absl::string_view> names) {
+      for (absl::string_view nm : names) {
+        if (cap.names[nodes[node].name] == nm) return true;
+      }
+      return false;
+    };
+    for (size_t k = 0; k < emit.size(); ++k) {
+      const EtNode& nd = nodes[emit[k].node];
+      if (cap.names[nd.name] != "aten::lift_fresh" || nd.num_inputs == 0) continue;
+      const int64_t storage = cap.refs[nd.refs_begin].storage_id;
+      bool made_here = false;
+      for (size_t j = k; j-- > 0 && emit[j].iteration == emit[k].iteration;) {
+        if (!named(emit[j].node, {"aten::empty", "aten::to", "aten::_to_copy"}) ||
+            !touches(emit[j].node, storage)) {
+          break;
+        }
+        skip[j] = 1;
+        made_here = true;
+      }
+      if (!made_here) continue;
+      fresh.insert(storage);
+      if (k + 1 < emit.size() && named(emit[k + 1].node, {"aten::detach_"}) &&
+          touches(emit[k + 1].node, storage)) {
+        skip[k + 1] = 1;
+      }
+    }
+  }
+  for (size_t ek = 0; ek < emit.size(); ++ek) {
+    if (skip[ek]) continue;
+    const Emit& e = emit[ek];
     const uint32_t i = e.node;
     const EtNode& nd = nodes[i];
     const NameTraits& t = traits[nd.name];
@@ -361,7 +405,10 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       }
       bytes += static_cast<double>(ref.view_bytes);
       auto lt = live.find(ref.storage_id);
-      bool reuse = lt != live.end();
+      // torch.tensor's storage at its lift_fresh: new, whatever the address
+      // held before.
+      const bool fresh_here = !output && fresh.erase(ref.storage_id) > 0;
+      bool reuse = lt != live.end() && !fresh_here;
       if (output && reuse) {
         const bool was_input = std::find(in_storages.begin(), in_storages.end(),
                                          ref.storage_id) != in_storages.end();
@@ -371,8 +418,9 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       // A storage first seen as a child's input that an enclosing op
       // returns was allocated by that op (aten::addmm's output, filled by
       // its aten::copy_ child): new here, not resident before the trace.
-      const bool made_by_ancestor = !reuse && !output && lt == live.end() &&
-                                    AncestorReturns(cap, op_anc, i, ref.storage_id);
+      const bool made_by_ancestor =
+          fresh_here || (!reuse && !output && lt == live.end() &&
+                         AncestorReturns(cap, op_anc, i, ref.storage_id));
       uint64_t tensor;
       if (reuse) {
         tensor = lt->second.tensor;
@@ -384,7 +432,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
         used_by_other_top.push_back(0);
         is_grad.push_back(0);
         last_use_iteration.push_back(-1);
-        if (output && h == PhaseHint::kOptimizer &&
+        if ((output || made_by_ancestor) && h == PhaseHint::kOptimizer &&
             traits[nodes[top_op[i]].name].state_creator) {
           made_by_top[tensor] = top_op[i];
           state_candidates.push_back({tensor, op});

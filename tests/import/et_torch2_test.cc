@@ -197,5 +197,43 @@ TEST_CASE("ET: CompositeImplicitAutograd operators are decomposed at the dispatc
   CHECK(leaves->num_ops() == 3);
 }
 
+TEST_CASE("ET: torch.tensor is one aten::lift_fresh at the dispatch level, new there") {
+  // Adam's state["step"] = torch.tensor(0.0): aten::empty, aten::to,
+  // aten::lift_fresh, aten::detach_ on storage 7 (4 B), then step += 1.
+  // Storage 7 was an older tensor's address before (aten::relu's output).
+  const std::string none = Io({}, {}, {});
+  const std::string x = T(5, 4), st = T(7, 1), r = T(7, 4);
+  std::vector<std::string> n = {
+      Node(2, "ProfilerStep#0", 1, 7, none, none),
+      Node(3, "aten::relu", 2, 0, Io({x}, {"[4]"}, {"[1]"}), Io({r}, {"[4]"}, {"[1]"})),
+      Node(4, "Optimizer.step#Adam.step", 2, 7, none, none),
+      Node(5, "aten::empty", 4, 0, none, Io({st}, {"[]"}, {"[]"})),
+      Node(6, "aten::to", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"})),
+      Node(7, "aten::lift_fresh", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"})),
+      Node(8, "aten::detach_", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"})),
+      Node(9, "aten::add_", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"}))};
+  const std::string et = absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"nodes\":[",
+                                      absl::StrJoin(n, ","), "]}");
+  ImportOptions o = RoundRoofline();
+  o.et_ops = ImportOptions::EtOps::kDispatch;
+  auto t = ImportText(et, "", o);
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  REQUIRE(t->num_ops() == 3);  // relu, lift_fresh, add_
+  CHECK(t->op_name_at(1) == "aten::lift_fresh");
+  CHECK(t->op_name_at(2) == "aten::add_");
+  // File ids: 0 x, 1 relu's output, 2 the step counter: a new tensor at
+  // lift_fresh (not relu's output continued), optimizer state to the end.
+  REQUIRE(t->num_tensors() == 3);
+  CHECK(t->tensor(2).size_bytes == 4);
+  CHECK(t->lifetime(2).alloc_op == 1);
+  CHECK(t->tensor(2).kind == TensorKind::kOptimizerState);
+  CHECK(t->lifetime(1).free_op == 0);  // relu's output died after its only use
+  // The leaf level keeps all five optimizer ops.
+  auto leaves = ImportText(et, "", RoundRoofline());
+  REQUIRE(leaves.ok());
+  CHECK(leaves->num_ops() == 6);
+}
+
 }  // namespace
 }  // namespace swapplan
