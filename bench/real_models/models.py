@@ -119,7 +119,7 @@ def build(name, seed=0, **over):
     if name in VISION_MODELS:
         import torchvision
         batch = over.get("batch", 4)
-        image = over.get("image", 224 if name == "vit_b_16" else 128)
+        image = over.get("image", 112 if name == "vit_b_16" else 128)
         model = getattr(torchvision.models, name)(weights=None, num_classes=100,
                                                   **({"image_size": image}
                                                      if name == "vit_b_16" else {}))
