@@ -24,7 +24,10 @@
 #include "flags.h"
 #include "html_output.h"
 #include "progress.h"
+#include "step_anatomy_text.h"
 #include "synth_flags.h"
+#include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/step_anatomy.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/registry.h"
@@ -193,6 +196,12 @@ absl::Status Run(AdviseArgs& a) {
   }
   if (a.html) SWAPPLAN_RETURN_IF_ERROR(WriteHtmlReport(*a.html, trace, c, device, {}));
 
+  // Where the peak is and, for a first step, the steady-state estimate.
+  SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+  SWAPPLAN_ASSIGN_OR_RETURN(StepAnatomy anatomy, AnalyzeStep(trace, curve, c.iteration));
+  const std::vector<std::pair<std::string, std::string>> anatomy_rows =
+      AnatomyLines(trace, curve, anatomy, c.budget.budget_bytes);
+
   // The verdict.
   const std::string peak_at = OpText(trace, c.iteration, c.peak.local_op);
   std::string verdict =
@@ -248,6 +257,9 @@ absl::Status Run(AdviseArgs& a) {
     j["fits_without_swapping"] = advice.fits_without_swapping;
     j["headroom_bytes"] = advice.headroom_bytes;
     j["verdict"] = verdict;
+    nlohmann::json anatomy_json = AnatomyJson(trace, anatomy);
+    j["peak_bytes_by_kind"] = anatomy_json["peak_bytes_by_kind"];
+    j["first_step"] = anatomy_json["first_step"];
     j["best"] = PolicyJson(trace, c, advice.best);
     j["runner_up"] = PolicyJson(trace, c, advice.runner_up);
     nlohmann::json rows = nlohmann::json::array();
@@ -272,6 +284,10 @@ absl::Status Run(AdviseArgs& a) {
                                : ComputeScaleText(device),
                     "\n");
     absl::StrAppend(&text, "verdict    ", verdict, "\n");
+    for (const auto& [label, row] : anatomy_rows) {
+      absl::StrAppend(&text, absl::StrFormat("%-11s", label),
+                      row, "\n");
+    }
     for (int32_t row : {advice.best, advice.runner_up}) {
       if (row < 0) continue;
       absl::StrAppend(&text, row == advice.best ? "best       " : "runner-up  ",

@@ -11,7 +11,9 @@
 #include "cli.h"
 #include "common.h"
 #include "flags.h"
+#include "step_anatomy_text.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/step_anatomy.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/stats.h"
 #include "swapplan/trace/tensor_label.h"
@@ -70,8 +72,39 @@ std::string ImportText(const Trace& t) {
   return out;
 }
 
+// The anatomy of the peak iteration and, when another iteration is the
+// first step (iteration 0 creating the optimizer's state), that one's too.
+struct Anatomies {
+  StepAnatomy peak;
+  std::optional<StepAnatomy> first;  // iteration 0, when a first step other than peak
+};
+
+absl::StatusOr<Anatomies> AnalyzeTrace(const Trace& t, const MemoryCurve& c) {
+  Anatomies out;
+  SWAPPLAN_ASSIGN_OR_RETURN(out.peak, AnalyzeStep(t, c, c.peak_unswapped().iteration));
+  if (out.peak.iteration != 0) {
+    SWAPPLAN_ASSIGN_OR_RETURN(StepAnatomy first, AnalyzeStep(t, c, 0));
+    if (first.first_step) out.first = first;
+  }
+  return out;
+}
+
+std::string AnatomyText(const Trace& t, const MemoryCurve& c, const Anatomies& an) {
+  std::string out;
+  for (const auto& [label, text] : AnatomyLines(t, c, an.peak, -1)) {
+    absl::StrAppend(&out, absl::StrFormat("%-16s", label), text, "\n");
+  }
+  if (an.first) {
+    for (const auto& [label, text] : AnatomyLines(t, c, *an.first, -1)) {
+      if (label == "peak holds") continue;  // not the trace's peak
+      absl::StrAppend(&out, absl::StrFormat("%-16s", label), text, "\n");
+    }
+  }
+  return out;
+}
+
 std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c,
-                       const InspectArgs& args) {
+                       const Anatomies& an, const InspectArgs& args) {
   const TraceMetadata& m = t.metadata();
   std::string out;
   absl::StrAppend(&out, "trace           ", t.source(), "\n");
@@ -137,6 +170,7 @@ std::string RenderText(const Trace& t, const TraceStats& s, const MemoryCurve& c
   absl::StrAppend(&out, "peak recorded   ", PeakText(t, c.peak_recorded()), "\n");
   absl::StrAppend(&out, "persistent      ", BytesExact(peak_it.persistent_bytes),
                   " resident through iteration ", c.peak_unswapped().iteration, "\n");
+  absl::StrAppend(&out, AnatomyText(t, c, an));
   const AllocatorComparison& a = c.allocator();
   if (a.ops_compared > 0) {
     absl::StrAppend(&out, "allocator diff  max ", FormatBytes(a.max_abs_diff_bytes), " at ",
@@ -167,7 +201,7 @@ nlohmann::json PeakAtJson(const Trace& t, const PeakInfo& p) {
 }
 
 std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c,
-                       const InspectArgs& args) {
+                       const Anatomies& an, const InspectArgs& args) {
   using nlohmann::json;
   const IterationCurve& peak_it = c.iterations()[c.peak_unswapped().iteration];
   const TraceMetadata& md = t.metadata();
@@ -205,6 +239,15 @@ std::string RenderJson(const Trace& t, const TraceStats& s, const MemoryCurve& c
   j["peak_recorded_bytes"] = c.peak_recorded().bytes;
   j["peak_recorded_at"] = PeakAtJson(t, c.peak_recorded());
   j["persistent_bytes"] = peak_it.persistent_bytes;
+  int64_t resident_at_start = 0;  // allocated before the first op (no ALLOC)
+  for (TensorId id = 0; id < t.num_tensors(); ++id) {
+    const TensorLifetime& lt = t.lifetime(id);
+    if (lt.occupies_device() && lt.alloc_op == -1) resident_at_start += t.tensor(id).size_bytes;
+  }
+  j["resident_at_start_bytes"] = resident_at_start;
+  nlohmann::json anatomy = AnatomyJson(t, an.peak);
+  j["peak_bytes_by_kind"] = anatomy["peak_bytes_by_kind"];
+  j["first_step"] = an.first ? AnatomyJson(t, *an.first)["first_step"] : anatomy["first_step"];
   j["mean_wall_time_ns"] = t.num_iterations() > 0 ? s.total_wall_time_ns / t.num_iterations() : 0;
   j["has_op_durations"] = t.has_op_durations();
   j["num_memory_events"] = s.memory_events;
@@ -267,9 +310,10 @@ void SetupInspect(CLI::App& root, Action* action) {
       opts.top_tensors_at_peak = static_cast<int32_t>(args->top_tensors.value_or(10));
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace, opts));
       TraceStats stats = ComputeTraceStats(trace);
+      SWAPPLAN_ASSIGN_OR_RETURN(Anatomies anatomies, AnalyzeTrace(trace, curve));
       return WriteOutput(args->output.value_or(""),
-                         args->json ? RenderJson(trace, stats, curve, *args)
-                                    : RenderText(trace, stats, curve, *args));
+                         args->json ? RenderJson(trace, stats, curve, anatomies, *args)
+                                    : RenderText(trace, stats, curve, anatomies, *args));
     };
   });
 }

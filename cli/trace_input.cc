@@ -1,6 +1,7 @@
 #include "trace_input.h"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,13 @@ void AddTraceInputFlags(CLI::App& root) {
                   "Kineto trace of the same run as an execution-trace input: op durations and "
                   "allocator figures from it")
       ->check(CLI::ExistingFile);
+  static const std::map<std::string, ImportOptions::EtOps> kEtOps = {
+      {"leaves", ImportOptions::EtOps::kLeaves}, {"dispatch", ImportOptions::EtOps::kDispatch}};
+  root.add_option("--et-ops", GlobalImportOptions().et_ops,
+                  "Which execution-trace nodes are ops: leaves (leaf operators and operators' own "
+                  "work, default) or dispatch (the ops a TorchDispatchMode sees, as swapplan's "
+                  "recorder and runtime do)")
+      ->transform(CLI::CheckedTransformer(kEtOps));
   root.add_option("--max-decompressed-bytes", MaxDecompressedText(),
                   "Refuse a gzip trace that inflates to more than this, e.g. 128GiB (default "
                   "64GiB)");

@@ -1,7 +1,7 @@
 // Trace input for every command: LoadTrace() reads any supported format
 // (swapplan binary/JSON, PyTorch ET JSON, Chakra .et, Kineto, memory
 // snapshots, memory timelines), detected from the content; the root flags
-// --trace-format NAME and --kineto FILE (accepted before or after the
+// --trace-format NAME, --kineto FILE and --et-ops leaves|dispatch (accepted before or after the
 // subcommand) apply to every command that reads a trace.
 //
 //   swapplan inspect resnet_et.json.gz --kineto resnet_kineto.json.gz
@@ -19,7 +19,7 @@
 
 namespace swapplan::cli {
 
-// Adds --trace-format and --kineto to the root app (call before the
+// Adds --trace-format, --kineto and --et-ops to the root app (call before the
 // subcommands are set up; they fall through from every subcommand).
 void AddTraceInputFlags(CLI::App& root);
 

@@ -206,11 +206,11 @@ absl::Status ParseChakraEt(pbio::ZeroCopyInputStream* in, const std::string& sou
     n.refs_begin = static_cast<uint32_t>(cap->refs.size());
     const int64_t node_id = n.id;
     SWAPPLAN_ASSIGN_OR_RETURN(
-        n.num_inputs, cap->ExtractTensors(tree, io[0], io[1], io[2], [&] {
+        n.num_inputs, cap->ExtractTensors(tree, io[0], io[1], io[2], kNoValue, [&] {
           return absl::StrCat(source, ": record ", index, " (node ", node_id, ") inputs");
         }));
     SWAPPLAN_ASSIGN_OR_RETURN(
-        n.num_outputs, cap->ExtractTensors(tree, io[3], io[4], io[5], [&] {
+        n.num_outputs, cap->ExtractTensors(tree, io[3], io[4], io[5], kNoValue, [&] {
           return absl::StrCat(source, ": record ", index, " (node ", node_id, ") outputs");
         }));
     cap->nodes.push_back(n);

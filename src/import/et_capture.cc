@@ -101,6 +101,7 @@ uint32_t EtCapture::InternShape(const std::vector<int64_t>& dims) {
 
 absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t values,
                                                    uint32_t shapes, uint32_t types,
+                                                   uint32_t strides,
                                                    const std::function<std::string()>& where) {
   if (!t.IsSequence(values)) return 0;
   uint16_t count = 0;
@@ -117,7 +118,24 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
       dims.push_back(v);
     }
   };
-  auto add = [&](uint32_t v, uint32_t s, DType dtype, size_t index) -> absl::Status {
+  // Elements a view reaches from its offset: 1 + sum((size - 1) * stride),
+  // or -1 when the strides do not fit the shape (then numel is used).
+  auto strided_reach = [&](uint32_t st) -> int64_t {
+    if (!t.IsSequence(st) || t.Items(st).size() != dims.size()) return -1;
+    int64_t reach = 1;
+    const std::vector<uint32_t>& items = t.Items(st);
+    for (size_t k = 0; k < dims.size(); ++k) {
+      int64_t stride = 0, step = 0;
+      if (!t.AsInt(items[k], &stride) || stride < 0) return -1;
+      if (dims[k] == 0) return -1;
+      if (__builtin_mul_overflow(dims[k] - 1, stride, &step) ||
+          __builtin_add_overflow(reach, step, &reach)) {
+        return -1;
+      }
+    }
+    return reach;
+  };
+  auto add = [&](uint32_t v, uint32_t s, uint32_t st, DType dtype, size_t index) -> absl::Status {
     const std::vector<uint32_t>& it = t.Items(v);
     int64_t f[5];
     for (int k = 0; k < 5; ++k) f[k] = t.Get(it[k]).i;
@@ -139,6 +157,17 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
     }
     if (count == 65535) return absl::OkStatus();
     shape_of(s);
+    if (const int64_t elems = strided_reach(st); elems > 0 && elems < numel) {
+      // Only ever narrower than numel: an expanded view (stride 0), whose
+      // shape is not its storage's (left unknown).
+      dims.clear();
+      if (__builtin_add_overflow(offset, elems, &reach) ||
+          __builtin_mul_overflow(reach, itemsize, &reach)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(), "[", index, "]: tensor reach (offset + strided extent) * itemsize overflows "
+                   "int64 [et-schema]"));
+      }
+    }
     EtTensorRef r;
     r.storage_id = storage;
     r.extent_bytes = reach;
@@ -153,16 +182,18 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
   const std::vector<uint32_t>& vals = t.Items(values);
   const std::vector<uint32_t>* shp = t.IsSequence(shapes) ? &t.Items(shapes) : nullptr;
   const std::vector<uint32_t>* typ = t.IsSequence(types) ? &t.Items(types) : nullptr;
+  const std::vector<uint32_t>* str = t.IsSequence(strides) ? &t.Items(strides) : nullptr;
   for (size_t i = 0; i < vals.size(); ++i) {
     uint32_t v = vals[i];
     uint32_t s = shp != nullptr && i < shp->size() ? (*shp)[i] : kNoValue;
+    uint32_t st = str != nullptr && i < str->size() ? (*str)[i] : kNoValue;
     absl::string_view type;
     if (typ != nullptr && i < typ->size() && t.Kind((*typ)[i]) == ValueKind::kString) {
       type = t.Str((*typ)[i]);
     }
     if (IsTensorTuple(t, v)) {
-      absl::Status st = add(v, s, DTypeOfTensorType(type), i);
-      if (!st.ok()) return st;
+      absl::Status status = add(v, s, st, DTypeOfTensorType(type), i);
+      if (!status.ok()) return status;
       continue;
     }
     if (!t.IsSequence(v)) continue;
@@ -170,12 +201,15 @@ absl::StatusOr<uint16_t> EtCapture::ExtractTensors(const ValueTree& t, uint32_t 
     std::vector<absl::string_view> elem_types = ElementTypes(type);
     const std::vector<uint32_t>& elems = t.Items(v);
     const std::vector<uint32_t>* elem_shapes = t.IsSequence(s) ? &t.Items(s) : nullptr;
+    const std::vector<uint32_t>* elem_strides = t.IsSequence(st) ? &t.Items(st) : nullptr;
     for (size_t j = 0; j < elems.size(); ++j) {
       if (!IsTensorTuple(t, elems[j])) continue;
       DType dt = j < elem_types.size() ? DTypeOfTensorType(elem_types[j]) : DType::kUnknown;
       uint32_t es = elem_shapes != nullptr && j < elem_shapes->size() ? (*elem_shapes)[j] : kNoValue;
-      absl::Status st = add(elems[j], es, dt, i);
-      if (!st.ok()) return st;
+      uint32_t est = elem_strides != nullptr && j < elem_strides->size() ? (*elem_strides)[j]
+                                                                         : kNoValue;
+      absl::Status status = add(elems[j], es, est, dt, i);
+      if (!status.ok()) return status;
     }
   }
   return count;

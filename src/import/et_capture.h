@@ -76,12 +76,16 @@ struct EtCapture {
     return absl::MakeConstSpan(shape_dims).subspan(shape_begin[s], shape_begin[s + 1] - shape_begin[s]);
   }
 
-  // Appends the tensor arguments found in `values` (with `shapes` and
-  // `types`, which may be kNoValue) of tree `t` to refs; returns how many.
+  // Appends the tensor arguments found in `values` (with `shapes`, `types`
+  // and `strides`, which may be kNoValue) of tree `t` to refs; returns how
+  // many. With strides (ET schema 1.1), a tensor's storage reach is that of
+  // its last element, offset + 1 + sum((size - 1) * stride): an expanded
+  // view (stride 0, a bias broadcast over a batch) reaches its storage's
+  // bytes, not numel * itemsize.
   // InvalidArgument [et-schema] naming `where()` for a tensor whose sizes
   // are negative or overflow int64 (`where` is called on errors only).
   absl::StatusOr<uint16_t> ExtractTensors(const ValueTree& t, uint32_t values, uint32_t shapes,
-                                          uint32_t types,
+                                          uint32_t types, uint32_t strides,
                                           const std::function<std::string()>& where);
 };
 

@@ -84,6 +84,25 @@ struct Lifetime {
   int64_t start_id = -1;  // node id of the allocating op; -1 resident before the trace
 };
 
+// True when an op ancestor of node `i` (through `op_anc`) returns storage
+// `storage` without taking it as an input: the ancestor made it (aten::cat
+// whose narrow / slice children view its output; the views in between take
+// and return it).
+bool AncestorReturns(const EtCapture& cap, const std::vector<int32_t>& op_anc, uint32_t i,
+                     int64_t storage) {
+  for (int32_t p = op_anc[i]; p >= 0; p = op_anc[p]) {
+    const EtNode& nd = cap.nodes[p];
+    bool in = false, out = false;
+    for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+      if (cap.refs[nd.refs_begin + r].storage_id != storage) continue;
+      (r < nd.num_inputs ? in : out) = true;
+    }
+    if (out && !in) return true;
+    if (!in) return false;  // the ancestor does not touch it: not its work
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
@@ -125,18 +144,24 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
 
   // Threads that run backward work: autograd nodes, or operators named
   // *_backward (older traces keep only the operators).
-  absl::flat_hash_set<int32_t> autograd_threads;
+  // Not a thread that also runs the training loop (ProfilerStep# or
+  // Optimizer.* annotations): on the CPU the engine runs backward on the
+  // calling thread, whose forward ops are no backward work.
+  absl::flat_hash_set<int32_t> autograd_threads, loop_threads;
   for (uint32_t i = 0; i < n; ++i) {
+    const NameTraits& t = traits[nodes[i].name];
+    if (t.profiler_step || t.optimizer_step || t.zero_grad) loop_threads.insert(nodes[i].tid);
     if (cls[i] == NodeClass::kAutograd || nodes[i].fw_tid ||
         (cls[i] == NodeClass::kOp && absl::StrContains(cap.names[nodes[i].name], "_backward"))) {
       autograd_threads.insert(nodes[i].tid);
     }
   }
+  for (int32_t tid : loop_threads) autograd_threads.erase(tid);
 
   // 2. Inherited structure, parents first.
   std::vector<PhaseHint> hint(n, PhaseHint::kNone);
   std::vector<uint8_t> autograd(n, 0), grad_scope(n, 0);
-  std::vector<int32_t> step_anc(n, -1), op_anc(n, -1);
+  std::vector<int32_t> step_anc(n, -1), op_anc(n, -1), top_op(n, -1);
   std::vector<uint32_t> steps, opt_steps;  // in id order
   for (uint32_t i : order) {
     const EtNode& nd = nodes[i];
@@ -149,6 +174,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     grad_scope[i] = (p >= 0 && grad_scope[p]) || t.accumulate_grad || t.zero_grad;
     step_anc[i] = t.profiler_step ? static_cast<int32_t>(i) : p >= 0 ? step_anc[p] : -1;
     op_anc[i] = p < 0 ? -1 : cls[p] == NodeClass::kOp ? p : op_anc[p];
+    top_op[i] = op_anc[i] >= 0 ? top_op[op_anc[i]] : static_cast<int32_t>(i);
     if (t.profiler_step) steps.push_back(i);
     if (t.optimizer_step && cls[i] == NodeClass::kAnnotation) opt_steps.push_back(i);
   }
@@ -217,6 +243,21 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     }
   }
 
+  // 3b. Dispatch-level ops (ImportOptions::EtOps::kDispatch): an operator
+  // no emitted operator encloses, taken whole unless it is
+  // CompositeImplicitAutograd with operators below it (then its children
+  // are candidates in turn). Parents first.
+  const bool dispatch = options.et_ops == ImportOptions::EtOps::kDispatch;
+  std::vector<uint8_t> dispatch_op(n, 0), inside_op(n, 0);
+  if (dispatch) {
+    for (uint32_t i : order) {
+      const int32_t p = op_anc[i];
+      inside_op[i] = p >= 0 && (inside_op[p] || dispatch_op[p]);
+      dispatch_op[i] = cls[i] == NodeClass::kOp && !inside_op[i] &&
+                       (!traits[nodes[i].name].composite_implicit || !has_op_desc[i]);
+    }
+  }
+
   // 4a. Iterations.
   TraceAssembler a(source);
   struct Emit {
@@ -228,7 +269,9 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<Emit> emit;
   int64_t outside = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    if (cls[i] != NodeClass::kOp || (has_op_desc[i] && !residual[i])) continue;
+    if (dispatch ? !dispatch_op[i] : cls[i] != NodeClass::kOp || (has_op_desc[i] && !residual[i])) {
+      continue;
+    }
     const int64_t id = nodes[i].id;
     int32_t it = 0;
     if (!steps.empty()) {
@@ -257,7 +300,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       }
       it = static_cast<int32_t>(up - opt_steps.begin());
     }
-    const bool after = has_op_desc[i] != 0;
+    const bool after = !dispatch && has_op_desc[i] != 0;
     emit.push_back({it, after ? max_desc[i] : id, static_cast<uint8_t>(after), i});
   }
   std::sort(emit.begin(), emit.end(), [](const Emit& x, const Emit& y) {
@@ -276,7 +319,69 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   std::vector<int64_t> extent;  // per tensor
   std::vector<int64_t> in_storages;
   int64_t paired = 0, unpaired = 0;
-  for (const Emit& e : emit) {
+  // Optimizer state made in the trace (Adam's first step): a tensor a state
+  // creator (zeros_like, clone, torch.tensor, ...) makes inside
+  // Optimizer.step and another top-level op of the step then uses. ET records
+  // no frees, so without this it would die after its last use, a TEMPORARY.
+  struct StateCandidate {
+    uint64_t tensor;
+    int32_t op;
+  };
+  std::vector<StateCandidate> state_candidates;
+  std::vector<int32_t> made_by_top;        // per tensor: top-level op node that made it, -1
+  std::vector<uint8_t> used_by_other_top;  // per tensor
+  // Gradients (touched under AccumulateGrad / zero_grad) live until the end
+  // of the iteration of their last use: .grad holds them until the next
+  // zero_grad, not until their last read (a first step's optimizer peak
+  // holds every gradient).
+  std::vector<uint8_t> is_grad;            // per tensor
+  std::vector<int32_t> last_use_iteration;  // per tensor
+  std::vector<int32_t> iteration_last_op;   // per iteration
+  // torch.tensor(...) at the dispatch level: the ET records the aten::empty
+  // and aten::to that build it and the aten::detach_ after it, which run
+  // below any TorchDispatchMode; only its aten::lift_fresh is seen. Those
+  // are dropped and the storage is new at lift_fresh (the recorder's
+  // "made outside the dispatcher: allocated at its first use").
+  std::vector<uint8_t> skip(emit.size(), 0);
+  absl::flat_hash_set<int64_t> fresh;  // storages lift_fresh receives new
+  if (dispatch) {
+    auto touches = [&](uint32_t node, int64_t storage) {
+      const EtNode& nd = nodes[node];
+      for (uint32_t r = 0; r < nd.num_inputs + nd.num_outputs; ++r) {
+        if (cap.refs[nd.refs_begin + r].storage_id == storage) return true;
+      }
+      return false;
+    };
+    auto named = [&](uint32_t node, std::initializer_list<absl::string_view> names) {
+      for (absl::string_view nm : names) {
+        if (cap.names[nodes[node].name] == nm) return true;
+      }
+      return false;
+    };
+    for (size_t k = 0; k < emit.size(); ++k) {
+      const EtNode& nd = nodes[emit[k].node];
+      if (cap.names[nd.name] != "aten::lift_fresh" || nd.num_inputs == 0) continue;
+      const int64_t storage = cap.refs[nd.refs_begin].storage_id;
+      bool made_here = false;
+      for (size_t j = k; j-- > 0 && emit[j].iteration == emit[k].iteration;) {
+        if (!named(emit[j].node, {"aten::empty", "aten::to", "aten::_to_copy"}) ||
+            !touches(emit[j].node, storage)) {
+          break;
+        }
+        skip[j] = 1;
+        made_here = true;
+      }
+      if (!made_here) continue;
+      fresh.insert(storage);
+      if (k + 1 < emit.size() && named(emit[k + 1].node, {"aten::detach_"}) &&
+          touches(emit[k + 1].node, storage)) {
+        skip[k + 1] = 1;
+      }
+    }
+  }
+  for (size_t ek = 0; ek < emit.size(); ++ek) {
+    if (skip[ek]) continue;
+    const Emit& e = emit[ek];
     const uint32_t i = e.node;
     const EtNode& nd = nodes[i];
     const NameTraits& t = traits[nd.name];
@@ -284,6 +389,10 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
                   : autograd[i]               ? PhaseHint::kAutograd
                                               : PhaseHint::kNone;
     const int32_t op = a.AddOp(e.iteration, a.Name(cap.names[nd.name]), h);
+    if (static_cast<size_t>(e.iteration) >= iteration_last_op.size()) {
+      iteration_last_op.resize(static_cast<size_t>(e.iteration) + 1, -1);
+    }
+    iteration_last_op[e.iteration] = op;
     in_storages.clear();
     bool from_other_device = false;
     double bytes = 0;
@@ -296,13 +405,22 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       }
       bytes += static_cast<double>(ref.view_bytes);
       auto lt = live.find(ref.storage_id);
-      bool reuse = lt != live.end();
+      // torch.tensor's storage at its lift_fresh: new, whatever the address
+      // held before.
+      const bool fresh_here = !output && fresh.erase(ref.storage_id) > 0;
+      bool reuse = lt != live.end() && !fresh_here;
       if (output && reuse) {
         const bool was_input = std::find(in_storages.begin(), in_storages.end(),
                                          ref.storage_id) != in_storages.end();
         const bool from_child = lt->second.start_id > nd.id && lt->second.start_id <= max_desc[i];
         reuse = was_input || from_child;
       }
+      // A storage first seen as a child's input that an enclosing op
+      // returns was allocated by that op (aten::addmm's output, filled by
+      // its aten::copy_ child): new here, not resident before the trace.
+      const bool made_by_ancestor =
+          fresh_here || (!reuse && !output && lt == live.end() &&
+                         AncestorReturns(cap, op_anc, i, ref.storage_id));
       uint64_t tensor;
       if (reuse) {
         tensor = lt->second.tensor;
@@ -310,12 +428,28 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
       } else {
         tensor = a.AddTensor(ref.extent_bytes, ref.dtype, cap.Shape(ref.shape), "");
         extent.push_back(ref.extent_bytes);
-        if (!output) a.SetPersistent(tensor, true);
-        live[ref.storage_id] = Lifetime{tensor, output ? nd.id : -1};
+        made_by_top.push_back(-1);
+        used_by_other_top.push_back(0);
+        is_grad.push_back(0);
+        last_use_iteration.push_back(-1);
+        if ((output || made_by_ancestor) && h == PhaseHint::kOptimizer &&
+            traits[nodes[top_op[i]].name].state_creator) {
+          made_by_top[tensor] = top_op[i];
+          state_candidates.push_back({tensor, op});
+        }
+        if (!output && !made_by_ancestor) a.SetPersistent(tensor, true);
+        live[ref.storage_id] = Lifetime{tensor, output || made_by_ancestor ? nd.id : -1};
         if (output && t.copy && from_other_device) a.SetKind(tensor, TensorKind::kInput);
       }
       if (!output) in_storages.push_back(ref.storage_id);
-      if (grad_scope[i]) a.SetKind(tensor, TensorKind::kGradient);
+      if (grad_scope[i]) {
+        a.SetKind(tensor, TensorKind::kGradient);
+        is_grad[tensor] = 1;
+      }
+      last_use_iteration[tensor] = e.iteration;
+      if (made_by_top[tensor] >= 0 && made_by_top[tensor] != top_op[i]) {
+        used_by_other_top[tensor] = 1;
+      }
       a.AddUse(op, tensor, output);
     }
     if (pairing != nullptr) {
@@ -338,6 +472,19 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
     }
   }
   for (size_t k = 0; k < extent.size(); ++k) a.SetSize(k, extent[k]);
+  int64_t state_created = 0;
+  for (const StateCandidate& c : state_candidates) {
+    if (!used_by_other_top[c.tensor] || a.kind_known(c.tensor)) continue;
+    a.SetKind(c.tensor, TensorKind::kOptimizerState);
+    a.SetPersistent(c.tensor, true);  // allocated at its creation, resident to the end
+    a.AddEvent(c.op, MemoryEventKind::kAlloc, c.tensor);
+    ++state_created;
+  }
+  if (state_created > 0) a.Note("optimizer_state_created", state_created);
+  for (size_t k = 0; k < is_grad.size(); ++k) {
+    if (!is_grad[k] || last_use_iteration[k] < 0) continue;
+    a.AddEvent(iteration_last_op[last_use_iteration[k]], MemoryEventKind::kFree, k);
+  }
 
   // Metadata.
   TraceMetadata& m = a.metadata();
@@ -345,6 +492,7 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   m.recorder = format == kFormatChakraEt ? "chakra execution trace" : "execution trace";
   m.recorder_version = cap.schema;
   a.SetAttribute("import.format", format);
+  if (dispatch) a.SetAttribute("import.et_ops", "dispatch (the ops a TorchDispatchMode sees)");
   a.SetAttribute("import.schema", cap.schema);
   if (main_device >= 0) a.SetAttribute("import.device", cap.devices[main_device]);
   if (!steps.empty()) {

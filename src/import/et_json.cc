@@ -20,9 +20,11 @@ struct NodeScratch {
   ValueTree tree{int64_t{1} << 24};
   uint32_t in_values = kNoValue, in_shapes = kNoValue, in_types = kNoValue;
   uint32_t out_values = kNoValue, out_shapes = kNoValue, out_types = kNoValue;
+  uint32_t in_strides = kNoValue, out_strides = kNoValue;  // schema 1.1
   void Reset() {
     tree.Clear();
     in_values = in_shapes = in_types = out_values = out_shapes = out_types = kNoValue;
+    in_strides = out_strides = kNoValue;
   }
 };
 
@@ -156,11 +158,11 @@ class EtJsonParser {
     n.refs_begin = static_cast<uint32_t>(cap_->refs.size());
     const int64_t node_id = n.id;
     absl::StatusOr<uint16_t> ni = cap_->ExtractTensors(
-        s_.tree, s_.in_values, s_.in_shapes, s_.in_types,
+        s_.tree, s_.in_values, s_.in_shapes, s_.in_types, s_.in_strides,
         [&] { return absl::StrCat(r_.source(), ": node ", node_id, " inputs"); });
     if (!ni.ok()) return ni.status();
     absl::StatusOr<uint16_t> no = cap_->ExtractTensors(
-        s_.tree, s_.out_values, s_.out_shapes, s_.out_types,
+        s_.tree, s_.out_values, s_.out_shapes, s_.out_types, s_.out_strides,
         [&] { return absl::StrCat(r_.source(), ": node ", node_id, " outputs"); });
     if (!no.ok()) return no.status();
     n.num_inputs = *ni;
@@ -194,6 +196,7 @@ class EtJsonParser {
       if (key == "values") dst = in ? &s_.in_values : &s_.out_values;
       else if (key == "shapes") dst = in ? &s_.in_shapes : &s_.out_shapes;
       else if (key == "types") dst = in ? &s_.in_types : &s_.out_types;
+      else if (key == "strides") dst = in ? &s_.in_strides : &s_.out_strides;
       if (dst != nullptr) {
         *dst = s_.tree.ParseJson(r_);
       } else {

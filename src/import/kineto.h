@@ -89,7 +89,8 @@ struct KinetoIndex {
   std::vector<NameTraits> traits;   // per name
   std::vector<int32_t> parent;      // per op: enclosing op on its thread, -1
   std::vector<uint8_t> has_op_child;  // per op: encloses an operator (not an annotation)
-  std::vector<uint8_t> autograd_thread;  // per thread: runs autograd::engine functions
+  // per thread: runs autograd::engine functions and not the training loop
+  std::vector<uint8_t> autograd_thread;
   // Innermost op (any kind) enclosing each launch / memory event on its
   // thread; -1 outside every op.
   std::vector<int32_t> launch_op;

@@ -83,6 +83,13 @@ KinetoIndex IndexKineto(const KinetoCapture& cap) {
       if (p >= 0 && (IsOperator(cap, idx, *it) || idx.has_op_child[*it])) idx.has_op_child[p] = 1;
     }
   }
+  // A thread that runs the training loop (ProfilerStep#, Optimizer.*) is no
+  // backward thread even when the engine ran there (the CPU runs backward on
+  // the calling thread).
+  for (const KOp& o : cap.ops) {
+    const NameTraits& t = idx.traits[o.name];
+    if (t.profiler_step || t.optimizer_step || t.zero_grad) idx.autograd_thread[o.thread] = 0;
+  }
   idx.launch_op = Attribute(cap, by_thread, cap.launches);
   idx.memory_op = Attribute(cap, by_thread, cap.memory);
   idx.any_device_activity = !cap.device_ns.empty();

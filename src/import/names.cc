@@ -1,5 +1,8 @@
 #include "import/names.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -73,9 +76,17 @@ NameTraits ClassifyName(absl::string_view name) {
     t.autograd = true;
     return t;
   }
+  static constexpr absl::string_view kComposite[] = {
+#include "import/composite_ops.inc"
+  };
+  t.composite_implicit = std::binary_search(std::begin(kComposite), std::end(kComposite), name);
   absl::string_view op = name;
   absl::ConsumePrefix(&op, "aten::");
   t.copy = op == "copy_" || op == "_to_copy" || op == "to";
+  static constexpr absl::string_view kCreators[] = {
+      "zeros_like", "zeros", "ones_like", "full_like", "new_zeros", "empty_like", "empty",
+      "clone", "lift_fresh"};
+  for (absl::string_view c : kCreators) t.state_creator = t.state_creator || op == c;
   static constexpr absl::string_view kViews[] = {
       "view", "as_strided", "t", "transpose", "permute", "expand", "expand_as", "reshape",
       "detach", "detach_", "slice", "select", "narrow", "squeeze", "unsqueeze", "empty",

@@ -24,7 +24,9 @@
 // and view or metadata ops that launch no kernel (view, as_strided, t,
 // transpose, permute, expand, reshape, detach, slice, select, narrow, squeeze,
 // unsqueeze, empty*, result_type, alias, set_, resize_, lift_fresh,
-// _unsafe_view, split, chunk, unbind).
+// _unsafe_view, split, chunk, unbind). State creators (how Adam, AdamW and SGD
+// make their state: zeros_like, zeros, ones_like, full_like, new_zeros,
+// empty_like, empty, clone, lift_fresh for torch.tensor).
 #ifndef SWAPPLAN_SRC_IMPORT_NAMES_H_
 #define SWAPPLAN_SRC_IMPORT_NAMES_H_
 
@@ -47,6 +49,12 @@ struct NameTraits {
   bool autograd = false;          // autograd wrapper or node (not an op)
   bool accumulate_grad = false;
   bool copy = false;              // aten::copy_, aten::_to_copy, aten::to
+  // Makes a fresh tensor (zeros_like, zeros, clone, empty, lift_fresh, ...):
+  // inside Optimizer.step, how optimizers create their state.
+  bool state_creator = false;
+  // CompositeImplicitAutograd (composite_ops.inc): a TorchDispatchMode sees
+  // what it decomposes into, never the operator itself.
+  bool composite_implicit = false;
   RooflineClass roofline = RooflineClass::kOther;
 };
 

@@ -66,7 +66,11 @@ TEST_CASE("external: param-linear_et (ET 1.0.1, one SGD step)") {
   CHECK(TensorsOfKind(t, TensorKind::kParameter) == 42);  // 21 Linear layers x (W, b)
   CHECK(TensorsOfKind(t, TensorKind::kGradient) > 0);
   CHECK(TensorsOfKind(t, TensorKind::kActivation) > 0);
-  CHECK(l->curve.peak_unswapped().bytes == 232960004);
+  // Storages an op makes and a child fills first (aten::addmm's output under
+  // its aten::copy_) are allocated there, not resident before the trace, and
+  // gradients live to the end of the iteration (.grad holds them until the
+  // next zero_grad): docs/importers.md. Before both: 232960004.
+  CHECK(l->curve.peak_unswapped().bytes == 268697600);
   CHECK(l->curve.peak_unswapped().phase == Phase::kBackward);
 }
 
@@ -83,7 +87,7 @@ TEST_CASE("external: param-resnet_et (ET 1.1.0-chakra, ProfilerStep#6-8, ## anno
   CHECK(TensorsOfKind(t, TensorKind::kParameter) == 161);
   CHECK(TensorsOfKind(t, TensorKind::kOptimizerState) == 161);  // SGD momentum
   CHECK(TensorsOfKind(t, TensorKind::kActivation) > 0);
-  CHECK(l->curve.peak_unswapped().bytes == 3089966384);
+  CHECK(l->curve.peak_unswapped().bytes == 3089966376);  // 8 B: as param-linear
 }
 
 TEST_CASE("external: chakra-1.0.2-chakra.0.0.4_et (ET JSON, all-gather test)") {

@@ -65,6 +65,13 @@ struct ImportOptions {
   // .et): op durations and allocator figures are taken from it, paired by
   // record-function id. Empty: durations from the roofline below.
   std::string kineto_path;
+  // Which nodes of an execution trace are ops. kLeaves: the leaf operators
+  // plus operators with work of their own (every call a kernel makes is an
+  // op). kDispatch: the ops a TorchDispatchMode sees (swapplan's recorder and
+  // runtime): every operator whole, except CompositeImplicitAutograd ones,
+  // whose decomposition is seen instead (docs/importers.md).
+  enum class EtOps : uint8_t { kLeaves, kDispatch };
+  EtOps et_ops = EtOps::kLeaves;
   // Roofline for op durations a trace does not record (ET without Kineto):
   // duration = max(FLOPs / peak_flops_per_s, bytes / memory_bandwidth_bytes_per_s).
   // Only these two fields are read. Defaults: an A100-class device.
