@@ -76,6 +76,9 @@ class OutputBytes:
             none = self._no_tensor[func] = not _returns_tensors(func)
         if none or (aliases and all(aliases)):
             return None, 0  # no new storage: a view, in place, or no tensor at all
+        for a in args:
+            if isinstance(a, _Tensor) and a.device.type != "cpu":
+                return None, 0  # not the host backend's device: not counted
         if func in self._dynamic:
             self.unpredicted += 1
             return None, None

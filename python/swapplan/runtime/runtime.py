@@ -26,14 +26,23 @@ What it does (see docs/runtime.md):
   reference on each StorageImpl (swapplan.recorder's StorageTracker): new
   storages are registered with their exact bytes, dead ones freed.
 * "Device memory" on the CPU: PyTorch's CPU allocator owns the bytes; the
-  runtime counts every live storage of the training process against the
-  budget (`device_memory`, the host backend's capacity) in exact bytes, as a
-  device allocator would, and Algorithm 3 evicts when a new storage does not
-  fit. A swap is real: the bytes are copied into the runtime's pinned host
-  pool on a copy stream (timed at the configured bandwidth), the storage is
-  freed with ``storage.resize_(0)`` once the copy is done (the runtime's
-  release point), and re-allocated with ``storage.resize_(nbytes)`` and
-  filled back before any op touches it. Losses are bit-identical.
+  runtime counts every storage on the device against the budget
+  (`device_memory`, the host backend's capacity) in exact bytes, as a device
+  allocator would: the model's and optimizer's tensors from __enter__,
+  every other storage from its creation or first use by an op (made before
+  __enter__: counted as it is first used, stats["discovered_*"]). The bytes
+  an op will allocate are predicted before its kernel (_predict.py: a meta
+  evaluation once per op signature) and room is made for them first
+  (swapplan_rt_op_reserve: Algorithm 3 before the allocation, never after
+  it crossed the budget). A swap is real: the bytes are copied into the
+  runtime's pinned host pool on a copy stream (timed at the configured
+  bandwidth), the storage is freed with ``storage.resize_(0)`` once the copy
+  is done (the runtime's release point), and re-allocated with
+  ``storage.resize_(nbytes)`` and filled back before any op touches it.
+  Losses are bit-identical. swapplan.testing.residency measures all of this
+  from outside (docs/runtime.md "Budget").
+* Misuse (docs/runtime.md "Misuse"): rt.step() right after opt.step() ends
+  nothing; iterations that never repeat an op sequence warn.
 * The policy: given (``policy="p.pb"``, a self-contained binary policy) it
   runs every iteration; otherwise the runtime's stage machine asks a
   provider at GenPolicy — by default ``swapplan plan`` on the runtime's
@@ -41,9 +50,9 @@ What it does (see docs/runtime.md):
 
 Limits: a tensor read without going through the dispatcher (``.numpy()``,
 ``data_ptr()`` from Python, a C++ extension's raw pointer) while swapped out
-sees an empty storage; the framework is not told. Tested with PyTorch 1.13
-(CPU); written for 2.x (the same private hooks exist there) but not tested on
-it.
+sees an empty storage; the framework is not told. The op clock is a Python
+dispatch mode in every stage (tens of µs per op: bench/runtime_overhead.py).
+Tested with PyTorch 1.13 and 2.13 (CPU).
 """
 
 import ctypes
