@@ -34,10 +34,12 @@ _SCALARS = (int, float, bool, str, complex, type(None), torch.dtype, torch.devic
 
 def _sig(v):
     if isinstance(v, _Tensor):
-        return (tuple(v.shape), v.stride() if v.layout == torch.strided else None, v.dtype,
-                v.device.type)
+        try:
+            return (v.shape, v.stride(), v.dtype, v.device)
+        except RuntimeError:  # no strides (sparse)
+            return (v.shape, None, v.dtype, v.device)
     if isinstance(v, (list, tuple)):
-        return tuple(_sig(e) for e in v)
+        return tuple([_sig(e) for e in v])
     if isinstance(v, _SCALARS):
         return v
     return type(v).__name__
@@ -77,7 +79,7 @@ class OutputBytes:
         if none or (aliases and all(aliases)):
             return None, 0  # no new storage: a view, in place, or no tensor at all
         for a in args:
-            if isinstance(a, _Tensor) and a.device.type != "cpu":
+            if isinstance(a, _Tensor) and not a.is_cpu:
                 return None, 0  # not the host backend's device: not counted
         if func in self._dynamic:
             self.unpredicted += 1
