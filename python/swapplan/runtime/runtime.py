@@ -48,11 +48,9 @@ What it does (see docs/runtime.md):
   provider at GenPolicy — by default ``swapplan plan`` on the runtime's
   record of the iteration (provider.py).
 
-Limits: a tensor read without going through the dispatcher (``.numpy()``,
-``data_ptr()`` from Python, a C++ extension's raw pointer) while swapped out
-sees an empty storage; the framework is not told. The op clock is a Python
-dispatch mode in every stage (tens of µs per op: bench/runtime_overhead.py).
-Tested with PyTorch 1.13 and 2.13 (CPU).
+Limits: a tensor read past the dispatcher (``.numpy()``, ``data_ptr()``, a
+C++ extension) while swapped out sees an empty storage. The op clock is a
+dispatch mode in every stage. Tested with PyTorch 1.13 and 2.13 (CPU).
 """
 
 import ctypes
@@ -191,10 +189,9 @@ class SwapRuntime(Callbacks):
         directory, removed on exit; `plans` names files in it).
       matcher_window_ops, max_inflight_copies, strict_fingerprint,
       timed_copies: runtime options (swapplan_runtime.h).
-      backend: "host", the only backend this PyTorch integration drives: it
-        swaps CPU tensors whose storage the host backend's arena holds. The
-        C API's CUDA and Ascend backends (docs/runtime.md "Backends") are not
-        wired to torch.cuda tensors here; asking for them is a ValueError.
+      backend: "host" only (CPU tensors; CUDA and Ascend: the C API only).
+      device: "cpu"; "cuda" is a clear error. recipes: keep RECOMPUTE
+        recipes (None: only where RECOMPUTE items can come from).
     """
 
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
@@ -206,7 +203,7 @@ class SwapRuntime(Callbacks):
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
                  backend="host", planner="chameleon", device="cpu", predict_allocations=True,
-                 warn_unrepeated_after=16):
+                 warn_unrepeated_after=16, recipes=None):
         self.device = _check_device(device)
         if backend != "host":
             raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
@@ -256,6 +253,11 @@ class SwapRuntime(Callbacks):
         # RECOMPUTE items: per storage an op created, how to re-run the op
         # (_recompute.py); _new_outputs collects the op's new storages.
         self._recipes = R.Recipes(self._tracker, self._storage_of)
+        # Recipes (µs per op) only where RECOMPUTE items can come from; an
+        # item without one falls back to a swap (counted).
+        self._recipes_on = recipes if recipes is not None else self.policy is not None or (
+            provider is not None and not (isinstance(provider, SwapplanPlanProvider) and
+                                          provider.planner == "chameleon"))
         self._tracker.forget = self._recipes.forget
         self._new_outputs = []
         self._held = {}          # storage id -> strong reference while a copy needs it
@@ -619,7 +621,8 @@ class SwapRuntime(Callbacks):
             L.check(self._lib, self._lib.swapplan_rt_intern_op(
                 self._env, schema.name.encode(), ctypes.byref(oid)), "intern_op")
             op = oid.value
-        recipe = 0 if op < 0 or not R.eligible(func, write_pos, write_kw, aliases) else (
+        recipe = 0 if op < 0 or not self._recipes_on or not R.eligible(
+            func, write_pos, write_kw, aliases) else (
             2 if R.seeded(func) else 1)
         info = (op, tuple(write_pos), frozenset(write_kw), aliases, recipe)
         self._ops[func] = info
