@@ -13,7 +13,8 @@ from outside by a ResidencyMeter:
    iterations in WarmUp a RuntimeWarning, once, and stats say so
    (unrepeated_iterations, unrepeated_warning); a loop that repeats gets
    neither.
-A torch.compile region inside the block is seen op by op, not skipped.
+A torch.compile region inside the block is seen op by op, not skipped, and
+a compiled model trains with identical losses within the budget.
 And SwapRuntime(device="cuda") without CUDA is a clear RuntimeError.
 
   python3 python/runtime_tests/measured_misuse.py   (meson: runtime_measured_misuse)
@@ -140,6 +141,16 @@ class MisuseTest(unittest.TestCase):
             self.assertEqual(y.tolist(), block(torch.ones(64)).tolist())
         self.assertEqual(counts[1], counts[0])
         self.assertGreaterEqual(counts[0], 3)  # tanh, mul, add (and the ones)
+
+        # A compiled model trains under the runtime as the eager one does:
+        # identical losses, the budget held at every op.
+        def make_compiled():
+            model, opt = make_lm()
+            return torch.compile(model), opt
+
+        losses, meter, rt = run_measured(make_compiled, step, 4, self.budget, provider=None)
+        self.assertEqual(losses, self.plain[:4], summary(meter, rt))
+        self.assertEqual(meter.violation_count, 0, summary(meter, rt))
 
     def test_cuda_without_cuda_is_a_clear_error(self):
         if torch.cuda.is_available():
