@@ -40,8 +40,8 @@ What it does (see docs/runtime.md):
   is done (the runtime's release point), and re-allocated with
   ``storage.resize_(nbytes)`` and filled back before any op touches it.
   Losses are bit-identical. swapplan.testing.residency measures all of this
-  from outside (docs/runtime.md "Budget").
-* Misuse (docs/runtime.md "Misuse"): rt.step() right after opt.step() ends
+  from outside (docs/runtime-torch.md).
+* Misuse (docs/runtime-torch.md): rt.step() right after opt.step() ends
   nothing; iterations that never repeat an op sequence warn.
 * The policy: given (``policy="p.pb"``, a self-contained binary policy) it
   runs every iteration; otherwise the runtime's stage machine asks a
@@ -279,7 +279,7 @@ class SwapRuntime(Callbacks):
         self._op_new_bytes = 0
         self.discovered_bytes = 0    # storages made outside the block, at first use
         self.discovered_storages = 0
-        # Misuse (docs/runtime.md "Misuse"): rt.step() right after the
+        # Misuse (docs/runtime-torch.md): rt.step() right after the
         # optimizer ended the iteration; iterations that never repeat.
         self._optimizer_ended = False
         self.redundant_steps = 0
@@ -401,7 +401,7 @@ class SwapRuntime(Callbacks):
         """Ends the iteration and begins the next one. Right after an
         optimizer step ended the iteration (auto_step), with no backward op
         since, it ends nothing (stats["redundant_steps"]): `opt.step();
-        rt.step()` is one iteration (docs/runtime.md "Misuse")."""
+        rt.step()` is one iteration (docs/runtime-torch.md)."""
         if self._env is None:
             raise RuntimeError("SwapRuntime.step() outside the with-block")
         if self._optimizer_ended:
@@ -452,7 +452,7 @@ class SwapRuntime(Callbacks):
             "policy_keys": s.policy_keys,
             "policy_of_other_input": s.policy_of_other_input,
             "known_sequence_returns": s.known_sequence_returns,
-            # Budget semantics and misuse (docs/runtime.md "Budget", "Misuse").
+            # Budget semantics and misuse (docs/runtime-torch.md).
             "discovered_storages": self.discovered_storages,
             "discovered_bytes": self.discovered_bytes,
             "unpredicted_allocations": self._predict.unpredicted if self._predict else None,
@@ -540,7 +540,7 @@ class SwapRuntime(Callbacks):
                 "SwapRuntime: %d iterations in a row and no two ran the same op sequence, so the "
                 "stage machine stays in WarmUp (no policy, Algorithm 3 only). Causes: an "
                 "iteration boundary that moves (rt.step() where no optimizer= ends iterations, "
-                "a step called twice), data-dependent control flow; docs/runtime.md \"Misuse\""
+                "a step called twice), data-dependent control flow; docs/runtime-torch.md"
                 % n)
             warnings.warn(self.unrepeated_warning, RuntimeWarning, stacklevel=4)
 
