@@ -26,6 +26,8 @@ op; a meta evaluation per new signature.
 
 import torch
 
+from ..recorder import _compat as C
+
 _Tensor = torch.Tensor
 _META = torch.device("meta")
 _SCALARS = (int, float, bool, str, complex, type(None), torch.dtype, torch.device,
@@ -136,9 +138,8 @@ class OutputBytes:
             for t in (o if isinstance(o, (list, tuple)) else (o,)):
                 if not isinstance(t, _Tensor) or aliased or t.device.type != "meta":
                     continue
-                s = t.untyped_storage() if hasattr(t, "untyped_storage") else t._storage()
-                sid = id(s) if not hasattr(torch._C, "_storage_id") else torch._C._storage_id(t)
+                sid = C.storage_id(t)
                 if sid not in seen:
                     seen.add(sid)
-                    total += s.nbytes()
+                    total += C.untyped_storage(t).nbytes()
         return total
