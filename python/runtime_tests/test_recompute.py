@@ -69,7 +69,7 @@ def train(runtime=None, steps=6):
 
 class RecipeTest(unittest.TestCase):
     def test_random_op_recomputed_bitwise_and_rng_stream_untouched(self):
-        with SwapRuntime(device_memory=1 << 30, provider=None) as rt:
+        with SwapRuntime(device_memory=1 << 30, provider=None, recipes=True) as rt:
             torch.manual_seed(7)
             b = torch.rand(1000)
             expected = b.clone()
@@ -88,7 +88,7 @@ class RecipeTest(unittest.TestCase):
     def test_explicit_generator_is_not_recomputable(self):
         # Only the default generator's state is restored: an op drawing from
         # its own torch.Generator gets no recipe (it would draw new numbers).
-        with SwapRuntime(device_memory=1 << 30, provider=None) as rt:
+        with SwapRuntime(device_memory=1 << 30, provider=None, recipes=True) as rt:
             b = torch.rand(100, generator=torch.Generator().manual_seed(3))
             self.assertFalse(rt._recipes.can_recompute(C.storage_id(b)))
             c = torch.rand(100)
@@ -112,7 +112,7 @@ class RecipeTest(unittest.TestCase):
 
     def test_written_or_aliasing_outputs_are_not_recomputable(self):
         w = torch.randn(8, 8)
-        with SwapRuntime(device_memory=1 << 30, provider=None) as rt:
+        with SwapRuntime(device_memory=1 << 30, provider=None, recipes=True) as rt:
             a = w.exp()
             self.assertTrue(rt._recipes.can_recompute(C.storage_id(a)))
             a.add_(1)  # written after it was made: its recipe is stale
@@ -126,7 +126,7 @@ class RecipeTest(unittest.TestCase):
 
     def test_dead_input_is_not_recomputable(self):
         w = torch.randn(8, 8)
-        with SwapRuntime(device_memory=1 << 30, provider=None) as rt:
+        with SwapRuntime(device_memory=1 << 30, provider=None, recipes=True) as rt:
             h = w.exp()
             g = h.tanh()
             del h

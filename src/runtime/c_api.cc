@@ -611,6 +611,10 @@ swapplan_rt_status swapplan_rt_op_begin(swapplan_rt_env* env, int32_t op, int32_
   });
 }
 
+swapplan_rt_status swapplan_rt_op_reserve(swapplan_rt_env* env, int64_t bytes) {
+  return Guarded(env, "op_reserve", [&](Runtime& rt) { return rt.OpReserve(bytes); });
+}
+
 swapplan_rt_status swapplan_rt_op_end(swapplan_rt_env* env, const swapplan_rt_tensor* outputs,
                                       size_t num_outputs) {
   if (num_outputs > 0 && outputs == nullptr) {

@@ -8,6 +8,7 @@
 #include "runtime/runtime_state.h"
 #include "swapplan/runtime/host_backend.h"
 #include "swapplan/runtime/runtime.h"
+#include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan::runtime {
@@ -323,6 +324,28 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
     return st;
   }
   return absl::OkStatus();
+}
+
+absl::Status Runtime::OpReserve(int64_t bytes) {
+  State& s = *s_;
+  if (!s.in_op) return CallOrder("op_reserve: no op has begun (op_begin)");
+  if (bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("op_reserve: ", bytes, " bytes"));
+  }
+  if (bytes == 0) return absl::OkStatus();
+  absl::Status st = s.Reserve(bytes, /*owned=*/false, nullptr, -1);
+  if (st.ok()) {
+    s.Account(-bytes);  // room made; op_end's registrations take the bytes
+    return st;
+  }
+  if (s.options.overcommit_on_oom && RuleOf(st) == "out-of-memory") {
+    // The registration after the kernel takes the bytes over the budget and
+    // counts the OOM: counted once, there.
+    --s.counts.ooms;
+    --s.row.counts.ooms;
+    return absl::OkStatus();
+  }
+  return st;
 }
 
 absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {

@@ -195,6 +195,48 @@ TEST_CASE("C API: ops, seed 004 swaps, Algorithm 3 and the budget") {
   CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
 }
 
+TEST_CASE("C API: op_reserve makes room before the allocation, without taking the bytes") {
+  swapplan_rt_env* env = Create(1000);
+  int32_t op = -1;
+  REQUIRE(swapplan_rt_intern_op(env, "aten::mm", &op) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_op_reserve(env, 10) == SWAPPLAN_RT_CALL_ORDER);  // outside an op
+  CHECK(LastError().find("no op has begun") != std::string::npos);
+  // Op 0 makes A (600 of 1000).
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) == SWAPPLAN_RT_OK);
+  const swapplan_rt_tensor a = Alloc(env, 600, 0xa1);
+  REQUIRE(swapplan_rt_op_end(env, &a, 1) == SWAPPLAN_RT_OK);
+  // Op 1 will allocate 600: 600 + 600 > 1000, so Algorithm 3 swaps A out
+  // now, before the allocation; the reservation takes nothing (0 in use).
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, nullptr, 0) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_op_reserve(env, -1) == SWAPPLAN_RT_INVALID_ARGUMENT);
+  REQUIRE(swapplan_rt_op_reserve(env, 0) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_reserve(env, 600) == SWAPPLAN_RT_OK);
+  swapplan_rt_stats s;
+  REQUIRE(swapplan_rt_get_stats(env, &s) == SWAPPLAN_RT_OK);
+  CHECK(s.device_bytes_in_use == 0);
+  CHECK(s.counts.passive_swap_outs == 1);
+  int32_t resident = 1;
+  REQUIRE(swapplan_rt_tensor_resident(env, a, &resident) == SWAPPLAN_RT_OK);
+  CHECK(resident == 0);
+  const swapplan_rt_tensor b = Alloc(env, 600, 0xb2);  // fits: no second eviction
+  REQUIRE(swapplan_rt_op_end(env, &b, 1) == SWAPPLAN_RT_OK);
+  // Op 2 reads B and would allocate 1000: B is this op's, A is off; no room
+  // can be made. The op does not run; op_end closes it.
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, &b, 1) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_op_reserve(env, 1000) == SWAPPLAN_RT_OUT_OF_MEMORY);
+  CHECK(LastError().find("device out of memory at op 2 (aten::mm)") != std::string::npos);
+  REQUIRE(swapplan_rt_op_end(env, nullptr, 0) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_get_stats(env, &s) == SWAPPLAN_RT_OK);
+  CHECK(s.peak_device_bytes == 600);  // never 1200: the eviction came first
+  CHECK(s.device_bytes_in_use == 600);
+  CHECK(s.counts.passive_swap_outs == 1);
+  CHECK(s.counts.ooms == 1);
+  REQUIRE(swapplan_rt_tensor_free(env, b) == SWAPPLAN_RT_OK);  // room for A at close
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
+}
+
 TEST_CASE("C API: an injected copy error fails the call clearly; the tensor stays") {
   swapplan_rt_env* env = Create(1000);
   const swapplan_rt_tensor a = Alloc(env, 100, 0x5e);

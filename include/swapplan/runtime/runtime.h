@@ -438,6 +438,10 @@ class Runtime {
   // stage tracker does not see it.
   absl::Status IterationEnd();
   absl::Status OpBegin(int32_t op, Phase phase, absl::Span<const TensorHandle> inputs);
+  // Between OpBegin and the kernel: room for `bytes` the op will allocate
+  // (Algorithm 3 now rather than after the allocation crossed the budget);
+  // the bytes are not taken. O(tensors) when Algorithm 3 runs, else O(1).
+  absl::Status OpReserve(int64_t bytes);
   absl::Status OpEnd(absl::Span<const TensorHandle> outputs);
 
   // --- seed 004 ---

@@ -439,6 +439,14 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_op_begin(swapplan_rt_env* env, in
                                                         int32_t phase,
                                                         const swapplan_rt_tensor* inputs,
                                                         size_t num_inputs);
+/* Between op_begin and the kernel: the op is about to allocate `bytes` (its
+ * new outputs, as the framework predicts them). When they would not fit,
+ * Algorithm 3 makes room now, so that the allocation never crosses the
+ * budget; the bytes are not taken (the registrations after the kernel take
+ * them). OUT_OF_MEMORY when no room can be made (the op must not run; call
+ * op_end with no outputs); with overcommit_on_oom, OK (the registration
+ * takes the bytes over the budget and counts the OOM once). */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_op_reserve(swapplan_rt_env* env, int64_t bytes);
 /* After it ran: the tensors it created or wrote. */
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_op_end(swapplan_rt_env* env,
                                                       const swapplan_rt_tensor* outputs,

@@ -221,6 +221,7 @@ _PROTOTYPES = {
     "swapplan_rt_iteration_end": (_S, [_ENV]),
     "swapplan_rt_op_begin": (_S, [_ENV, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(_T),
                                   ctypes.c_size_t]),
+    "swapplan_rt_op_reserve": (_S, [_ENV, ctypes.c_int64]),
     "swapplan_rt_op_end": (_S, [_ENV, ctypes.POINTER(_T), ctypes.c_size_t]),
     "swapplan_rt_get_stats": (_S, [_ENV, ctypes.POINTER(Stats)]),
     "swapplan_rt_get_iteration_stats": (_S, [_ENV, ctypes.c_int32,

@@ -95,6 +95,7 @@ class Recipes:
         self._by_sid = {}
         self.recomputed = 0         # storages recomputed
         self.recomputed_seeded = 0  # of which by a random op (generator state restored)
+        self.recomputed_via_copy = 0  # of which computed aside, then copied in (no out= overload)
         self.refused = 0            # can_recompute answered no
         self.kept = 0               # frees refused: a pinned input with no way back
         self.recompute_ns = 0       # wall time in recompute (re-run, checks, copy)
@@ -162,14 +163,20 @@ class Recipes:
         storage = self._storage_of(sid)
         if storage is None or storage.data_ptr() != ptr:
             raise RuntimeError("storage %#x: not restored at the address the runtime gave" % sid)
-        value = self._run(r, 0)
         v = r.view
-        if tuple(value.shape) != v.size or value.dtype != v.dtype:
-            raise RuntimeError("storage %#x: %s recomputed a %s %s tensor, recorded %s %s" % (
-                sid, r.func._schema.name, tuple(value.shape), value.dtype, v.size, v.dtype))
         target = torch.empty(0, dtype=v.dtype).set_(storage, v.offset, v.size, v.stride)
-        with torch.no_grad():
-            target.copy_(value)
+        # Into the restored storage through the op's out= overload where it
+        # has one (no temporary: the device holds the bytes the runtime made
+        # room for, nothing more); else computed, then copied in.
+        if not self._run_into(r, target):
+            value = self._run(r, 0)
+            if tuple(value.shape) != v.size or value.dtype != v.dtype:
+                raise RuntimeError("storage %#x: %s recomputed a %s %s tensor, recorded %s %s" % (
+                    sid, r.func._schema.name, tuple(value.shape), value.dtype, v.size, v.dtype))
+            with torch.no_grad():
+                target.copy_(value)
+            del value
+            self.recomputed_via_copy += 1
         self._unpin(r)
         self.recompute_ns += time.perf_counter_ns() - t0
         self.recomputed += 1
@@ -240,6 +247,25 @@ class Recipes:
             return base.as_strided(ref.size, ref.stride, ref.offset)
         return torch.empty(0, dtype=ref.dtype).set_(s, ref.offset, ref.size, ref.stride)
 
+    def _run_into(self, r, target):
+        """Runs `r`'s op writing `target` through its out= overload; False
+        (nothing written) when it has no matching one."""
+        out_op = _out_overload(r.func) if r.index < 0 else None
+        if out_op is None:
+            return False
+        op, name = out_op
+        args = _materialise(r.args, lambda ref: self._tensor(ref, 0))
+        kwargs = _materialise(r.kwargs, lambda ref: self._tensor(ref, 0))
+        kwargs[name] = target
+        with torch.no_grad():
+            if r.rng is None:
+                op(*args, **kwargs)
+            else:
+                with torch.random.fork_rng(devices=[]):
+                    torch.set_rng_state(r.rng)
+                    op(*args, **kwargs)
+        return True
+
     def _run(self, r, depth):
         args = _materialise(r.args, lambda ref: self._tensor(ref, depth))
         kwargs = _materialise(r.kwargs, lambda ref: self._tensor(ref, depth))
@@ -251,6 +277,26 @@ class Recipes:
                     torch.set_rng_state(r.rng)
                     out = r.func(*args, **kwargs)
         return out if r.index < 0 else out[r.index]
+
+
+_OUT_OVERLOADS = {}
+
+
+def _out_overload(func):
+    """(the .out overload of `func`, its out argument's name) when it takes
+    exactly func's arguments plus one written out tensor; else None."""
+    if func in _OUT_OVERLOADS:
+        return _OUT_OVERLOADS[func]
+    found = None
+    op = getattr(func.overloadpacket, "out", None)
+    if op is not None and len(func._schema.returns) == 1:
+        outs = [a.name for a in op._schema.arguments
+                if a.alias_info is not None and a.alias_info.is_write]
+        rest = [a.name for a in op._schema.arguments if a.name not in outs]
+        if len(outs) == 1 and rest == [a.name for a in func._schema.arguments]:
+            found = (op, outs[0])
+    _OUT_OVERLOADS[func] = found
+    return found
 
 
 class _Unrecordable(Exception):

@@ -26,24 +26,31 @@ What it does (see docs/runtime.md):
   reference on each StorageImpl (swapplan.recorder's StorageTracker): new
   storages are registered with their exact bytes, dead ones freed.
 * "Device memory" on the CPU: PyTorch's CPU allocator owns the bytes; the
-  runtime counts every live storage of the training process against the
-  budget (`device_memory`, the host backend's capacity) in exact bytes, as a
-  device allocator would, and Algorithm 3 evicts when a new storage does not
-  fit. A swap is real: the bytes are copied into the runtime's pinned host
-  pool on a copy stream (timed at the configured bandwidth), the storage is
-  freed with ``storage.resize_(0)`` once the copy is done (the runtime's
-  release point), and re-allocated with ``storage.resize_(nbytes)`` and
-  filled back before any op touches it. Losses are bit-identical.
+  runtime counts every storage on the device against the budget
+  (`device_memory`, the host backend's capacity) in exact bytes, as a device
+  allocator would: the model's and optimizer's tensors from __enter__,
+  every other storage from its creation or first use by an op (made before
+  __enter__: counted as it is first used, stats["discovered_*"]). The bytes
+  an op will allocate are predicted before its kernel (_predict.py: a meta
+  evaluation once per op signature) and room is made for them first
+  (swapplan_rt_op_reserve: Algorithm 3 before the allocation, never after
+  it crossed the budget). A swap is real: the bytes are copied into the
+  runtime's pinned host pool on a copy stream (timed at the configured
+  bandwidth), the storage is freed with ``storage.resize_(0)`` once the copy
+  is done (the runtime's release point), and re-allocated with
+  ``storage.resize_(nbytes)`` and filled back before any op touches it.
+  Losses are bit-identical. swapplan.testing.residency measures all of this
+  from outside (docs/runtime-torch.md).
+* Misuse (docs/runtime-torch.md): rt.step() right after opt.step() ends
+  nothing; iterations that never repeat an op sequence warn.
 * The policy: given (``policy="p.pb"``, a self-contained binary policy) it
   runs every iteration; otherwise the runtime's stage machine asks a
   provider at GenPolicy — by default ``swapplan plan`` on the runtime's
   record of the iteration (provider.py).
 
-Limits: a tensor read without going through the dispatcher (``.numpy()``,
-``data_ptr()`` from Python, a C++ extension's raw pointer) while swapped out
-sees an empty storage; the framework is not told. Tested with PyTorch 1.13
-(CPU); written for 2.x (the same private hooks exist there) but not tested on
-it.
+Limits: a tensor read past the dispatcher (``.numpy()``, ``data_ptr()``, a
+C++ extension) while swapped out sees an empty storage. The op clock is a
+dispatch mode in every stage. Tested with PyTorch 1.13 and 2.13 (CPU).
 """
 
 import ctypes
@@ -51,17 +58,20 @@ import gc
 import os
 import shutil
 import tempfile
-import time
+import warnings
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..recorder import _compat as C
+from ..recorder import _model as M
 from ..recorder._hooks import PhaseTracker
 from ..recorder._lifetimes import StorageTracker
 
 from . import _lib as L
 from . import _recompute as R
+from ._callbacks import Callbacks
+from ._predict import OutputBytes
 from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
 
@@ -70,8 +80,28 @@ _DTYPES = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.float64:
            torch.bool: 10, torch.complex64: 13}
 _Tensor = torch.Tensor
 _storage_id = C.storage_id
-_new_with_weak_ptr = torch.UntypedStorage._new_with_weak_ptr
 _MAX_USES = 4096
+_BACKWARD = M.BACKWARD
+
+
+def _check_device(device):
+    """'cpu' (the host backend: the device is emulated in CPU memory), or a
+    clear error."""
+    kind = torch.device(device).type
+    if kind == "cpu":
+        return kind
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "SwapRuntime(device=%r): this process has no CUDA device (torch %s, built with "
+                "CUDA %s; torch.cuda.is_available() is False). device='cpu' runs the host "
+                "backend, which emulates the device in CPU memory" % (device, torch.__version__,
+                                                                      torch.version.cuda))
+        raise NotImplementedError(
+            "SwapRuntime(device=%r): the PyTorch integration swaps CPU tensors on the host "
+            "backend only; CUDA tensors are not wired to it yet (the C API's CUDA backend: "
+            "docs/runtime.md \"Backends\")" % (device,))
+    raise ValueError("SwapRuntime: device must be 'cpu' or 'cuda', got %r" % (device,))
 
 
 class _Member:
@@ -111,7 +141,7 @@ class _Mode(TorchDispatchMode):
         return self.runtime._dispatch(func, args, kwargs or {})
 
 
-class SwapRuntime:
+class SwapRuntime(Callbacks):
     """The runtime shim around a training loop (module docstring).
 
     Args:
@@ -159,10 +189,9 @@ class SwapRuntime:
         directory, removed on exit; `plans` names files in it).
       matcher_window_ops, max_inflight_copies, strict_fingerprint,
       timed_copies: runtime options (swapplan_runtime.h).
-      backend: "host", the only backend this PyTorch integration drives: it
-        swaps CPU tensors whose storage the host backend's arena holds. The
-        C API's CUDA and Ascend backends (docs/runtime.md "Backends") are not
-        wired to torch.cuda tensors here; asking for them is a ValueError.
+      backend: "host" only (CPU tensors; CUDA and Ascend: the C API only).
+      device: "cpu"; "cuda" is a clear error. recipes: keep RECOMPUTE
+        recipes (None: only where RECOMPUTE items can come from).
     """
 
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
@@ -173,7 +202,9 @@ class SwapRuntime:
                  provider="default", planner_args=(), on_oom="raise", work_dir=None,
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
-                 backend="host", planner="chameleon"):
+                 backend="host", planner="chameleon", device="cpu", predict_allocations=True,
+                 warn_unrepeated_after=16, recipes=None):
+        self.device = _check_device(device)
         if backend != "host":
             raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
                              "on the host backend; CUDA and Ascend run through the C API only), "
@@ -222,6 +253,11 @@ class SwapRuntime:
         # RECOMPUTE items: per storage an op created, how to re-run the op
         # (_recompute.py); _new_outputs collects the op's new storages.
         self._recipes = R.Recipes(self._tracker, self._storage_of)
+        # Recipes (µs per op) only where RECOMPUTE items can come from; an
+        # item without one falls back to a swap (counted).
+        self._recipes_on = recipes if recipes is not None else self.policy is not None or (
+            provider is not None and not (isinstance(provider, SwapplanPlanProvider) and
+                                          provider.planner == "chameleon"))
         self._tracker.forget = self._recipes.forget
         self._new_outputs = []
         self._held = {}          # storage id -> strong reference while a copy needs it
@@ -237,6 +273,21 @@ class SwapRuntime:
         self._last_stats = None
         self._last_iterations = None
         self._closed = False
+        # Room before the kernel (_predict.py); None: after it (Algorithm 3
+        # once the outputs are there, over the budget until it ran).
+        self._predict = OutputBytes() if predict_allocations else None
+        self._op_new_bytes = 0
+        self.discovered_bytes = 0    # storages made outside the block, at first use
+        self.discovered_storages = 0
+        # Misuse (docs/runtime-torch.md): rt.step() right after the
+        # optimizer ended the iteration; iterations that never repeat.
+        self._optimizer_ended = False
+        self.redundant_steps = 0
+        self.warn_unrepeated_after = int(warn_unrepeated_after)
+        self._warmup_run = 0         # consecutive iterations in WarmUp, none Stable yet
+        self._ever_stable = False
+        self._iterations_seen = 0
+        self.unrepeated_warning = None
 
     # ------------------------------------------------------------- context
     def __enter__(self):
@@ -246,6 +297,7 @@ class SwapRuntime:
         # The per-op entry points, bound once.
         self._op_begin = lib.swapplan_rt_op_begin
         self._op_end = lib.swapplan_rt_op_end
+        self._op_reserve = lib.swapplan_rt_op_reserve
         self._register_fn = lib.swapplan_rt_tensor_register
         self._free_fn = lib.swapplan_rt_tensor_free
         if self.work_dir is None:
@@ -346,9 +398,19 @@ class SwapRuntime:
         return False
 
     def step(self):
-        """Ends the iteration and begins the next one."""
+        """Ends the iteration and begins the next one. Right after an
+        optimizer step ended the iteration (auto_step), with no backward op
+        since, it ends nothing (stats["redundant_steps"]): `opt.step();
+        rt.step()` is one iteration (docs/runtime-torch.md)."""
         if self._env is None:
             raise RuntimeError("SwapRuntime.step() outside the with-block")
+        if self._optimizer_ended:
+            self._optimizer_ended = False
+            self.redundant_steps += 1
+            return
+        self._step()
+
+    def _step(self):
         self._tracker.full_poll(-1)
         self._end()
         self._begin()
@@ -390,6 +452,14 @@ class SwapRuntime:
             "policy_keys": s.policy_keys,
             "policy_of_other_input": s.policy_of_other_input,
             "known_sequence_returns": s.known_sequence_returns,
+            # Budget semantics and misuse (docs/runtime-torch.md).
+            "discovered_storages": self.discovered_storages,
+            "discovered_bytes": self.discovered_bytes,
+            "unpredicted_allocations": self._predict.unpredicted if self._predict else None,
+            "mispredicted_allocations": self._predict.mispredicted if self._predict else None,
+            "redundant_steps": self.redundant_steps,
+            "unrepeated_iterations": 0 if self._ever_stable else self._warmup_run,
+            "unrepeated_warning": self.unrepeated_warning,
             "counts": c,
         }
 
@@ -448,13 +518,39 @@ class SwapRuntime:
         rc = self._lib.swapplan_rt_iteration_end(self._env)
         self._raise_callback_error()
         L.check(self._lib, rc, "iteration_end")
+        self._watch_repeats()
+
+    def _watch_repeats(self):
+        """Warns once when `warn_unrepeated_after` iterations in a row stayed
+        in WarmUp before any reached Stable: no two had one op sequence."""
+        s = L.Stats()
+        L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
+                "get_stats")
+        if s.iterations == self._iterations_seen:
+            return  # no op ran: no iteration
+        self._iterations_seen = s.iterations
+        if L.STAGES[s.stage] != "WarmUp":
+            self._warmup_run = 0
+            self._ever_stable = True
+            return
+        self._warmup_run += 1
+        n = self.warn_unrepeated_after
+        if not self._ever_stable and n > 0 and self._warmup_run == n:
+            self.unrepeated_warning = (
+                "SwapRuntime: %d iterations in a row and no two ran the same op sequence, so the "
+                "stage machine stays in WarmUp (no policy, Algorithm 3 only). Causes: an "
+                "iteration boundary that moves (rt.step() where no optimizer= ends iterations, "
+                "a step called twice), data-dependent control flow; docs/runtime-torch.md"
+                % n)
+            warnings.warn(self.unrepeated_warning, RuntimeWarning, stacklevel=4)
 
     def _after_backward(self):
         pass
 
     def _after_optimizer(self, opt):
         if self.auto_step and self._env is not None:
-            self.step()
+            self._step()
+            self._optimizer_ended = True
 
     def _register_resident(self):
         seen = set()
@@ -514,116 +610,6 @@ class SwapRuntime:
             self._callback_error = None
             raise e
 
-    # Framework callbacks (called by the runtime on this thread).
-    def _cb_hold(self, user, sid):
-        try:
-            w = self._tracker.weak.get(sid)
-            if w is None or C.expired(w):
-                return 2  # gone: its free is not reported yet
-            s = _new_with_weak_ptr(w)
-            if s is None:
-                return 2
-            self._held[sid] = s
-            return 0
-        except BaseException as e:  # noqa: BLE001 - never across the C boundary
-            self._callback_error = e
-            return 1
-
-    def _cb_release(self, user, sid, free_memory):
-        try:
-            s = self._held.pop(sid, None)
-            if free_memory:
-                if not self._recipes.may_free(sid):
-                    return 3  # a pending recomputation needs its bytes
-                if s is None:
-                    s = _new_with_weak_ptr(self._tracker.weak[sid])
-                try:
-                    s.resize_(0)
-                except RuntimeError as e:
-                    if "not resizable" in str(e):
-                        return 3  # memory PyTorch does not own (from_numpy, shared)
-                    raise
-                m = self._tracker.live.get(sid)
-                if m is not None:
-                    m.ptr = 0
-            return 0
-        except BaseException as e:  # noqa: BLE001
-            self._callback_error = e
-            return 1
-
-    def _cb_restore(self, user, sid, nbytes, out):
-        try:
-            s = self._held.get(sid)
-            if s is None:
-                s = _new_with_weak_ptr(self._tracker.weak[sid])
-            s.resize_(nbytes)
-            self._held[sid] = s
-            ptr = s.data_ptr()
-            m = self._tracker.live.get(sid)
-            if m is not None:
-                m.ptr = ptr
-            out[0] = ptr
-            return 0
-        except BaseException as e:  # noqa: BLE001
-            self._callback_error = e
-            return 1
-
-    def _storage_of(self, sid):
-        w = self._tracker.weak.get(sid)
-        if w is None or C.expired(w):
-            return None
-        return _new_with_weak_ptr(w)
-
-    def _cb_can_recompute(self, user, sid):
-        try:
-            return 1 if self._recipes.can_recompute(sid) else 0
-        except BaseException as e:  # noqa: BLE001
-            self._callback_error = e
-            return 0
-
-    def _cb_recompute(self, user, sid, ptr):
-        try:
-            self._paused += 1  # the re-run op is not an op of the iteration
-            try:
-                self._recipes.recompute(sid, ptr or 0)
-            finally:
-                self._paused -= 1
-            return 0
-        except BaseException as e:  # noqa: BLE001
-            self._callback_error = e
-            return 1
-
-    def _recompute_for_test(self, sid):
-        """Recomputes a resident storage in place (tests: the recompute
-        callback's path without a drop)."""
-        self._paused += 1
-        try:
-            self._recipes.recompute(sid, self._storage_of(sid).data_ptr())
-        finally:
-            self._paused -= 1
-
-    def _cb_provider(self, user, request, out, capacity):
-        r = request.contents
-        req = {"record_path": r.record_path.decode(), "iteration": r.iteration,
-               "runtime_iteration": r.runtime_iteration,
-               "device_budget_bytes": r.device_budget_bytes, "work_dir": r.work_dir.decode(),
-               "input_signature_hash": r.input_signature_hash,
-               "input_signature_bytes": r.input_signature_bytes,
-               "observed_record_paths": [r.observed_record_paths[k].decode()
-                                         for k in range(r.num_observed_records)]}
-        try:
-            path = self.provider(req) or ""
-            if path:
-                self.plans.append((req["record_path"], path))
-            data = path.encode()
-            code = 0
-        except BaseException as e:  # noqa: BLE001
-            data = ("%s: %s" % (type(e).__name__, e)).encode("utf-8", "replace")
-            code = 1
-        data = data[:capacity - 1] + b"\0"
-        ctypes.memmove(out, data, len(data))
-        return code
-
     # The per-op path.
     def _describe(self, func):
         write_pos, write_kw, aliases, instrumentation = C.schema_effects(func)
@@ -635,7 +621,8 @@ class SwapRuntime:
             L.check(self._lib, self._lib.swapplan_rt_intern_op(
                 self._env, schema.name.encode(), ctypes.byref(oid)), "intern_op")
             op = oid.value
-        recipe = 0 if op < 0 or not R.eligible(func, write_pos, write_kw, aliases) else (
+        recipe = 0 if op < 0 or not self._recipes_on or not R.eligible(
+            func, write_pos, write_kw, aliases) else (
             2 if R.seeded(func) else 1)
         info = (op, tuple(write_pos), frozenset(write_kw), aliases, recipe)
         self._ops[func] = info
@@ -655,7 +642,12 @@ class SwapRuntime:
         if m is None:
             if t.device.type != "cpu":
                 return n
+            # Made before __enter__ (or in a pause): on the device from its
+            # first use on, room made for it before the op (docs/runtime.md
+            # "Budget").
             h = self._register(t, sid, L.KIND_INPUT)
+            self.discovered_storages += 1
+            self.discovered_bytes += tracker.live[sid].size
         else:
             h = m.handle
         if h and n < _MAX_USES:
@@ -675,6 +667,7 @@ class SwapRuntime:
             if t.device.type != "cpu":
                 return n
             h = self._register(t, sid)
+            self._op_new_bytes += tracker.live[sid].size
             if not written:
                 self._new_outputs.append((t, sid))
         elif written:
@@ -707,6 +700,8 @@ class SwapRuntime:
             return func(*args, **kwargs)
         self._tracker.before_op(-1)
         phase = self._phases.op_phase()[0]
+        if phase == _BACKWARD:
+            self._optimizer_ended = False
         ibuf = self._ibuf
         n = 0
         for a in args:
@@ -730,6 +725,18 @@ class SwapRuntime:
         if rc:
             raise L.error(lib, rc, "op_begin(%s)" % func._schema.name)
         try:
+            predict = self._predict
+            if predict is not None:
+                # Room for the outputs before they exist (_predict.py).
+                key, expected = predict.before(func, args, kwargs, aliases)
+                if expected:
+                    rc = self._op_reserve(self._env, expected)
+                    if self._callback_error is not None:
+                        self._raise_callback_error()
+                    if rc:
+                        raise L.error(lib, rc, "op_reserve(%s, %d bytes)"
+                                      % (func._schema.name, expected))
+            self._op_new_bytes = 0
             # A random op's generator state, for its recipe (_recompute.py).
             rng = torch.get_rng_state() if recipe == 2 else None
             out = func(*args, **kwargs)
@@ -758,6 +765,8 @@ class SwapRuntime:
             if recipe and new:
                 # Before op_end: the runtime may ask about them there.
                 self._recipes.record(func, args, kwargs, out, new, rng)
+            if predict is not None:
+                predict.after(key, expected, self._op_new_bytes)
         finally:
             new.clear()
             rc = self._op_end(self._env, obuf, m)
