@@ -738,7 +738,7 @@ class SwapRuntime(Callbacks):
                                       % (func._schema.name, expected))
             self._op_new_bytes = 0
             # A random op's generator state, for its recipe (_recompute.py).
-            rng = torch.get_rng_state() if recipe == 2 else None
+            rng = self._recipes.rng.get() if recipe == 2 else None
             out = func(*args, **kwargs)
         except BaseException:
             self._op_end(self._env, self._obuf, 0)
