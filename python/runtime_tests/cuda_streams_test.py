@@ -122,10 +122,13 @@ class SwapInTest(unittest.TestCase):
         swap = sw.swap_out(st)
         sw.release(swap)
         consumer = cuda.Stream() if consumer_side else cuda.default
-        with cuda.stream(consumer):
-            before = cuda.launch("earlier op on the consumer")  # may have used the block
+        before = cuda.launch("earlier op on the consumer", consumer)  # may have used the block
+        if consumer_side:
+            # Named, while another stream (compute) is current.
+            sw.swap_in(swap, consumer=consumer)
+        else:
             sw.swap_in(swap)
-            use = cuda.launch("consuming op")
+        use = cuda.launch("consuming op", consumer)
         h2d = cuda.copies[-1]
         self.assertIs(cuda.nodes[h2d][1], sw.h2d)
         resize = [e for e in cuda.host_log if e[0] == "resize" and e[2] == 6 * KiB][-1]
@@ -192,7 +195,10 @@ class PinnedPoolTest(unittest.TestCase):
         sw.release(first)
         sw.swap_in(first)
         h2d = cuda.copies[-1]
-        second = sw.swap_out(FakeStorage(cuda, 10 * KiB))
+        # Produced on a stream that never waited on the H2D copy (so only
+        # the slice's fence orders the two).
+        with cuda.stream(cuda.Stream()):
+            second = sw.swap_out(FakeStorage(cuda, 10 * KiB))
         self.assertEqual((second.host.block, second.host.offset), (0, 0))
         self.assertTrue(cuda.happens_before(h2d, cuda.copies[-1]))
 
