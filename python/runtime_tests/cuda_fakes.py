@@ -125,6 +125,9 @@ class FakeCuda:
         self.rng_sets = []
 
     # torch.cuda's surface used by _cuda.py
+    def is_available(self):
+        return True
+
     def Stream(self):  # noqa: N802 - torch.cuda's name
         self._streams += 1
         return FakeStream(self, "side%d" % self._streams)

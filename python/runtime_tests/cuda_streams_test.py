@@ -266,6 +266,13 @@ class BudgetMeasureTest(unittest.TestCase):
         self.assertFalse(K.fits(cuda, 4 * KiB, KiB + 1))
 
 
+class DeviceTest(unittest.TestCase):
+    def test_cuda_with_cuda_says_what_is_missing(self):
+        with self.assertRaisesRegex(NotImplementedError, "does not drive it yet"):
+            K.check_device("cuda", FakeCuda())
+        self.assertEqual(K.check_device("cpu", FakeCuda()), "cpu")
+
+
 class CudaRngTest(unittest.TestCase):
     """Rule 7: RECOMPUTE of a random op restores the CUDA generator state it
     ran with (through SwapRuntime's recipes: the state is taken at the op,

@@ -44,6 +44,30 @@ def _align(nbytes, alignment):
     return -(-nbytes // alignment) * alignment
 
 
+def check_device(device, cuda=None):
+    """'cpu' (the host backend: the device is emulated in CPU memory), or a
+    clear error (`cuda`: torch.cuda, or a fake)."""
+    cuda = cuda if cuda is not None else torch.cuda
+    kind = torch.device(device).type
+    if kind == "cpu":
+        return kind
+    if kind == "cuda":
+        if not cuda.is_available():
+            raise RuntimeError(
+                "SwapRuntime(device=%r): this process has no CUDA device (torch %s, built with "
+                "CUDA %s; torch.cuda.is_available() is False). device='cpu' runs the host "
+                "backend, which emulates the device in CPU memory" % (device, torch.__version__,
+                                                                      torch.version.cuda))
+        raise NotImplementedError(
+            "SwapRuntime(device=%r): the PyTorch integration swaps CPU tensors on the host "
+            "backend only. The CUDA swap protocol (swapplan.runtime._cuda: stream-ordered "
+            "copies, pinned pool, OOM retry) is tested on the CPU with a fake torch.cuda but "
+            "SwapRuntime does not drive it yet: the runtime library's host backend copies the "
+            "bytes itself from the registered address, so CUDA storages need a backend whose "
+            "copies are the framework's (docs/runtime-torch.md \"CUDA\")" % (device,))
+    raise ValueError("SwapRuntime: device must be 'cpu' or 'cuda', got %r" % (device,))
+
+
 class PinnedSlice:
     """`nbytes` of pinned memory at `offset` in block `block`; `fences`: the
     events of the copies that last read these bytes (a writer waits first)."""
