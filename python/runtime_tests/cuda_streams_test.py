@@ -141,6 +141,15 @@ class SwapInTest(unittest.TestCase):
     def test_on_compute(self):
         self._cycle(False)
 
+    def test_swap_in_before_release_copies_nothing(self):
+        # The storage never left the device (released later, or never).
+        cuda, pool, sw = setup()
+        st = FakeStorage(cuda, 6 * KiB)
+        swap = sw.swap_out(st)
+        self.assertIs(sw.swap_in(swap), st)
+        self.assertEqual((len(cuda.copies), st.nbytes(), pool.in_use_bytes), (1, 6 * KiB, 0))
+        self.assertEqual(pool._free[0][0][2], [swap.copied])  # fenced by the D2H copy
+
     def test_on_a_side_stream(self):
         self._cycle(True)
 

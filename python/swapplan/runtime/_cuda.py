@@ -237,7 +237,10 @@ class CudaSwapper:
         cuda = self.cuda
         consumer = consumer if consumer is not None else cuda.current_stream()
         if not swap.released:
-            self.release(swap)  # still resident: the copy is not needed, order it anyway
+            # Never left the device: nothing to copy back; the slice returns
+            # once the D2H copy writing it is done.
+            self.pool.free(swap.host, fence=swap.copied)
+            return swap.storage
         with cuda.stream(consumer):
             swap.storage.resize_(swap.nbytes)  # the consumer's block
         allocated = cuda.Event()
