@@ -184,6 +184,8 @@ class PinnedPoolTest(unittest.TestCase):
         self.assertEqual((e.block, e.offset), (0, 0))
         self.assertEqual(len(cuda.blocks), 3)
         self.assertEqual(pool.view(e).stop - pool.view(e).start, 4096)
+        pool.close()
+        self.assertEqual((pool.reserved_bytes, pool.in_use_bytes), (0, 0))
 
     def test_swaps_reuse_the_pool(self):
         cuda, pool, sw = setup(block_bytes=16 * KiB)

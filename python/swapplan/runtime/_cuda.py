@@ -99,6 +99,7 @@ class PinnedPool:
         self.block_bytes = block_bytes
         self.alignment = alignment
         self._alloc_block = alloc_block or _registered_block
+        self._unregister = _unregister_block if alloc_block is None else None
         self.blocks = []       # host tensors
         self._free = []        # per block: sorted [offset, size, fences]
         self.in_use_bytes = 0  # aligned bytes handed out
@@ -152,12 +153,14 @@ class PinnedPool:
     def view(self, s):
         return self.blocks[s.block][s.offset:s.offset + s.nbytes]
 
-    def close(self, unregister=None):
+    def close(self):
+        """Gives the blocks back (after every copy using them is done)."""
         for b in self.blocks:
-            if unregister is not None:
-                unregister(b)
+            if self._unregister is not None:
+                self._unregister(b)
         self.blocks = []
         self._free = []
+        self.in_use_bytes = 0
 
 
 def _registered_block(nbytes):
@@ -166,6 +169,10 @@ def _registered_block(nbytes):
     if int(rc) != 0:
         raise RuntimeError("PinnedPool: cudaHostRegister(%d bytes) failed: %s" % (nbytes, rc))
     return t
+
+
+def _unregister_block(t):
+    torch.cuda.cudart().cudaHostUnregister(t.data_ptr())
 
 
 def _byte_view(storage):
