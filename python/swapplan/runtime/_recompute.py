@@ -7,8 +7,9 @@ recipe holds the op (its OpOverload), its arguments with every tensor
 replaced by a reference to its storage (the storage tracker's member, the
 view's size / stride / offset / dtype) and the member's write count, the
 output's position and view, and, for an op tagged
-``nondeterministic_seeded`` (dropout, randn, bernoulli), the CPU generator's
-state taken just before the op ran (SwapRuntime therefore declares
+``nondeterministic_seeded`` (dropout, randn, bernoulli), the generator
+states (the CPU's, and on a CUDA runtime the CUDA device's: _cuda.RngStates)
+taken just before the op ran (SwapRuntime therefore declares
 rng_state_restorable to the runtime, which writes it into the execution
 record, so planners may recompute random ops). No recipe (the storage is not
 recomputable; the runtime swaps it instead) for an op that writes an input
@@ -27,9 +28,9 @@ so they cannot die in between. When the runtime later frees the bytes of a
 pinned input (its own drop or swap-out), ``may_free`` pins that input's own
 inputs too, so it can be recomputed into a temporary; if it cannot be, the
 free is refused (release code 3: the runtime keeps it resident). ``recompute(sid, ptr)`` re-runs the op under
-no_grad with SwapRuntime's dispatch interception paused, inside
-``torch.random.fork_rng`` with the saved generator state set (the global
-stream carries on as if nothing ran), checks the result's shape and dtype
+no_grad with SwapRuntime's dispatch interception paused, with
+the saved generator states set and the current ones put back afterwards
+(RngStates.applied, as ``torch.random.fork_rng``: the global stream carries on as if nothing ran), checks the result's shape and dtype
 against the recorded view and copies it into a fresh tensor over the
 restored storage (never into a tensor autograd saved: no version bump). An
 input whose bytes are off the device (dropped, or swapped) is recomputed
@@ -41,6 +42,8 @@ import time
 import torch
 
 from ..recorder import _compat as C
+
+from ._cuda import RngStates
 
 _EMPTY = ("aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
           "aten::new_empty_strided")
@@ -89,8 +92,11 @@ def seeded(func):
 class Recipes:
     """The recipes of the live storages of one SwapRuntime."""
 
-    def __init__(self, tracker, storage_of):
+    def __init__(self, tracker, storage_of, rng=None):
         self._tracker = tracker
+        # The generator states (_cuda.RngStates: CPU, and CUDA on a CUDA
+        # runtime) a seeded op's recipe keeps and its re-run restores.
+        self.rng = rng if rng is not None else RngStates()
         self._storage_of = storage_of  # sid -> a strong UntypedStorage or None
         self._by_sid = {}
         self.recomputed = 0         # storages recomputed
@@ -261,8 +267,7 @@ class Recipes:
             if r.rng is None:
                 op(*args, **kwargs)
             else:
-                with torch.random.fork_rng(devices=[]):
-                    torch.set_rng_state(r.rng)
+                with self.rng.applied(r.rng):
                     op(*args, **kwargs)
         return True
 
@@ -273,8 +278,7 @@ class Recipes:
             if r.rng is None:
                 out = r.func(*args, **kwargs)
             else:
-                with torch.random.fork_rng(devices=[]):
-                    torch.set_rng_state(r.rng)
+                with self.rng.applied(r.rng):
                     out = r.func(*args, **kwargs)
         return out if r.index < 0 else out[r.index]
 
@@ -313,7 +317,7 @@ def _refs(value, live):
             raise _Unrecordable()
         return _Ref(sid, m, value)
     if isinstance(value, torch.Generator):
-        # Only the default CPU generator's state is saved and restored: an
+        # Only the default generators' states are saved and restored: an
         # op drawing from its own generator would not repeat its numbers.
         raise _Unrecordable()
     if isinstance(value, (list, tuple)):

@@ -71,6 +71,7 @@ from ..recorder._lifetimes import StorageTracker
 from . import _lib as L
 from . import _recompute as R
 from ._callbacks import Callbacks
+from ._cuda import check_device as _check_device
 from ._predict import OutputBytes
 from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
@@ -82,26 +83,6 @@ _Tensor = torch.Tensor
 _storage_id = C.storage_id
 _MAX_USES = 4096
 _BACKWARD = M.BACKWARD
-
-
-def _check_device(device):
-    """'cpu' (the host backend: the device is emulated in CPU memory), or a
-    clear error."""
-    kind = torch.device(device).type
-    if kind == "cpu":
-        return kind
-    if kind == "cuda":
-        if not torch.cuda.is_available():
-            raise RuntimeError(
-                "SwapRuntime(device=%r): this process has no CUDA device (torch %s, built with "
-                "CUDA %s; torch.cuda.is_available() is False). device='cpu' runs the host "
-                "backend, which emulates the device in CPU memory" % (device, torch.__version__,
-                                                                      torch.version.cuda))
-        raise NotImplementedError(
-            "SwapRuntime(device=%r): the PyTorch integration swaps CPU tensors on the host "
-            "backend only; CUDA tensors are not wired to it yet (the C API's CUDA backend: "
-            "docs/runtime.md \"Backends\")" % (device,))
-    raise ValueError("SwapRuntime: device must be 'cpu' or 'cuda', got %r" % (device,))
 
 
 class _Member:
@@ -190,8 +171,9 @@ class SwapRuntime(Callbacks):
       matcher_window_ops, max_inflight_copies, strict_fingerprint,
       timed_copies: runtime options (swapplan_runtime.h).
       backend: "host" only (CPU tensors; CUDA and Ascend: the C API only).
-      device: "cpu"; "cuda" is a clear error. recipes: keep RECOMPUTE
-        recipes (None: only where RECOMPUTE items can come from).
+      device: "cpu"; "cuda" is a clear error (docs/runtime-torch.md "CUDA").
+      recipes: keep RECOMPUTE recipes (None: only where RECOMPUTE items can
+        come from).
     """
 
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
@@ -738,7 +720,7 @@ class SwapRuntime(Callbacks):
                                       % (func._schema.name, expected))
             self._op_new_bytes = 0
             # A random op's generator state, for its recipe (_recompute.py).
-            rng = torch.get_rng_state() if recipe == 2 else None
+            rng = self._recipes.rng.get() if recipe == 2 else None
             out = func(*args, **kwargs)
         except BaseException:
             self._op_end(self._env, self._obuf, 0)
