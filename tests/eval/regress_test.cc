@@ -264,7 +264,7 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planners": ["magic"]}]})") ==
         "q.json: $.entries[0].planners[0]: unknown planner 'magic' (known: ideal, noswap, "
         "chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload) [unknown-planner]");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain) [unknown-planner]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planner_options": ["lru"]}]})") ==
         "q.json: $.entries[0].planner_options[0]: 'lru': expected PLANNER.NAME=VALUE, e.g. "
         "advisor.time-limit-ns=30s [bad-planner-option]");

@@ -265,7 +265,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK(PlannerNames() ==
         "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
