@@ -47,8 +47,8 @@ class ServicePlanProvider:
       planner: a planner of the registry; "chain" (default): GenPolicy's planner
         chain (chameleon, hybrid, hyperoffload, then the search, the first whose
         policy passes the checker at the budget), with executable=runtime.
-      options: planner options ({"min-tensor-bytes": "1MiB"}; for the chain, a
-        member's as {"chameleon.min-tensor-bytes": "1MiB"}).
+      options: planner options ({"min-tensor-bytes": "1MiB"}; for the chain, one
+        without a member name is its Chameleon's: "chameleon.min-tensor-bytes").
       token, tls_ca, tls_server_name: as swapplan.client.Planner.
     """
 
@@ -61,7 +61,12 @@ class ServicePlanProvider:
         self.planner = planner
         self.options = dict(options or {})
         if planner == "chain":
-            # GenPolicy's chain, limited to what the runtime executes.
+            # GenPolicy's chain, limited to what the runtime executes; other
+            # options without a member ("min-tensor-bytes") are its Chameleon's,
+            # as `swapplan plan`'s flags are for the default provider.
+            own = ("planners", "search-time-limit-ns", "search_time_limit_ns", "executable")
+            self.options = {k if k in own or "." in k else "chameleon." + k: v
+                            for k, v in self.options.items()}
             self.options.setdefault("executable", "runtime")
         self._client_args = dict(token=token, tls_ca=tls_ca, tls_server_name=tls_server_name)
         self._client = None
