@@ -1,12 +1,15 @@
 // swapplan advise TRACE [--device NAME | --device-memory X --h2d-bandwidth ...]
 // swapplan advise --model NAME [--tp N --dp N --zero N ...] [--device NAME]
-//                 [-o policy.pb] [--html FILE] [--json]
+//                 [--search 10s] [-o policy.pb] [--html FILE] [--json]
 //
-// One answer on one screen: does the iteration fit without swapping; the
-// best policy found (planner, peak, overhead, bytes moved) and the
-// runner-up (eval/advise.h ranks compare's feasible rows), what limits each
-// (compare's notes), why the others fail, and the exact next commands. The
-// --model form synthesizes the trace first (the flags of `swapplan synth`).
+// One answer on one screen: the planners run (compare's default set: every
+// planner that plans in milliseconds; the genetic search with --search D or
+// when nothing else fits) and those skipped, with why; does the iteration
+// fit without swapping; the best policy found (planner, peak, overhead,
+// bytes moved) and the runner-up (eval/advise.h ranks compare's feasible
+// rows), what limits each (compare's notes), why the others fail, and the
+// exact next commands. The --model form synthesizes the trace first (the
+// flags of `swapplan synth`).
 // Exit 0 with advice, 3 when nothing fits (after printing), 2 bad input.
 #include <memory>
 #include <optional>
@@ -48,6 +51,8 @@ struct AdviseArgs {
   std::optional<int64_t> iteration;
   std::optional<std::string> output;
   std::optional<std::string> html;
+  // --search D: the genetic search (the advisor) joins, limited to D.
+  std::optional<int64_t> search_ns;
   bool json = false;
 };
 
@@ -178,17 +183,30 @@ absl::Status Run(AdviseArgs& a) {
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
   options.budget = BudgetFor(device.model);
-  // A device with a remote tier: HyperOffload (seed 003) competes too.
-  if (!device.model.tiers.empty()) {
-    for (const PlannerInfo& p : RegisteredPlanners()) {
-      if (p.in_default_set) options.planners.push_back(p.name);
-    }
-    options.planners.push_back("hyperoffload");
-  }
+  // The default set (every planner that plans in milliseconds), and the
+  // search when asked.
+  PlannerSelection selection = AdvisePlanners(a.search_ns.value_or(0));
+  options.planners = selection.run;
+  options.planner_options = selection.options;
   ProgressBar bar("advise");
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
   bar.Finish();
+  if (!c.AnyFeasible() && !a.search_ns) {
+    // Nothing of the default set fits: the search joins.
+    CompareOptions search = options;
+    search.planners = {"advisor"};
+    search.planner_options = {{"advisor", "time-limit-ns", absl::StrCat(kFallbackSearchNs)}};
+    ProgressBar search_bar("advise: search");
+    SWAPPLAN_ASSIGN_OR_RETURN(Comparison s, ComparePlanners(trace, search, nullptr,
+                                                            CompareBar(&search_bar, search)));
+    search_bar.Finish();
+    for (PlannerOutcome& row : s.rows) c.rows.push_back(std::move(row));
+    selection.run.push_back("advisor");
+    std::erase_if(selection.skipped, [](const PlannerSelection::Skipped& k) {
+      return k.planner == "advisor";
+    });
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c));
   const std::string out_path = a.output.value_or("");
   if (advice.best >= 0 && !out_path.empty()) {
@@ -269,6 +287,12 @@ absl::Status Run(AdviseArgs& a) {
                       {"note", OutcomeNote(trace, c.iteration, r)}});
     }
     j["rows"] = rows;
+    j["planners_run"] = selection.run;
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const PlannerSelection::Skipped& k : selection.skipped) {
+      skipped.push_back({{"planner", k.planner}, {"reason", k.reason}});
+    }
+    j["planners_skipped"] = skipped;
     j["next_steps"] = next;
     j["policy_file"] = advice.best >= 0 && !out_path.empty() ? nlohmann::json(out_path)
                                                              : nlohmann::json(nullptr);
@@ -283,6 +307,11 @@ absl::Status Run(AdviseArgs& a) {
                                               device.model.name)
                                : ComputeScaleText(device),
                     "\n");
+    absl::StrAppend(&text, "planners   ran ", selection.run.size(), ": ",
+                    absl::StrJoin(selection.run, ", "), "\n");
+    for (const PlannerSelection::Skipped& k : selection.skipped) {
+      absl::StrAppend(&text, "skipped    ", k.planner, ": ", k.reason, "\n");
+    }
     absl::StrAppend(&text, "verdict    ", verdict, "\n");
     for (const auto& [label, row] : anatomy_rows) {
       absl::StrAppend(&text, absl::StrFormat("%-11s", label),
@@ -347,6 +376,11 @@ void SetupAdvise(CLI::App& root, Action* action) {
   AddIterationFlag(sub, &a->flags, &a->iteration);
   a->flags.Text(sub, "-o,--output", &a->output, "Write the best policy (.json: JSON, else binary)");
   a->flags.Text(sub, "--html", &a->html, "Also write the HTML report page (docs/report.md)");
+  a->flags.Duration(sub, "--search", &a->search_ns,
+                    absl::StrCat("Also run the genetic search (the advisor) for at most this "
+                                 "long, e.g. 10s; without it, the search runs (",
+                                 FormatDurationNs(kFallbackSearchNs),
+                                 ") only when no planner of the default set fits"));
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/advise.schema.json)");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }

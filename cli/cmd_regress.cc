@@ -103,6 +103,10 @@ std::string RenderText(const QualityBaseline& b, const RegressReport& r, double 
         case Verdict::kOrderBroken:
           why = absl::StrCat(ResultText(row.current), " against ", ResultText(row.baseline));
           break;
+        case Verdict::kNotRun:
+          why = absl::StrCat("recorded ", ResultText(row.baseline),
+                             ", but the entry no longer runs it (compare's default set lost it)");
+          break;
         case Verdict::kBudgetChanged:
           why = absl::StrCat("recorded at budget_bytes ", e.budget_bytes,
                              "; the entry's settings give another budget on this trace: run "

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/planners/registry.h"
 #include "swapplan/trace/tensor_label.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/units.h"
@@ -42,6 +43,27 @@ absl::StatusOr<Advice> ChooseAdvice(const Comparison& c) {
   if (!candidates.empty()) a.best = candidates[0];
   if (candidates.size() > 1) a.runner_up = candidates[1];
   return a;
+}
+
+PlannerSelection AdvisePlanners(int64_t search_time_limit_ns) {
+  PlannerSelection s;
+  for (const PlannerInfo& p : RegisteredPlanners()) {
+    const std::string name = p.name;
+    if (p.in_default_set) {
+      s.run.push_back(name);
+    } else if (name == "advisor" && search_time_limit_ns > 0) {
+      s.run.push_back(name);
+      s.options.push_back({name, "time-limit-ns", absl::StrCat(search_time_limit_ns)});
+    } else if (name == "advisor") {
+      s.skipped.push_back({name, "a genetic search (seconds to minutes): --search 10s runs it, "
+                                 "and it runs when nothing else fits"});
+    } else if (name == "chain") {
+      s.skipped.push_back({name, "GenPolicy's chain of the planners above (replay, runtime)"});
+    } else {
+      s.skipped.push_back({name, "on request only (compare --planners)"});
+    }
+  }
+  return s;
 }
 
 std::string LocalOpText(const Trace& trace, int32_t iteration, int32_t op) {

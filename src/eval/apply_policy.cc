@@ -99,7 +99,44 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     // Next use of the tensor after the decision op.
     absl::Span<const OpIndex> uses = trace.tensor_uses(s);
     auto next = std::upper_bound(uses.begin(), uses.end(), iter.op_begin + j);
-    if (next == uses.end() || *next >= iter.op_end) {
+    const bool used_later = next != uses.end() && *next < iter.op_end;
+    if (src.wraps && !used_later) {
+      // A window across the iteration boundary (a parameter, an optimizer
+      // state, resident before and after the iteration): back at its
+      // swap-in before its first use here, off again after its last one —
+      // executed as planned, not dropped as a tensor "unused after its
+      // swap-out".
+      auto first = std::lower_bound(uses.begin(), uses.end(), iter.op_begin);
+      const int32_t f = first != uses.end() && *first < iter.op_end
+                            ? static_cast<int32_t>(*first - iter.op_begin)
+                            : j;
+      const int32_t in = locate(mi.swap_in);
+      rep.swap_in_op = in;
+      rep.next_use_op = f;
+      PolicyItem it;
+      it.tensor_id = trace.tensor(s).trace_id;
+      it.size_bytes = trace.tensor(s).size_bytes;
+      it.action = src.action;
+      it.wraps = true;
+      it.clean = src.clean;
+      it.tier = src.tier;
+      it.swap_out_op = j;
+      it.release_op = std::max(locate(mi.release), j);
+      it.first_use_op = f;
+      it.swap_in_op = std::min(in, f);
+      if (in > f) {
+        // Back after its first use here: used while off device.
+        rep.used_while_off_device = true;
+        if (out.uses_while_off_device++ == 0) {
+          out.first_off_device_op = f;
+          out.first_off_device_tensor = it.tensor_id;
+          out.first_off_device_item = k;
+        }
+      }
+      p.items.push_back(it);
+      continue;
+    }
+    if (!used_later) {
       rep.swap_in_op = locate(mi.swap_in);
       ++out.unused_after_swap_out;
       continue;
@@ -114,6 +151,8 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     it.size_bytes = trace.tensor(s).size_bytes;
     it.action = src.action;
     it.recompute_ns = src.recompute_ns;
+    it.clean = src.clean;
+    it.tier = src.tier;
     it.swap_out_op = j;
     it.first_use_op = u;
     if (in <= j || in > u) {
@@ -132,6 +171,24 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
       it.swap_in_op = in;
     }
     p.items.push_back(it);
+  }
+  // A clean item (no copy out: its tier holds the bytes) is clean here
+  // only when an applied item of the same tensor brought it back from that
+  // tier before its swap-out; otherwise it copies out like any other.
+  absl::flat_hash_map<uint64_t, std::vector<size_t>> by_tensor;
+  for (size_t i = 0; i < p.items.size(); ++i) {
+    by_tensor[p.items[i].tensor_id].push_back(i);
+  }
+  for (PolicyItem& it : p.items) {
+    if (!it.clean) continue;
+    bool back = false;
+    for (size_t i : by_tensor[it.tensor_id]) {
+      const PolicyItem& o = p.items[i];
+      if (&o == &it || o.tier != it.tier) continue;
+      back = back || (o.wraps ? o.swap_in_op <= it.swap_out_op
+                              : o.swap_in_op <= it.swap_out_op && o.swap_out_op < it.swap_out_op);
+    }
+    it.clean = back;
   }
   out.missed = out.items - static_cast<int32_t>(decisions.size());
   return out;

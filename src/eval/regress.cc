@@ -36,6 +36,8 @@ absl::string_view VerdictName(Verdict v) {
       return "order-broken";
     case Verdict::kBudgetChanged:
       return "budget-changed";
+    case Verdict::kNotRun:
+      return "not-run";
   }
   return "unknown";
 }
@@ -43,7 +45,7 @@ absl::string_view VerdictName(Verdict v) {
 bool IsFailure(Verdict v) {
   return v == Verdict::kSlower || v == Verdict::kLostFeasibility || v == Verdict::kNoBaseline ||
          v == Verdict::kTraceChanged || v == Verdict::kOrderBroken ||
-         v == Verdict::kBudgetChanged;
+         v == Verdict::kBudgetChanged || v == Verdict::kNotRun;
 }
 
 absl::Status RegressOptions::Validate() const {
@@ -54,26 +56,23 @@ absl::Status RegressOptions::Validate() const {
   return absl::OkStatus();
 }
 
-namespace {
-
-// The planners an entry is checked with: its list, else the recorded ones
-// (registry order), else compare's default set without ideal.
-std::vector<std::string> EntryPlanners(const QualityEntry& e) {
+std::vector<std::string> QualityEntryPlanners(const QualityEntry& e) {
   if (!e.planners.empty()) return e.planners;
+  const bool defaults = e.default_set || e.results.empty();
   std::vector<std::string> out;
   for (const PlannerInfo& p : RegisteredPlanners()) {
     if (p.unlimited_memory) continue;
-    if (e.results.empty() ? p.in_default_set : e.results.count(p.name) > 0) {
-      out.push_back(p.name);
-    }
+    if (defaults ? p.in_default_set : e.results.count(p.name) > 0) out.push_back(p.name);
   }
   return out;
 }
 
+namespace {
+
 absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
   CompareOptions o;
   o.iteration = e.iteration;
-  o.planners = EntryPlanners(e);
+  o.planners = QualityEntryPlanners(e);
   for (const std::string& text : e.planner_options) {
     SWAPPLAN_ASSIGN_OR_RETURN(CompareOptions::PlannerOption po, ParsePlannerOption(text));
     o.planner_options.push_back(std::move(po));
@@ -175,6 +174,17 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
       }
       report.failures += IsFailure(row.verdict);
       updated.results[out.planner] = row.current;
+      report.rows.push_back(std::move(row));
+    }
+    // Recorded planners the entry no longer runs (its default set lost them).
+    for (const auto& [name, result] : e.results) {
+      if (updated.results.count(name) > 0) continue;
+      RegressRow row;
+      row.entry = i;
+      row.planner = name;
+      row.baseline = result;
+      row.verdict = changed ? Verdict::kTraceChanged : Verdict::kNotRun;
+      report.failures += IsFailure(row.verdict);
       report.rows.push_back(std::move(row));
     }
     // Relations between planners of this run.

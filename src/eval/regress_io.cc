@@ -164,6 +164,8 @@ class Parser {
         SWAPPLAN_ASSIGN_OR_RETURN(e.latency, Unit(v, p, &ParseDurationNs));
       } else if (key == "half_duplex") {
         SWAPPLAN_ASSIGN_OR_RETURN(e.half_duplex, Bool(v, p));
+      } else if (key == "default_set") {
+        SWAPPLAN_ASSIGN_OR_RETURN(e.default_set, Bool(v, p));
       } else if (key == "planners") {
         if (!v.is_array()) return Fail(p, "expected an array of planner names");
         for (size_t i = 0; i < v.size(); ++i) {
@@ -242,15 +244,13 @@ class Parser {
       return Fail(path + ".reserve", "a reserve applies to device_memory, not to an "
                                      "oversubscription");
     }
-    // The planners the entry runs (regress.cc EntryPlanners): its list,
-    // else the recorded ones, else compare's default set.
+    if (e.default_set && !e.planners.empty()) {
+      return Fail(path + ".default_set", "give \"planners\" or \"default_set\", not both");
+    }
+    // The planners the entry runs (QualityEntryPlanners).
+    const std::vector<std::string> run = QualityEntryPlanners(e);
     auto runs = [&](const std::string& name) {
-      if (!e.planners.empty()) {
-        return std::find(e.planners.begin(), e.planners.end(), name) != e.planners.end();
-      }
-      if (!e.results.empty()) return e.results.count(name) > 0;
-      const PlannerInfo* info = FindPlanner(name);
-      return info != nullptr && info->in_default_set && !info->unlimited_memory;
+      return std::find(run.begin(), run.end(), name) != run.end();
     };
     // Both planners of a relation must run for the entry.
     for (size_t i = 0; i < e.at_most.size(); ++i) {
@@ -363,6 +363,7 @@ std::string QualityBaselineToJson(const QualityBaseline& b) {
     text("latency", e.latency);
     if (e.half_duplex) j["half_duplex"] = true;
     if (!e.planners.empty()) j["planners"] = e.planners;
+    if (e.default_set) j["default_set"] = true;
     if (!e.planner_options.empty()) j["planner_options"] = e.planner_options;
     if (!e.at_most.empty()) j["at_most"] = e.at_most;
     if (e.identity) {

@@ -109,6 +109,7 @@ absl::Status ReplayOptions::Validate() const {
                "model_runtime needs observed or iteration (the runtime's provider gets a key's "
                "last records, not an envelope of all of them)");
   }
+  if (planner == "chain") SWAPPLAN_RETURN_IF_ERROR(chain.Validate());
   SWAPPLAN_RETURN_IF_ERROR(envelope.Validate());
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
@@ -202,7 +203,7 @@ class ReplayLoop {
   // Plans for `key` after observing `seg` (which it may take: not used
   // afterwards) and makes the policy the key's latest.
   absl::Status Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row, ReplaySummary& sum);
-  void Accumulate(const ReplayRow& row, ReplaySummary& sum);
+  void Accumulate(ReplayRow& row, ReplaySummary& sum);
 
   const Trace& trace_;
   const ReplayOptions& options_;
@@ -285,20 +286,42 @@ absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& r
   }
   rec->id = next_id_++;
   row.generated_policy = rec->id;
+  row.generated_by = rec->planned.planner;
   key.latest = rec.get();
   key.policies.push_back(std::move(rec));
   ++sum.policies_generated;
   return absl::OkStatus();
 }
 
-void ReplayLoop::Accumulate(const ReplayRow& row, ReplaySummary& sum) {
+void ReplayLoop::Accumulate(ReplayRow& row, ReplaySummary& sum) {
   AccumulateReplayRow(row, sum);
 }
 
 }  // namespace
 
-void AccumulateReplayRow(const ReplayRow& row, ReplaySummary& sum) {
+void AccumulateReplayRow(ReplayRow& row, ReplaySummary& sum) {
   const int s = static_cast<int>(row.stage);
+  // What GenPolicy made for the row's input.
+  auto in = std::find_if(sum.inputs.begin(), sum.inputs.end(),
+                         [&](const InputPlanning& p) { return p.input == row.input; });
+  if (in == sum.inputs.end()) {
+    sum.inputs.emplace_back();
+    in = sum.inputs.end() - 1;
+    in->input = row.input;
+  }
+  if (row.generated_policy >= 0) {
+    ++in->policies;
+    ++in->by_planner[row.generated_by];
+    ++sum.policies_by_planner[row.generated_by];
+    in->planner = row.generated_by;
+  } else if (!row.plan_error.empty()) {
+    ++in->plan_failures;
+    row.plan_error_repeated = !in->no_fit.empty();
+    if (in->no_fit.empty()) {
+      in->no_fit = row.plan_error;
+      in->no_fit_iteration = row.iteration;
+    }
+  }
   ++sum.iterations;
   ++sum.iterations_by_stage[s];
   sum.uses_while_off_device += row.uses_while_off_device;
@@ -379,6 +402,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       applied = ApplyPolicy(seg, 0, run->matchable, run->item_roles, *run->matcher, maker_.table(),
                             first_decision_op);
       row.policy = run->id;
+      row.policy_planner = run->planned.planner;
       row.items = applied.items;
       row.matched = applied.matched;
       row.mismatched = applied.mismatched;
@@ -530,10 +554,25 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options) {
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options,
+                                                             int32_t chameleon_layers) {
+  ChameleonOptions co = options.chameleon;
+  if (chameleon_layers > 0) co.layers = chameleon_layers;
+  SWAPPLAN_RETURN_IF_ERROR(co.Validate());
   if (options.planner == "chameleon") {
-    SWAPPLAN_RETURN_IF_ERROR(options.chameleon.Validate());
-    return std::unique_ptr<Planner>(std::make_unique<ChameleonPlanner>(options.chameleon));
+    return std::unique_ptr<Planner>(std::make_unique<ChameleonPlanner>(co));
+  }
+  if (options.planner == "chain") {
+    // The replay applies items to later iterations in their own op order,
+    // the runtime (model_runtime) executes them as the shim does.
+    PlannerChainOptions chain = options.chain;
+    chain.executable =
+        options.model_runtime ? ChainExecutor::kRuntime
+                              : std::max(chain.executable, ChainExecutor::kMatched);
+    SWAPPLAN_RETURN_IF_ERROR(chain.Validate());
+    auto planner = std::make_unique<ChainPlanner>(chain);
+    SWAPPLAN_RETURN_IF_ERROR(planner->SetMember(std::make_unique<ChameleonPlanner>(co)));
+    return std::unique_ptr<Planner>(std::move(planner));
   }
   return CreatePlanner(options.planner);
 }

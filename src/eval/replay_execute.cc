@@ -177,6 +177,8 @@ ReplayRow ToRow(const rt::IterationStats& s, const Trace& trace, const OpRange& 
   r.input.bytes = s.input_signature_bytes;
   r.policy_of_other_input = s.policy_of_other_input;
   r.plan_error = s.plan_error;
+  r.policy_planner = s.policy_planner;
+  r.generated_by = s.generated_by;
   return r;
 }
 
@@ -270,15 +272,20 @@ absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
   // the trace iteration the record executed — what a user passes as
   // --layers for the model.
   Planner* planner = planner_;
-  std::unique_ptr<ChameleonPlanner> with_layers;
-  if (options_.replay.planner == "chameleon" && options_.replay.chameleon.layers <= 0 &&
+  std::unique_ptr<Planner> with_layers;
+  const std::string& name = options_.replay.planner;
+  if ((name == "chameleon" || name == "chain") && options_.replay.chameleon.layers <= 0 &&
       req.runtime_iteration >= 0 &&
       req.runtime_iteration < static_cast<int32_t>(ranges_.size())) {
-    ChameleonOptions co = options_.replay.chameleon;
     LayerCountSource source;
-    co.layers = ResolveLayerCount(trace_, trace_.IterationOf(ranges_[req.runtime_iteration].begin),
-                                  0, &source);
-    with_layers = std::make_unique<ChameleonPlanner>(co);
+    const int32_t layers = ResolveLayerCount(
+        trace_, trace_.IterationOf(ranges_[req.runtime_iteration].begin), 0, &source);
+    absl::StatusOr<std::unique_ptr<Planner>> made = CreateReplayPlanner(options_.replay, layers);
+    if (!made.ok()) {
+      fatal_ = Annotate(made.status(), "execute");
+      return made.status();
+    }
+    with_layers = *std::move(made);
     planner = with_layers.get();
   }
   Policy policy;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
 #include "swapplan/planners/baselines/practice.h"
+#include "swapplan/planners/chain.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
 #include "swapplan/planners/hybrid/hybrid_planner.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
@@ -41,13 +42,14 @@ const PlannerInfo kPlanners[] = {
      true, &Make<LruPlanner>},
     {"bucket", "SmartSwap v2-like: activations >= 20 MiB out per layer, back 1 layer early", false,
      true, &MakeBucket},
-    // Not in the default set (yet): it plans several Chameleon variants and
-    // simulates each (cut-offs pruned by a lower bound): 2.4-3.9x Chameleon's
-    // CPU time on the 32-layer trace (docs/hybrid.md, "Planning time").
+    // It plans several Chameleon variants and simulates each (cut-offs
+    // pruned by a lower bound): 2.4-3.9x Chameleon's CPU time on the
+    // 32-layer trace (docs/hybrid.md, "Planning time"), milliseconds.
     {"hybrid", "per tensor keep / swap (Chameleon machinery) / recompute before the backward use",
-     false, false, &Make<HybridPlanner>},
+     false, true, &Make<HybridPlanner>},
     // Not in the default set: a time-bounded search, seconds to minutes
-    // where every other planner takes milliseconds (compare --planners).
+    // where every other planner takes milliseconds (compare --planners,
+    // advise --search).
     {"advisor", "SwapAdvisor: genetic search over schedule and size-class pool, Belady swaps (seed 002)",
      false, false, &Make<AdvisorPlanner>},
     // The baselines users pick in practice (issue 23, docs/baselines.md).
@@ -57,10 +59,15 @@ const PlannerInfo kPlanners[] = {
      true, &Make<TeOffloadPlanner>},
     {"save-on-cpu", "torch save_on_cpu: every saved activation out at save, back on use (no prefetch)",
      false, true, &Make<SaveOnCpuPlanner>},
-    // Not in the default set (its policies may reorder ops and name the
-    // remote tier; regress rows stay as they are): seed 003 (issue 17).
+    // Seed 003 (issue 17); milliseconds (its policies may reorder ops and
+    // name the remote tier).
     {"hyperoffload", "HyperOffload: Store/Detach/Prefetch on a memory tier, prefetches placed by "
-     "execution-order refinement (seed 003)", false, false, &Make<HyperOffloadPlanner>},
+     "execution-order refinement (seed 003)", false, true, &Make<HyperOffloadPlanner>},
+    // Not in the default set: the others again, in GenPolicy's order
+    // (planners/chain.h) — replay, the runtime's providers and the service
+    // plan with it.
+    {"chain", "the first of chameleon, hybrid, hyperoffload, advisor (10 s) whose policy passes "
+     "the checker at the budget (GenPolicy's planner chain)", false, false, &Make<ChainPlanner>},
 };
 
 }  // namespace

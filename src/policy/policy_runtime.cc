@@ -238,4 +238,36 @@ PolicyFingerprint ComputeFingerprint(const Trace& trace, int32_t iteration) {
   return fp;
 }
 
+// What an eager runtime cannot execute. SWAP and RECOMPUTE items both run
+// (a RECOMPUTE item the framework cannot recompute runs as a SWAP).
+absl::Status CheckRuntimeExecutable(const Policy& p) {
+  if (!p.schedule.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy reorders the ops (it has a schedule); the runtime runs the "
+        "framework's ops in the framework's order");
+  }
+  if (!p.pool.empty()) {
+    return absl::InvalidArgumentError(
+        "runtime: the policy needs a size-class memory pool; the runtime's device memory is "
+        "byte-granular");
+  }
+  for (size_t k = 0; k < p.items.size(); ++k) {
+    const PolicyItem& it = p.items[k];
+    if (it.wraps) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "runtime: policy item ", k, " (tensor ", it.tensor_id,
+          ") wraps around the iteration boundary; the runtime swaps within an iteration"));
+    }
+    if (it.tier != 0) {
+      const std::string name = it.tier > 0 && it.tier < p.device.num_tiers()
+                                   ? p.device.TierName(it.tier)
+                                   : std::string("?");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "runtime: policy item ", k, " (tensor ", it.tensor_id, ") stores to tier ", it.tier,
+          " (", name, "); the runtime's backends reach only the host (pinned memory, tier 0)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace swapplan

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "report/page_script.h"
 #include "swapplan/report/replay_report.h"
 #include "swapplan/trace/tensor_label.h"
@@ -37,6 +38,9 @@ json RowData(const ReplayRow& r, const TensorLabeler& names) {
   j["peak_bytes"] = r.peak_bytes;
   j["generated_policy"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
   j["plan_error"] = r.plan_error.empty() ? json(nullptr) : json(r.plan_error);
+  j["input_signature"] = absl::StrFormat("%016x", r.input.hash);
+  j["policy_planner"] = r.policy_planner.empty() ? json(nullptr) : json(r.policy_planner);
+  j["generated_by"] = r.generated_by.empty() ? json(nullptr) : json(r.generated_by);
   return j;
 }
 
@@ -90,6 +94,8 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
   // Per generated policy: (iteration it was generated after, iterations
   // planned on, iterations that ran it).
   struct PolicyUse {
+    std::string planner;
+    std::string input;
     int32_t generated_after = -1;
     int32_t planned_on = 0;
     int32_t used = 0;
@@ -107,6 +113,8 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
       PolicyUse& p = policies[r.generated_policy];
       p.generated_after = r.iteration;
       p.planned_on = r.planned_on_iterations;
+      p.planner = r.generated_by;
+      p.input = absl::StrFormat("%016x", r.input.hash);
     }
     if (r.policy >= 0) ++policies[r.policy].used;
   }
@@ -117,9 +125,25 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
                   {"generated_after_iteration",
                    p.generated_after >= 0 ? json(p.generated_after) : json(nullptr)},
                   {"planned_on_iterations", p.planned_on},
-                  {"used_in_iterations", p.used}});
+                  {"used_in_iterations", p.used},
+                  {"planner", p.planner.empty() ? json(nullptr) : json(p.planner)},
+                  {"input_signature", p.input.empty() ? json(nullptr) : json(p.input)}});
   }
   d["policies"] = ps;
+  // Which planner served which input (ReplaySummary::inputs).
+  json inputs = json::array();
+  for (const InputPlanning& in : summary.inputs) {
+    json by = json::object();
+    for (const auto& [planner, n] : in.by_planner) by[planner] = n;
+    inputs.push_back({{"input_signature", absl::StrFormat("%016x", in.input.hash)},
+                      {"input_bytes", in.input.bytes},
+                      {"policies", in.policies},
+                      {"policies_by_planner", by},
+                      {"planner", in.planner.empty() ? json(nullptr) : json(in.planner)},
+                      {"plan_failures", in.plan_failures},
+                      {"no_fit", in.no_fit.empty() ? json(nullptr) : json(in.no_fit)}});
+  }
+  d["inputs"] = inputs;
   return d;
 }
 

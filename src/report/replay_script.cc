@@ -10,8 +10,10 @@
 //                resolved by passive swaps) or policy misses / uses while
 //                off device (purple)
 //   #iterations  one row per runtime iteration, sortable by column
-//   #policies    the policies generated: when, planned on how many
-//                iterations, used by how many
+//   #inputs      per input signature: which planner served it (policies
+//                made by each), planning failures and why none fits
+//   #policies    the policies generated: when, by which planner, for which
+//                input, planned on how many iterations, used by how many
 // and finally sets <body data-report-status="ok"> ("error: ..." on failure).
 //
 //   peak  |   ___      ____________
@@ -28,6 +30,7 @@ const char kReplayPageBody[] =
     "<section><h2>Peak memory per iteration</h2><div id=\"legend\"></div>"
     "<div id=\"memory\"></div></section>\n"
     "<section><h2>Iterations</h2><div id=\"iterations\"></div></section>\n"
+    "<section><h2>Planner per input</h2><div id=\"inputs\"></div></section>\n"
     "<section><h2>Policies</h2><div id=\"policies\"></div></section>\n";
 
 const char kReplayScript[] = R"JS(
@@ -144,14 +147,30 @@ const char kReplayScript[] = R"JS(
       {title: 'peak', text: function (r) { return fmtBytes(r.peak_bytes); }, key: function (r) { return r.peak_bytes; }},
       {title: 'time', text: function (r) { return fmtNs(r.time_ns); }, key: function (r) { return r.time_ns; }},
       {title: 'stall', text: function (r) { return fmtNs(r.stall_ns); }, key: function (r) { return r.stall_ns; }},
-      {title: 'generated', text: function (r) { return r.generated_policy === null ? '-' : String(r.generated_policy); }, key: function (r) { return r.generated_policy === null ? -1 : r.generated_policy; }},
+      {title: 'planner', left: true, text: function (r) { return r.policy_planner || '-'; }, key: function (r) { return r.policy_planner || ''; }},
+      {title: 'generated', text: function (r) { return r.generated_policy === null ? '-' : String(r.generated_policy) + (r.generated_by ? ' (' + r.generated_by + ')' : ''); }, key: function (r) { return r.generated_policy === null ? -1 : r.generated_policy; }},
       {title: 'note', left: true, text: function (r) { return r.plan_error || ''; }, key: function (r) { return r.plan_error || ''; }}
     ], rows, function (r) { return r.unresolved_ooms > 0 || r.uses_while_off_device > 0 ? 'bad' : ''; });
+    const ind = document.getElementById('inputs');
+    if (!data.inputs.length) {
+      el('p', {}, ind, 'No input was replayed.');
+    } else {
+      table(ind, [
+        {title: 'input', left: true, text: function (r) { return r.input_signature; }, key: function (r) { return r.input_signature; }},
+        {title: 'input bytes', text: function (r) { return fmtBytes(r.input_bytes); }, key: function (r) { return r.input_bytes; }},
+        {title: 'served by', left: true, text: function (r) { return r.planner || '-'; }, key: function (r) { return r.planner || ''; }},
+        {title: 'policies by planner', left: true, text: function (r) { return Object.keys(r.policies_by_planner).map(function (k) { return k + ' ' + r.policies_by_planner[k]; }).join(', ') || '-'; }, key: function (r) { return r.policies; }},
+        num('plan_failures'),
+        {title: 'no planner fits', left: true, text: function (r) { return r.no_fit || ''; }, key: function (r) { return r.no_fit || ''; }}
+      ], data.inputs, function (r) { return r.no_fit ? 'bad' : ''; });
+    }
     const pd = document.getElementById('policies');
     if (!data.policies.length) { el('p', {}, pd, 'No policy was generated.'); return; }
     table(pd, [
       num('id'),
       {title: 'generated after iteration', text: function (r) { return r.generated_after_iteration === null ? '-' : String(r.generated_after_iteration); }, key: function (r) { return r.generated_after_iteration; }},
+      {title: 'planner', left: true, text: function (r) { return r.planner || '-'; }, key: function (r) { return r.planner || ''; }},
+      {title: 'input', left: true, text: function (r) { return r.input_signature || '-'; }, key: function (r) { return r.input_signature || ''; }},
       num('planned_on_iterations'), num('used_in_iterations')
     ], data.policies);
   }

@@ -58,6 +58,7 @@ absl::Status Runtime::IterationBegin() {
   s.active = s.user_policy;
   s.choose_pending = s.user_policy < 0 && s.stage != Stage::kWarmUp;
   s.row.policy = s.active;
+  s.row.policy_planner = s.active >= 0 ? s.policies[s.active]->mp.policy.planner : std::string();
   // Only the slots the last iteration touched carry state to reset: the
   // boundary costs O(tensors used), not O(tensors alive).
   for (int32_t k : s.touched) {
@@ -409,6 +410,7 @@ void Runtime::State::Activate(int32_t index) {
   active = index;
   row.policy = index;
   LoadedPolicy& p = *policies[index];
+  row.policy_planner = p.mp.policy.planner;
   items.assign(p.mp.items.size(), ItemRun{});
   p.matcher->BeginIteration();
   // The ops already run (this one included): the op-sequence check, and

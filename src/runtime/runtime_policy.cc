@@ -10,46 +10,11 @@
 #include "runtime/runtime_state.h"
 #include "swapplan/runtime/runtime.h"
 #include "runtime/file_io.h"
+#include "swapplan/policy/policy_runtime.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan::runtime {
-
-namespace {
-
-// What an eager runtime cannot execute. SWAP and RECOMPUTE items both run
-// (a RECOMPUTE item the framework cannot recompute runs as a SWAP).
-absl::Status CheckExecutable(const Policy& p) {
-  if (!p.schedule.empty()) {
-    return absl::InvalidArgumentError(
-        "runtime: the policy reorders the ops (it has a schedule); the runtime runs the "
-        "framework's ops in the framework's order");
-  }
-  if (!p.pool.empty()) {
-    return absl::InvalidArgumentError(
-        "runtime: the policy needs a size-class memory pool; the runtime's device memory is "
-        "byte-granular");
-  }
-  for (size_t k = 0; k < p.items.size(); ++k) {
-    const PolicyItem& it = p.items[k];
-    if (it.wraps) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "runtime: policy item ", k, " (tensor ", it.tensor_id,
-          ") wraps around the iteration boundary; the runtime swaps within an iteration"));
-    }
-    if (it.tier != 0) {
-      const std::string name = it.tier > 0 && it.tier < p.device.num_tiers()
-                                   ? p.device.TierName(it.tier)
-                                   : std::string("?");
-      return absl::InvalidArgumentError(absl::StrCat(
-          "runtime: policy item ", k, " (tensor ", it.tensor_id, ") stores to tier ", it.tier,
-          " (", name, "); the runtime's backends reach only the host (pinned memory, tier 0)"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 NameId Runtime::State::PolicyName(LoadedPolicy& p, int32_t op) {
   while (static_cast<int32_t>(p.name_of_op.size()) <= op &&
@@ -62,7 +27,7 @@ NameId Runtime::State::PolicyName(LoadedPolicy& p, int32_t op) {
 
 absl::StatusOr<int32_t> Runtime::State::AddPolicy(MatchablePolicy mp,
                                                   const std::vector<std::string>& names) {
-  SWAPPLAN_RETURN_IF_ERROR(CheckExecutable(mp.policy));
+  SWAPPLAN_RETURN_IF_ERROR(CheckRuntimeExecutable(mp.policy));
   auto lp = std::make_unique<LoadedPolicy>();
   lp->mp = std::move(mp);
   SWAPPLAN_ASSIGN_OR_RETURN(lp->matcher,
@@ -219,6 +184,7 @@ absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration, PolicyKey&
   key.candidates.push_back(index);
   key.latest = index;
   row.generated_policy = index;
+  row.generated_by = policies[index]->mp.policy.planner;
   return absl::OkStatus();
 }
 

@@ -1,13 +1,16 @@
 #include "swapplan/util/error.h"
+#include "swapplan/util/shortfall.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 namespace swapplan {
 namespace {
 
 constexpr absl::string_view kKindUrl = "type.swapplan.dev/error-kind";
 constexpr absl::string_view kRuleUrl = "type.swapplan.dev/rule";
+constexpr absl::string_view kShortfallUrl = "type.swapplan.dev/shortfall-bytes";
 
 }  // namespace
 
@@ -89,6 +92,20 @@ absl::Status WithRule(absl::Status status, absl::string_view rule) {
 
 std::optional<std::string> RuleOf(const absl::Status& status) {
   if (auto p = status.GetPayload(kRuleUrl)) return std::string(*p);
+  return std::nullopt;
+}
+
+absl::Status WithShortfall(absl::Status status, int64_t bytes) {
+  if (status.ok()) return status;
+  status.SetPayload(kShortfallUrl, absl::Cord(absl::StrCat(bytes)));
+  return status;
+}
+
+std::optional<int64_t> ShortfallOf(const absl::Status& status) {
+  int64_t bytes = 0;
+  if (auto p = status.GetPayload(kShortfallUrl); p && absl::SimpleAtoi(std::string(*p), &bytes)) {
+    return bytes;
+  }
   return std::nullopt;
 }
 

@@ -178,19 +178,24 @@ class FuzzyMatcher final : public TensorMatcher {
       const int32_t slot = slots[k];
       if (!table.Update(slot, op, code)) continue;
       const RuntimeTensor& rt = table[slot];
-      if (rt.matched_item >= 0 || buckets_.empty()) continue;
+      if (buckets_.empty()) continue;
+      // A tensor that matched an item takes later ones only of the same
+      // planned tensor: its next windows (a parameter's clean windows and
+      // its window across the iteration boundary), one per op.
+      const int32_t only = rt.matched_item;
       auto f = by_hash_.find(KeyHash(phase, rt.key, rt.dtype));
       if (f == by_hash_.end()) continue;
       int32_t b = f->second;
       while (b >= 0 && !Same(buckets_[b], phase, rt.key, rt.dtype)) b = buckets_[b].next;
       if (b < 0) continue;
       int32_t level = 0;
-      const int32_t c = Best(b, o, rt, static_cast<int32_t>(k), &level);
+      const int32_t c = Best(b, o, rt, static_cast<int32_t>(k), only, &level);
       if (c < 0) continue;
       if (level == 0) {
         Match(c, slot, table, out);
+        matched_now_.push_back(slot);
       } else {
-        fallback_.push_back({level, static_cast<int32_t>(k), b, slot});
+        fallback_.push_back({level, static_cast<int32_t>(k), b, slot, only});
       }
     }
     // Tensors that met their bucket's items only on features: the closest
@@ -198,11 +203,18 @@ class FuzzyMatcher final : public TensorMatcher {
     std::stable_sort(fallback_.begin(), fallback_.end(),
                      [](const Fallback& x, const Fallback& y) { return x.level < y.level; });
     for (const Fallback& x : fallback_) {
-      if (table[x.slot].matched_item >= 0) continue;
+      if (table[x.slot].matched_item != x.only ||
+          std::find(matched_now_.begin(), matched_now_.end(), x.slot) != matched_now_.end()) {
+        continue;
+      }
       int32_t level = 0;
-      const int32_t c = Best(x.bucket, o, table[x.slot], x.use_index, &level);
-      if (c >= 0) Match(c, x.slot, table, out);
+      const int32_t c = Best(x.bucket, o, table[x.slot], x.use_index, x.only, &level);
+      if (c >= 0) {
+        Match(c, x.slot, table, out);
+        matched_now_.push_back(x.slot);
+      }
     }
+    matched_now_.clear();
   }
 
  private:
@@ -218,6 +230,7 @@ class FuzzyMatcher final : public TensorMatcher {
     int32_t use_index;  // position among the op's uses
     int32_t bucket;
     int32_t slot;
+    int32_t only;       // the item the tensor matched before (-1: none)
   };
 
   static bool Same(const Bucket& b, Phase phase, const TensorKeyState& k, DType dtype) {
@@ -240,11 +253,13 @@ class FuzzyMatcher final : public TensorMatcher {
     return -1;
   }
 
-  // Among the bucket's unmatched items in the window of position o, the one
-  // that fits the tensor best: size, shape and position among the op's uses
-  // equal (level 0), size and shape equal (1), features only (2); ties: the
-  // earliest item. -1 when the window holds none.
-  int32_t Best(int32_t b, int32_t o, const RuntimeTensor& rt, int32_t use_index, int32_t* level) {
+  // Among the bucket's unmatched items in the window of position o (of the
+  // planned tensor of item `only`, when >= 0), the one that fits the tensor
+  // best: size, shape and position among the op's uses equal (level 0), size
+  // and shape equal (1), features only (2); ties: the earliest item. -1 when
+  // the window holds none.
+  int32_t Best(int32_t b, int32_t o, const RuntimeTensor& rt, int32_t use_index, int32_t only,
+               int32_t* level) {
     if (Candidate(b, o) < 0) return -1;
     const std::vector<MatchableItem>& items = p_->items;
     int32_t best = -1;
@@ -253,6 +268,7 @@ class FuzzyMatcher final : public TensorMatcher {
          c < buckets_[b].end && items[order_[c]].decision.phase_ordinal <= o + window_; ++c) {
       const int32_t k = order_[c];
       if (matched_[k] != 0) continue;
+      if (only >= 0 && SourceTensor(k) != SourceTensor(only)) continue;
       const MatchableItem& it = items[k];
       const bool same = it.size_bytes == rt.size_bytes && it.shape_hash == rt.shape_hash;
       const int32_t l = same ? (it.use_index == use_index ? 0 : 1) : 2;
@@ -264,6 +280,9 @@ class FuzzyMatcher final : public TensorMatcher {
     }
     return best;
   }
+
+  // The trace id of the tensor item k was planned for.
+  uint64_t SourceTensor(int32_t k) const { return p_->policy.items[p_->items[k].item].tensor_id; }
 
   void Match(int32_t c, int32_t slot, RuntimeTensorTable& table, std::vector<MatchDecision>* out) {
     matched_[c] = 1;
@@ -279,6 +298,7 @@ class FuzzyMatcher final : public TensorMatcher {
   std::vector<int32_t> cursor_;
   std::vector<uint8_t> matched_;
   std::vector<Fallback> fallback_;
+  std::vector<int32_t> matched_now_;  // slots matched at the current op
   int32_t ordinal_ = 0;
   int32_t phase_count_[kNumPhases] = {0, 0, 0, 0};
 };
@@ -309,7 +329,14 @@ class NaiveMatcher final : public TensorMatcher {
       const MatchableItem& it = p_->items[at_[i]];
       if (it.use_index >= static_cast<int32_t>(slots.size())) continue;
       const int32_t slot = slots[it.use_index];
-      if (table[slot].matched_item >= 0) continue;
+      // A tensor that matched an item takes later ones only of the same
+      // planned tensor (its next windows).
+      const int32_t prev = table[slot].matched_item;
+      if (prev >= 0 && (p_->items[prev].decision.ordinal == op ||
+                        p_->policy.items[p_->items[prev].item].tensor_id !=
+                            p_->policy.items[it.item].tensor_id)) {
+        continue;
+      }
       table[slot].matched_item = at_[i];
       out->push_back({it.item, slot});
     }

@@ -208,7 +208,7 @@ TEST_CASE("compare: usage errors exit 2", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == "swapplan: --planners: unknown planner 'chameleon9' (known: ideal, noswap, chameleon, "
                  "recompute, vdnn, lru, bucket, hybrid, advisor"
-                 ", selective, te-offload, save-on-cpu, hyperoffload)\n");
+                 ", selective, te-offload, save-on-cpu, hyperoffload, chain)\n");
   r = Swapplan("compare traces/toy_valid.json");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==

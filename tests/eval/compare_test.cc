@@ -148,7 +148,7 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   CHECK(ComparePlanners(Toy(), o).status().message() ==
         "unknown planner 'chameleon9' (known: ideal, noswap, chameleon, recompute, vdnn, lru, "
         "bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload)");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain)");
   o.planners = {};
   o.iteration = 1;
   CHECK(ComparePlanners(Toy(), o).status().message() ==

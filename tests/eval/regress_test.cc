@@ -264,7 +264,7 @@ TEST_CASE("regress: baseline errors name the path and the rule", "[eval]") {
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planners": ["magic"]}]})") ==
         "q.json: $.entries[0].planners[0]: unknown planner 'magic' (known: ideal, noswap, "
         "chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload) [unknown-planner]");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain) [unknown-planner]");
   CHECK(err(head + R"({"trace": "t", "oversubscription": 2, "planner_options": ["lru"]}]})") ==
         "q.json: $.entries[0].planner_options[0]: 'lru': expected PLANNER.NAME=VALUE, e.g. "
         "advisor.time-limit-ns=30s [bad-planner-option]");
@@ -319,6 +319,60 @@ TEST_CASE("regress: relations between planners of one run", "[eval]") {
   CHECK_THAT(error(R"(, "at_most": ["lru<=magic"])"), Catch::Contains("unknown planner 'magic'"));
   CHECK_THAT(error(R"(, "at_most": ["lru<=chameleon"])"),
              Catch::Contains("$.entries[0].at_most[0]: planner 'chameleon' does not run"));
+}
+
+}  // namespace
+}  // namespace swapplan
+
+namespace swapplan {
+namespace {
+
+TEST_CASE("regress: a default_set entry fails not-run when the default set loses a planner",
+          "[eval]") {
+  // The toy at r = 2 with compare's default set as it is when run: after
+  // --update every planner it ran is recorded and passes.
+  const std::string entry =
+      absl::StrCat(R"({"format": "swapplan-quality", "format_version": 1, "entries": [)",
+                   R"({"trace": ")", testing::DataPath("traces/chameleon_toy.json"),
+                   R"(", "oversubscription": 2, "default_set": true)");
+  absl::StatusOr<RegressReport> first = RunRegression(Parse(entry + "}]}"), {});
+  REQUIRE(first.ok());
+  const QualityEntry& u = first->updated.entries[0];
+  CHECK(u.default_set);
+  CHECK(u.planners.empty());
+  // Every planner of the default set, the hybrid and HyperOffload included.
+  for (const char* p : {"noswap", "chameleon", "lru", "hybrid", "hyperoffload"}) {
+    INFO(p);
+    CHECK(u.results.count(p) == 1);
+  }
+  CHECK(u.results.count("advisor") == 0);
+  const QualityBaseline back = Parse(QualityBaselineToJson(first->updated));
+  CHECK(back.entries[0].default_set);
+  absl::StatusOr<RegressReport> again = RunRegression(back, {});
+  REQUIRE(again.ok());
+  CHECK(again->failures == 0);
+  // A recorded planner the default set no longer holds (here: the advisor,
+  // as a planner the set lost would be): a not-run row, a failure.
+  QualityBaseline lost = back;
+  lost.entries[0].results["advisor"] = {.feasible = true, .iteration_time_ns = 1};
+  absl::StatusOr<RegressReport> r = RunRegression(lost, {});
+  REQUIRE(r.ok());
+  CHECK(r->failures == 1);
+  bool seen = false;
+  for (const RegressRow& row : r->rows) {
+    if (row.planner != "advisor") continue;
+    seen = true;
+    CHECK(row.verdict == Verdict::kNotRun);
+    CHECK(VerdictName(row.verdict) == "not-run");
+  }
+  CHECK(seen);
+  CHECK(IsFailure(Verdict::kNotRun));
+  // default_set and a planner list exclude each other.
+  absl::StatusOr<QualityBaseline> both = ParseQualityBaseline(
+      entry + R"(, "planners": ["lru"]}]})", "q.json");
+  CHECK_FALSE(both.ok());
+  CHECK_THAT(std::string(both.status().message()),
+             Catch::Contains("give \"planners\" or \"default_set\", not both"));
 }
 
 }  // namespace

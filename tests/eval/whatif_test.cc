@@ -99,7 +99,7 @@ TEST_CASE("whatif: dimensions, steps and validation", "[eval]") {
   CHECK(w.Validate().message() ==
         "whatif: unknown planner 'magic' (known: ideal, noswap, chameleon, recompute, vdnn, lru, "
         "bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload)");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain)");
   w.planners = {};
   w.extrapolate_from = {4, 4};
   CHECK(w.Validate().message() == "whatif: extrapolation needs two distinct values");

@@ -265,7 +265,7 @@ TEST_CASE("lru evicts on demand and prefetches as early as the budget allows", "
 TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK(PlannerNames() ==
         "ideal, noswap, chameleon, recompute, vdnn, lru, bucket, hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain");
   for (const PlannerInfo& info : RegisteredPlanners()) {
     absl::StatusOr<std::unique_ptr<Planner>> p = CreatePlanner(info.name);
     REQUIRE(p.ok());
@@ -273,12 +273,11 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
     // The registry's flag and the planner's own (which FinishPolicy records
     // as an unlimited capacity) agree.
     CHECK((*p)->unlimited_memory() == info.unlimited_memory);
-    // The advisor is a time-bounded search, the hybrid plans and simulates
-    // several variants, hyperoffload's policies may reorder ops and name a
-    // remote tier: compare runs them on request only.
+    // The advisor is a time-bounded search and the chain runs the others
+    // again: compare runs them on request only; every planner that plans in
+    // milliseconds (hybrid and hyperoffload included) is in the default set.
     const std::string name = info.name;
-    CHECK(info.in_default_set ==
-          (name != "advisor" && name != "hybrid" && name != "hyperoffload"));
+    CHECK(info.in_default_set == (name != "advisor" && name != "chain"));
   }
   CHECK(FindPlanner("ideal")->unlimited_memory);
   CHECK_FALSE(FindPlanner("lru")->unlimited_memory);
@@ -286,7 +285,7 @@ TEST_CASE("registry: names, factories, unknown names", "[baselines]") {
   CHECK(CreatePlanner("x").status().message() ==
         "unknown planner 'x' (known: ideal, noswap, chameleon, recompute, vdnn, lru, bucket, "
         "hybrid, advisor"
-        ", selective, te-offload, save-on-cpu, hyperoffload)");
+        ", selective, te-offload, save-on-cpu, hyperoffload, chain)");
 }
 
 // Every registered planner (baselines and chameleon): a feasible policy

@@ -73,6 +73,9 @@ TEST_CASE("planner options: recorded parameters round-trip through SetOption",
       problem.device.d2h_bandwidth_bytes_per_s = 1e9;
       for (const PlannerInfo& info : RegisteredPlanners()) {
         INFO("planner " << info.name);
+        // The chain returns its member's policy, which records the member's
+        // options (chain_test.cc checks that it names the member).
+        if (std::string(info.name) == "chain") continue;
         std::unique_ptr<Planner> first = info.create();
         if (std::string(info.name) == "advisor") {  // short and single-threaded
           REQUIRE(first->SetOption("max_generations", "2").ok());
@@ -114,6 +117,7 @@ TEST_CASE("planner options: recorded parameters round-trip through SetOption",
   // Every planner found a feasible budget on some seed (ideal on all).
   for (const PlannerInfo& info : RegisteredPlanners()) {
     INFO("planner " << info.name);
+    if (std::string(info.name) == "chain") continue;
     CHECK(replanned[info.name] >= 1);
   }
   CHECK(replanned["ideal"] == 12 * 4);

@@ -17,12 +17,21 @@
 // registry's: noswap before chameleon, so a budget the peak fits is advised
 // as "no swapping" when nothing is faster).
 //
-// Complexity: ChooseAdvice O(rows); OutcomeNote O(1) (plus the op name).
+// Which planners advise runs (AdvisePlanners): the default set — every
+// planner that plans in milliseconds (PlannerInfo::in_default_set: hybrid
+// and hyperoffload included) — plus the genetic search (the advisor) when a
+// time limit is given; the others are listed with why they were skipped.
+// `swapplan advise` also runs the search (kFallbackSearchNs) when nothing
+// of the default set reaches the budget.
+//
+// Complexity: ChooseAdvice O(rows); OutcomeNote O(1) (plus the op name);
+// AdvisePlanners O(registered planners).
 #ifndef SWAPPLAN_EVAL_ADVISE_H_
 #define SWAPPLAN_EVAL_ADVISE_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "swapplan/eval/compare.h"
@@ -42,6 +51,25 @@ struct Advice {
   // Candidates (see Ranking above).
   int32_t num_feasible = 0;
 };
+
+// The planners advise runs, in registry order, and those it skips.
+struct PlannerSelection {
+  std::vector<std::string> run;
+  struct Skipped {
+    std::string planner;
+    std::string reason;
+  };
+  std::vector<Skipped> skipped;
+  // Planner options for `run` ("advisor.time-limit-ns=10s" with a search).
+  std::vector<CompareOptions::PlannerOption> options;
+};
+// The default set (ideal included: the overhead reference) and, with
+// search_time_limit_ns > 0, the advisor limited to that long; skipped: the
+// advisor otherwise (a search, seconds to minutes) and every other planner
+// outside the default set with its reason.
+PlannerSelection AdvisePlanners(int64_t search_time_limit_ns);
+// The search's time limit when the default set finds nothing (10 s).
+inline constexpr int64_t kFallbackSearchNs = 10'000'000'000;
 
 // Returns the advice for `c`. InvalidArgument when the comparison has no
 // rows, or a feasible row has no simulation (not a ComparePlanners result).

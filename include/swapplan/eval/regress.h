@@ -18,6 +18,10 @@
 //                                             // optional; default: the trace's
 //       "planners": ["chameleon", "recompute"],  // optional; default: the
 //                                             // recorded ones, else compare's
+//       "default_set": true,                  // optional, no "planners":
+//                                             // compare's default set as it
+//                                             // is when run (not-run rows
+//                                             // when it lost a recorded one)
 //       "planner_options": ["chameleon.min-tensor-bytes=0"],  // optional,
 //                                             // as compare --planner-option
 //       "at_most": ["advisor<=chameleon"],    // optional: in this run, A's
@@ -39,6 +43,9 @@
 //   trace-changed    the trace is not the one recorded      -> failure
 //   budget-changed   same trace, but the entry's settings give another
 //                    budget than the recorded budget_bytes  -> failure
+//   not-run          recorded, but the entry no longer runs it (a
+//                    "default_set" entry whose default set lost the
+//                    planner)                               -> failure
 // and per relation "A<=B" of the entry (a row named "A<=B", current = A's
 // result, baseline = B's of the same run):
 //   ok               A fits and is no slower than B, or B does not fit
@@ -100,6 +107,8 @@ struct QualityEntry {
   std::string latency;
   bool half_duplex = false;
   std::vector<std::string> planners;
+  // Run compare's default set as it is at run time (planners empty).
+  bool default_set = false;
   // Planner options as "PLANNER.NAME=VALUE" (compare --planner-option).
   std::vector<std::string> planner_options;
   // Relations "A<=B": planner A no slower than planner B in the same run
@@ -149,12 +158,20 @@ enum class Verdict : uint8_t {
   // changed budget rule): the recorded results were measured at another
   // budget, so none of them is compared.
   kBudgetChanged,
+  // Recorded for the entry, but not run now (a default_set entry whose
+  // default set lost the planner).
+  kNotRun,
 };
 // "ok", "faster", "newly-feasible", "slower", "lost-feasibility",
-// "no-baseline", "trace-changed", "order-broken", "budget-changed".
+// "no-baseline", "trace-changed", "order-broken", "budget-changed", "not-run".
 absl::string_view VerdictName(Verdict v);
 // True for the verdicts that fail the check.
 bool IsFailure(Verdict v);
+
+// The planners an entry is checked with: its list; with default_set,
+// compare's default set without ideal; else the recorded ones (registry
+// order), else that default set. O(registered planners).
+std::vector<std::string> QualityEntryPlanners(const QualityEntry& e);
 
 struct RegressRow {
   size_t entry = 0;

@@ -65,6 +65,7 @@
 #define SWAPPLAN_EVAL_REPLAY_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "swapplan/planners/chain.h"
 #include "swapplan/planners/chameleon/options.h"
 #include "swapplan/planners/planner.h"
 #include "swapplan/policy/policy.h"
@@ -181,8 +183,13 @@ absl::string_view PlanningInputName(PlanningInput p);
 bool ParsePlanningInput(absl::string_view name, PlanningInput* out);
 
 struct ReplayOptions {
-  // Planner name (planners/registry.h); "chameleon" runs with `chameleon`.
-  std::string planner = "chameleon";
+  // Planner name (planners/registry.h). "chain" (the default) runs the
+  // planner chain (planners/chain.h) with `chain`: per input signature the
+  // first planner whose policy passes the checker at the budget, its
+  // executor set by the replay (matched; runtime with model_runtime).
+  // "chameleon" — alone or as the chain's member — runs with `chameleon`.
+  std::string planner = "chain";
+  PlannerChainOptions chain;
   ChameleonOptions chameleon;
   MatcherKind matcher = MatcherKind::kFuzzy;
   MatcherOptions matcher_options;
@@ -316,11 +323,35 @@ struct ReplayRow {
   // Why no policy was generated although this iteration was observed in
   // detail.
   std::string plan_error;
+  // The planner that made the policy this iteration ran (Policy::planner,
+  // e.g. the chain's member), and the one that made the policy generated at
+  // its end; "" for none.
+  std::string policy_planner;
+  std::string generated_by;
+  // plan_error repeats the failure already said for this input signature
+  // (InputPlanning::no_fit): a report names it once.
+  bool plan_error_repeated = false;
   // First use while off device (local op, trace id of the tensor).
   int32_t first_off_device_op = -1;
   uint64_t first_off_device_tensor = 0;
   // Per-item reports (only for ReplayOptions::explain_iteration).
   std::vector<ItemReport> reports;
+};
+
+// What GenPolicy made for one input signature.
+struct InputPlanning {
+  InputSignature input;
+  // Policies made for it, and by which planner (the chain's members).
+  int32_t policies = 0;
+  std::map<std::string, int32_t> by_planner;
+  // The planner of the last policy made for it; "" = none.
+  std::string planner;
+  // The first planning failure for it (the chain's message: the unswapped
+  // peak and the closest planner's shortfall), said once; "" = none.
+  std::string no_fit;
+  int32_t plan_failures = 0;
+  // The iteration of that failure.
+  int32_t no_fit_iteration = -1;
 };
 
 struct ReplaySummary {
@@ -361,6 +392,10 @@ struct ReplaySummary {
   int32_t first_oom_after_warmup_iteration = -1;
   // Runtime iterations in the trace (also those not replayed).
   int32_t runtime_iterations = 0;
+  // Per input signature, in order of first appearance: what GenPolicy made
+  // (AccumulateReplayRow); and the policies made per planner.
+  std::vector<InputPlanning> inputs;
+  std::map<std::string, int32_t> policies_by_planner;
 };
 
 // Replays `trace` as described at the top. `on_row` is called once per
@@ -372,13 +407,17 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
                                         absl::FunctionRef<void(const ReplayRow&)> on_row);
 
 // Adds `row` to the totals of `sum` (what RunReplay does per row; for
-// drivers producing rows of their own, eval/replay_execute.h). O(1).
-void AccumulateReplayRow(const ReplayRow& row, ReplaySummary& sum);
+// drivers producing rows of their own, eval/replay_execute.h), and sets its
+// plan_error_repeated. O(input signatures).
+void AccumulateReplayRow(ReplayRow& row, ReplaySummary& sum);
 
 // The planner the replay plans with (options.planner; Chameleon with
-// options.chameleon). InvalidArgument for an unknown planner or bad
-// Chameleon options.
-absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options);
+// options.chameleon, alone or in the chain; the chain with options.chain and
+// the replay's executor). `chameleon_layers` > 0 overrides
+// options.chameleon.layers (records without layer hints). InvalidArgument
+// for an unknown planner or bad Chameleon or chain options.
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options,
+                                                             int32_t chameleon_layers = 0);
 
 // The device the replay plans for: options.simulator.device with the trace
 // metadata's bandwidths where the options give none. InvalidArgument naming

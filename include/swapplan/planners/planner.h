@@ -75,6 +75,10 @@ class Planner {
   // Whether this planner's policies assume unlimited device memory (the
   // ideal baseline): they record an unlimited capacity.
   virtual bool unlimited_memory() const { return false; }
+  // Whether every policy of this planner carries a schedule or a size-class
+  // pool (the Advisor's), which neither a matcher on later iterations nor
+  // the eager runtime can execute (planners/chain.h skips it there).
+  virtual bool AlwaysReorders() const { return false; }
   // Sets a planner-specific option from its command-line spelling
   // (`compare --planner-option advisor.time-limit=30s` calls
   // SetOption("time-limit-ns", "30s") on the advisor). A usage error

@@ -76,6 +76,14 @@ absl::Status ValidatePolicyRuntime(const Policy& policy);
 // its op sequence). Requires valid name indices.
 uint64_t RuntimeFingerprint(const PolicyRuntime& runtime);
 
+// Whether the eager runtime shim (runtime/runtime.h) can execute `policy` on
+// the framework's own op order: no schedule (reordered ops), no size-class
+// pool, no item that wraps around the iteration boundary, every item on the
+// host (tier 0). InvalidArgument naming the first item or field that breaks
+// one, as the runtime reports it when loading; the planner chain
+// (planners/chain.h) skips such a policy for a runtime. O(items).
+absl::Status CheckRuntimeExecutable(const Policy& policy);
+
 }  // namespace swapplan
 
 #endif  // SWAPPLAN_POLICY_POLICY_RUNTIME_H_

@@ -34,9 +34,15 @@
 //                    uses_while_off_device, first_off_device (the tensor's
 //                    label, trace/tensor_label.h, or null), time_ns,
 //                    stall_ns, peak_bytes, generated_policy (id or null),
-//                    plan_error (string or null)},
+//                    plan_error (string or null), input_signature (hex),
+//                    policy_planner, generated_by (the planner of the policy
+//                    run / generated, or null)},
 //     policies[]: {id, generated_after_iteration, planned_on_iterations,
-//                  used_in_iterations}
+//                  used_in_iterations, planner, input_signature},
+//     inputs[]: {input_signature, input_bytes, policies,
+//                policies_by_planner {name: count}, planner (the last
+//                policy's, or null), plan_failures, no_fit (the first
+//                failure's message, or null)}
 //   }
 //
 // Complexity: O(rows) for the data, O(rows) for the page.

@@ -366,6 +366,11 @@ struct IterationStats {
   // A policy generated at its end (-1: none) or why not.
   int32_t generated_policy = -1;
   std::string plan_error;
+  // The planner recorded in the policy that ran (Policy::planner: e.g. the
+  // planner chain's member that served this input) and in the one generated
+  // at its end; "" for none.
+  std::string policy_planner;
+  std::string generated_by;
   SwapCounts counts;
 };
 

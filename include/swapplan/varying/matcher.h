@@ -82,7 +82,9 @@ struct RuntimeTensor {
   uint64_t shape_hash = 0;
   // Ordinal of the last op that updated the key (dedupes an op's uses).
   int32_t last_op = -1;
-  // Item this tensor matched in this iteration, or -1.
+  // The last item this tensor matched in this iteration, or -1; later it
+  // takes only items of the same planned tensor (its next windows), one per
+  // op.
   int32_t matched_item = -1;
 };
 

@@ -7,9 +7,17 @@ op times) and asks the provider for a policy. This one runs
 
     swapplan plan RECORD --iteration I -o WORK_DIR/policy-N.pb [planner_args]
 
-(the Chameleon planner; the budget and bandwidths are the record's) and
-returns the policy's path. With ``planner=NAME`` (any planner `swapplan
-compare --planners` knows: recompute, hybrid, ...) it runs
+(``planner="chameleon"``; the budget and bandwidths are the record's) and
+returns the policy's path. The default, ``planner="chain"``, is GenPolicy's
+planner chain (planners/chain.h: chameleon, hybrid, hyperoffload, then the
+search, the first whose policy passes the checker at the budget and that the
+runtime can execute; `swapplan compare --planners chain --planner-option
+chain.executable=runtime`); `planner_args` in `swapplan plan`'s form
+(``["--min-tensor-bytes", "1KiB"]``) are given to its Chameleon
+(``--planner-option chain.chameleon.min-tensor-bytes=1KiB``). The policy
+names the planner that served (its ``planner`` field). With
+``planner=NAME`` (any planner `swapplan compare --planners` knows:
+recompute, hybrid, ...) it runs
 
     swapplan compare RECORD --iteration I --planners NAME --save-policies DIR [planner_args]
     swapplan policy upgrade DIR/NAME.json --trace RECORD --iteration I -o WORK_DIR/policy-N.pb
@@ -53,10 +61,34 @@ def find_swapplan_binary():
                             "SWAPPLAN_BINARY")
 
 
+def chain_planner_args(args):
+    """`swapplan plan` flags (Chameleon's options) as the chain's member options.
+
+    ["--min-tensor-bytes", "1KiB"] -> ["--planner-option", "chain.chameleon.min-tensor-bytes=1KiB"];
+    --planner-option arguments pass as they are.
+    """
+    out, i, args = [], 0, list(args)
+    while i < len(args):
+        a = args[i]
+        if a == "--planner-option" and i + 1 < len(args):
+            out += [a, args[i + 1]]
+            i += 2
+        elif a.startswith("--") and "=" in a:
+            out += ["--planner-option", "chain.chameleon." + a[2:]]
+            i += 1
+        elif a.startswith("--") and i + 1 < len(args):
+            out += ["--planner-option", "chain.chameleon.%s=%s" % (a[2:], args[i + 1])]
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
 class SwapplanPlanProvider:
     """Callable provider: request dict -> policy path."""
 
-    def __init__(self, binary=None, planner_args=(), timeout_s=300, planner="chameleon"):
+    def __init__(self, binary=None, planner_args=(), timeout_s=300, planner="chain"):
         self.binary = binary
         self.planner = planner
         self.planner_args = list(planner_args)
@@ -73,10 +105,12 @@ class SwapplanPlanProvider:
                       + self.planner_args, "plan")
             return out
         saved = os.path.join(request["work_dir"], "compare-%d" % (self.count - 1))
+        args = self.planner_args
+        if self.planner == "chain":
+            args = ["--planner-option", "chain.executable=runtime"] + chain_planner_args(args)
         # Exit 3: no planner reached the budget; its policy is still written.
         p = self._run([binary, "compare", record, "--iteration", iteration, "--planners",
-                       self.planner, "--save-policies", saved] + self.planner_args, "compare",
-                      (0, 3))
+                       self.planner, "--save-policies", saved] + args, "compare", (0, 3))
         policy = os.path.join(saved, self.planner + ".json")
         if not os.path.exists(policy):
             # compare's verdict line for the planner says why (infeasible, ...).

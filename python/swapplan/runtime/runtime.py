@@ -160,9 +160,12 @@ class SwapRuntime(Callbacks):
         callable (request dict -> policy path or None), or None.
       planner_args: extra `swapplan plan` arguments for the default provider
         (`swapplan compare` arguments with another planner).
-      planner: the default provider's planner ("chameleon": `swapplan plan`;
-        any other name `swapplan compare --planners` takes, e.g. "recompute",
-        whose RECOMPUTE items the runtime executes: docs/runtime.md
+      planner: the default provider's planner ("chain", the default: GenPolicy's
+        planner chain, chameleon, hybrid, hyperoffload, search, the first whose
+        policy passes the checker and the runtime executes — planner_args in
+        `swapplan plan`'s form go to its Chameleon; "chameleon": `swapplan
+        plan`; any other name `swapplan compare --planners` takes, e.g.
+        "recompute", whose RECOMPUTE items the runtime executes: docs/runtime.md
         "Recomputation").
       on_oom: "raise" (SwapOutOfMemory from the op, as a device OOM) or
         "count" (the storage is taken over the budget, the OOM counted).
@@ -184,7 +187,7 @@ class SwapRuntime(Callbacks):
                  provider="default", planner_args=(), on_oom="raise", work_dir=None,
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
-                 backend="host", planner="chameleon", device="cpu", predict_allocations=True,
+                 backend="host", planner="chain", device="cpu", predict_allocations=True,
                  warn_unrepeated_after=16, recipes=None):
         self.device = _check_device(device)
         if backend != "host":

@@ -44,12 +44,15 @@ class ServicePlanProvider:
     Args:
       address: the service, "host:port".
       timeout_s: the most seconds one GenPolicy call spends (upload + plan).
-      planner: a planner of the registry ("chameleon").
-      options: planner options ({"min-tensor-bytes": "1MiB"}).
+      planner: a planner of the registry; "chain" (default): GenPolicy's planner
+        chain (chameleon, hybrid, hyperoffload, then the search, the first whose
+        policy passes the checker at the budget), with executable=runtime.
+      options: planner options ({"min-tensor-bytes": "1MiB"}; for the chain, one
+        without a member name is its Chameleon's: "chameleon.min-tensor-bytes").
       token, tls_ca, tls_server_name: as swapplan.client.Planner.
     """
 
-    def __init__(self, address, *, timeout_s=30.0, planner="chameleon", options=None,
+    def __init__(self, address, *, timeout_s=30.0, planner="chain", options=None,
                  token=None, tls_ca=None, tls_server_name=None):
         if timeout_s is None or timeout_s <= 0:
             raise ValueError("timeout_s must be positive, got %r" % (timeout_s,))
@@ -57,6 +60,14 @@ class ServicePlanProvider:
         self.timeout_s = float(timeout_s)
         self.planner = planner
         self.options = dict(options or {})
+        if planner == "chain":
+            # GenPolicy's chain, limited to what the runtime executes; other
+            # options without a member ("min-tensor-bytes") are its Chameleon's,
+            # as `swapplan plan`'s flags are for the default provider.
+            own = ("planners", "search-time-limit-ns", "search_time_limit_ns", "executable")
+            self.options = {k if k in own or "." in k else "chameleon." + k: v
+                            for k, v in self.options.items()}
+            self.options.setdefault("executable", "runtime")
         self._client_args = dict(token=token, tls_ca=tls_ca, tls_server_name=tls_server_name)
         self._client = None
         self.stats = {"asked": 0, "policies": 0, "fallbacks": 0, "errors": 0,

@@ -12,6 +12,8 @@
 #include "planners/chameleon/planner_run.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/trace/tensor_label.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/shortfall.h"
 
 namespace swapplan {
 
@@ -413,7 +415,7 @@ absl::Status PlannerRun::Infeasible(const std::vector<int64_t>& bytes, int32_t c
     explanation_->infeasible = msg;
     Decide({.kind = ChameleonDecisionKind::kInfeasible, .reason = msg});
   }
-  return absl::ResourceExhaustedError(msg);
+  return WithShortfall(absl::ResourceExhaustedError(msg), missing);
 }
 
 void PlannerRun::FinishExplanation(const std::vector<int64_t>& bytes) {

@@ -16,6 +16,8 @@
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/recompute.h"
+#include "swapplan/util/error.h"
+#include "swapplan/util/shortfall.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -412,8 +414,10 @@ absl::StatusOr<Policy> HybridPlanner::PlanPolicy(const PlanningProblem& problem)
     SWAPPLAN_RETURN_IF_ERROR(run_check(t));
     if (!t.violation.empty()) {
       if (first_error.ok()) {
-        first_error = absl::ResourceExhaustedError(
-            absl::StrCat("hybrid: ", t.recomputes, " recomputations: ", t.violation));
+        first_error = WithShortfall(
+            absl::ResourceExhaustedError(
+                absl::StrCat("hybrid: ", t.recomputes, " recomputations: ", t.violation)),
+            std::max<int64_t>(t.peak_bytes - problem.budget_bytes(), 0));
       }
       continue;
     }

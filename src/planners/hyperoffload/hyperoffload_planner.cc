@@ -23,6 +23,7 @@
 #include "swapplan/trace/dataflow.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/util/error.h"
+#include "swapplan/util/shortfall.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
@@ -707,9 +708,11 @@ absl::StatusOr<Policy> HyperOffloadPlanner::PlanPolicy(const PlanningProblem& pr
     }
   }
   if (rep.peak_bytes > budget) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "hyperoffload: ", what, " peaks at ", rep.peak_bytes, " bytes at op ", rep.peak_op, ", ",
-        rep.peak_bytes - budget, " bytes over the budget of ", budget, " bytes"));
+    return WithShortfall(absl::ResourceExhaustedError(absl::StrCat(
+                             "hyperoffload: ", what, " peaks at ", rep.peak_bytes, " bytes at op ",
+                             rep.peak_op, ", ", rep.peak_bytes - budget,
+                             " bytes over the budget of ", budget, " bytes")),
+                         rep.peak_bytes - budget);
   }
   return p;
 }

@@ -52,6 +52,8 @@ class AdvisorPlanner : public Planner {
   // of options().seed_planners not among them; `judge` becomes the fitness
   // simulator's settings.
   bool UsesSeedPolicies() const override { return true; }
+  // Its policies carry the chromosome's schedule and pool.
+  bool AlwaysReorders() const override { return true; }
   void SetSeedPolicies(std::vector<Policy> policies, const SimulatorOptions& judge) override {
     seed_policies_ = std::move(policies);
     sim_options_ = judge;
