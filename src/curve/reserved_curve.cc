@@ -207,4 +207,14 @@ absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequen
   return c;
 }
 
+absl::StatusOr<ReservedCurve> PolicyReservedCurve(const Trace& trace, const Policy& policy,
+                                                  const DeviceModel& device,
+                                                  const AllocatorOptions& options,
+                                                  const ReplayOptions& replay) {
+  SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver r,
+                            PolicyResolver::Create(trace, policy.fingerprint.iteration));
+  SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, r.Resolve(policy, device));
+  return ReplayAllocations(SequenceOfPolicy(trace, rp), options, replay);
+}
+
 }  // namespace swapplan

@@ -118,6 +118,14 @@ absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequen
                                                 const AllocatorOptions& options,
                                                 const ReplayOptions& replay = {});
 
+// The curve of `policy` (its fingerprint's iteration of `trace`) resolved on
+// `device`: PolicyResolver + SequenceOfPolicy + ReplayAllocations. The
+// resolver's first issue as the error (a policy the checker would refuse).
+absl::StatusOr<ReservedCurve> PolicyReservedCurve(const Trace& trace, const Policy& policy,
+                                                  const DeviceModel& device,
+                                                  const AllocatorOptions& options,
+                                                  const ReplayOptions& replay = {});
+
 }  // namespace swapplan
 
 #endif  // SWAPPLAN_CURVE_RESERVED_CURVE_H_
