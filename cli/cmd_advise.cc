@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "html_output.h"
@@ -46,6 +47,7 @@ struct AdviseArgs {
   std::optional<std::string> output;
   std::optional<std::string> html;
   bool json = false;
+  BudgetFlags budget;
 };
 
 // The flags that describe a model for the synthesizer (the --model form).
@@ -175,6 +177,12 @@ absl::Status Run(AdviseArgs& a) {
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
   options.budget = BudgetFor(device.model);
+  const BudgetBasis basis = ResolveBudgetBasis(a.budget, device.model, &a.flags);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  options.budget_on = basis.on;
+  options.allocator = basis.allocator;
+  options.reserved_method = ResolveReservedMethod(a.budget);
+  options.model_reserved = true;
   // A device with a remote tier: HyperOffload (seed 003) competes too.
   if (!device.model.tiers.empty()) {
     for (const PlannerInfo& p : RegisteredPlanners()) {
@@ -206,6 +214,9 @@ absl::Status Run(AdviseArgs& a) {
                          advice.best >= 0 ? "" : "; no planner reaches it");
   // The next steps.
   const std::string dev = Given(a.sub, DeviceFlagNames());
+  // plan and advise take the budget flags too (report does not).
+  const std::string planning =
+      dev + Given(a.sub, {"--budget-on", "--allocator", "--alloc-conf", "--reserved-method"});
   std::vector<std::string> next;
   if (!synth_step.empty()) next.push_back(synth_step);
   if (advice.best >= 0) {
@@ -216,11 +227,14 @@ absl::Status Run(AdviseArgs& a) {
     } else if (policy.empty()) {
       policy = "policy.pb";
       if (planner == "chameleon") {
-        next.push_back(absl::StrCat("swapplan plan ", trace_arg, dev, " --explain -o ", policy));
+        // (--explain plans on allocated bytes only.)
+        next.push_back(absl::StrCat("swapplan plan ", trace_arg, planning,
+                                    basis.on == BudgetOn::kReserved ? "" : " --explain", " -o ",
+                                    policy));
       } else {
         const std::string input =
             model_form ? Given(a.sub, SynthOnlyFlags()) : absl::StrCat(" ", trace_arg);
-        next.push_back(absl::StrCat("swapplan advise", input, dev, " -o ", policy));
+        next.push_back(absl::StrCat("swapplan advise", input, planning, " -o ", policy));
       }
     }
     next.push_back(absl::StrCat("swapplan report ", trace_arg, dev,
@@ -247,6 +261,7 @@ absl::Status Run(AdviseArgs& a) {
     j["ideal_iteration_time_ns"] = c.ideal_time_ns;
     j["fits_without_swapping"] = advice.fits_without_swapping;
     j["headroom_bytes"] = advice.headroom_bytes;
+    j.update(BudgetBasisJson(basis));
     j["verdict"] = verdict;
     j["best"] = PolicyJson(trace, c, advice.best);
     j["runner_up"] = PolicyJson(trace, c, advice.runner_up);
@@ -254,6 +269,11 @@ absl::Status Run(AdviseArgs& a) {
     for (const PlannerOutcome& r : c.rows) {
       rows.push_back({{"planner", r.planner},
                       {"feasible", r.feasible},
+                      {"reserved_peak_bytes", r.reserved_modelled
+                                                  ? nlohmann::json(r.reserved_peak_bytes)
+                                                  : nlohmann::json()},
+                      {"fits_reserved", r.reserved_modelled ? nlohmann::json(r.reserved_fits)
+                                                            : nlohmann::json()},
                       {"note", OutcomeNote(trace, c.iteration, r)}});
     }
     j["rows"] = rows;
@@ -271,6 +291,7 @@ absl::Status Run(AdviseArgs& a) {
                                               device.model.name)
                                : ComputeScaleText(device),
                     "\n");
+    absl::StrAppend(&text, "budget on  ", BudgetBasisText(basis), "\n");
     absl::StrAppend(&text, "verdict    ", verdict, "\n");
     for (int32_t row : {advice.best, advice.runner_up}) {
       if (row < 0) continue;
@@ -290,6 +311,22 @@ absl::Status Run(AdviseArgs& a) {
                       Percent(r.sim->overhead_vs_ideal));
     }
     if (!others.empty()) absl::StrAppend(&text, "also fits  ", others, "\n");
+    // With the budget on allocated bytes: the policies that fit by them but
+    // that the allocator model cannot place within the budget.
+    std::string allocated_only;
+    for (const PlannerOutcome& r : c.rows) {
+      if (basis.on != BudgetOn::kAllocated || !r.feasible || r.unlimited_memory ||
+          !r.reserved_modelled || r.reserved_fits) {
+        continue;
+      }
+      absl::StrAppend(&allocated_only, allocated_only.empty() ? "" : ", ", r.planner);
+    }
+    if (!allocated_only.empty()) {
+      absl::StrAppend(&text, "reserved   ", allocated_only,
+                      " fit by allocated bytes but not by reserved ones under the ",
+                      AllocatorKindName(basis.allocator.kind),
+                      " model (--budget-on reserved plans for them)\n");
+    }
     for (size_t i = 0; i < c.rows.size(); ++i) {
       const PlannerOutcome& r = c.rows[i];
       if (r.feasible || r.unlimited_memory) continue;
@@ -329,6 +366,7 @@ void SetupAdvise(CLI::App& root, Action* action) {
                       {.reserve = true, .compute_scale = true, .roofline = true,
                        .remote_tier = true, .default_device = ""});
   AddIterationFlag(sub, &a->flags, &a->iteration);
+  AddBudgetFlags(sub, &a->flags, &a->budget, {.planning = true});
   a->flags.Text(sub, "-o,--output", &a->output, "Write the best policy (.json: JSON, else binary)");
   a->flags.Text(sub, "--html", &a->html, "Also write the HTML report page (docs/report.md)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/advise.schema.json)");
