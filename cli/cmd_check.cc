@@ -163,8 +163,8 @@ std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, co
             {"violations", std::move(violations)}};
   j.update(BudgetBasisJson(basis));
   if (r.reserved_modelled) {
-    j["reserved"] = {{"peak_bytes", r.reserved_peak_bytes},
-                     {"peak_op", OpJson(r.reserved_peak_op)},
+    j["reserved"] = {{"reserved_peak_bytes", r.reserved_peak_bytes},
+                     {"reserved_peak_op", OpJson(r.reserved_peak_op)},
                      {"fragmentation_bytes", r.reserved_fragmentation_bytes},
                      {"num_ooms", r.reserved_ooms},
                      {"first_oom_op", OpJson(r.reserved_first_oom_op)}};

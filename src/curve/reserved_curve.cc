@@ -10,7 +10,7 @@
 
 namespace swapplan {
 
-absl::Status ReplayOptions::Validate() const {
+absl::Status AllocReplayOptions::Validate() const {
   if (pinned_segments < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("replay options: pinned_segments is ", pinned_segments, "; must be >= 0"));
@@ -151,7 +151,7 @@ absl::Status Run(const AllocationSequence& s, const AllocatorOptions& options, i
 
 absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequence,
                                                 const AllocatorOptions& options,
-                                                const ReplayOptions& replay) {
+                                                const AllocReplayOptions& replay) {
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(replay.Validate());
   const int32_t n = sequence.num_positions;
@@ -210,7 +210,7 @@ absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequen
 absl::StatusOr<ReservedCurve> PolicyReservedCurve(const Trace& trace, const Policy& policy,
                                                   const DeviceModel& device,
                                                   const AllocatorOptions& options,
-                                                  const ReplayOptions& replay) {
+                                                  const AllocReplayOptions& replay) {
   SWAPPLAN_ASSIGN_OR_RETURN(PolicyResolver r,
                             PolicyResolver::Create(trace, policy.fingerprint.iteration));
   SWAPPLAN_ASSIGN_OR_RETURN(ResolvedPolicy rp, r.Resolve(policy, device));

@@ -95,7 +95,7 @@ struct ReservedCurve {
   int32_t ooms = 0;
   int32_t first_oom_position = -1;
   // Segments with free bytes at the peak, most free bytes first (at most
-  // ReplayOptions::pinned_segments).
+  // AllocReplayOptions::pinned_segments).
   std::vector<PinnedSegment> pinned;
 
   int64_t fragmentation_at_peak_bytes() const {
@@ -103,7 +103,7 @@ struct ReservedCurve {
   }
 };
 
-struct ReplayOptions {
+struct AllocReplayOptions {
   // How many pinned segments to list at the peak.
   int32_t pinned_segments = 5;
   // InvalidArgument when negative.
@@ -116,7 +116,7 @@ struct ReplayOptions {
 // sequence built above.
 absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequence,
                                                 const AllocatorOptions& options,
-                                                const ReplayOptions& replay = {});
+                                                const AllocReplayOptions& replay = {});
 
 // The curve of `policy` (its fingerprint's iteration of `trace`) resolved on
 // `device`: PolicyResolver + SequenceOfPolicy + ReplayAllocations. The
@@ -124,7 +124,7 @@ absl::StatusOr<ReservedCurve> ReplayAllocations(const AllocationSequence& sequen
 absl::StatusOr<ReservedCurve> PolicyReservedCurve(const Trace& trace, const Policy& policy,
                                                   const DeviceModel& device,
                                                   const AllocatorOptions& options,
-                                                  const ReplayOptions& replay = {});
+                                                  const AllocReplayOptions& replay = {});
 
 }  // namespace swapplan
 
