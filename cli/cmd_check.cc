@@ -214,21 +214,31 @@ absl::Status RunCheck(CheckArgs& a) {
     planned_on = BudgetBasis{BudgetOn::kReserved, options.allocator,
                            "the policy was planned with --budget-on reserved"};
   }
-  BudgetBasis basis = ResolveBudgetBasis(a.budget, policy.device, &a.flags, planned_on);
+  const BudgetBasis basis = ResolveBudgetBasis(a.budget, policy.device, &a.flags, planned_on);
   SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
-  if (a.remote.server) {
-    if (basis.on == BudgetOn::kReserved && a.budget.budget_on) {
-      return Error(ErrorKind::kUsage, "--budget-on reserved is local only: drop --server");
-    }
-    basis.on = BudgetOn::kAllocated;
-    basis.reason = "--server checks allocated bytes";
-  }
   options.budget_on = basis.on;
   options.allocator = basis.allocator;
-  options.report_reserved = !a.remote.server;
+  options.report_reserved = true;
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, a.remote.server
                                                     ? RemoteCheck(a.remote, trace, policy)
                                                     : CheckPolicy(trace, policy, options));
+  if (a.remote.server && report.iteration == policy.fingerprint.iteration &&
+      (report.violations.empty() ||
+       report.violations.front().kind != ViolationKind::kFingerprintMismatch)) {
+    // The service checks allocated bytes; the allocator model runs here on
+    // the same trace and policy, so the output is the local one.
+    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport local, CheckPolicy(trace, policy, options));
+    report.budget_on = local.budget_on;
+    report.reserved_modelled = local.reserved_modelled;
+    report.reserved_peak_bytes = local.reserved_peak_bytes;
+    report.reserved_peak_op = local.reserved_peak_op;
+    report.reserved_fragmentation_bytes = local.reserved_fragmentation_bytes;
+    report.reserved_ooms = local.reserved_ooms;
+    report.reserved_first_oom_op = local.reserved_first_oom_op;
+    for (const Violation& v : local.violations) {
+      if (v.kind == ViolationKind::kReservedOverBudget) report.violations.push_back(v);
+    }
+  }
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       a.output.value_or(""), a.json ? RenderJson(trace, policy, report, a, device.warnings, basis)
                                     : RenderText(trace, policy, report, a, device, basis)));

@@ -241,7 +241,7 @@ absl::Status Run(CompareArgs& args) {
   options.budget_on = basis.on;
   options.allocator = basis.allocator;
   options.reserved_method = ResolveReservedMethod(args.budget);
-  options.model_reserved = !args.remote.server;
+  options.model_reserved = true;  // the rows are judged here, also with --server
   const Trace& trace = recorded;
   const std::string save = args.save_policies.value_or("");
   if (!save.empty()) {

@@ -55,7 +55,7 @@ struct SimulateArgs {
   RemoteFlags remote;
   BudgetFlags budget;
   // Set by Run: the basis, and the allocator model's replay of the policy
-  // with the budget as capacity (absent with --server).
+  // with the budget as capacity.
   BudgetBasis basis = {};
   std::optional<ReservedCurve> reserved;
 };
@@ -418,13 +418,12 @@ absl::Status Run(SimulateArgs& args) {
   }
   args.basis = ResolveBudgetBasis(args.budget, device.model, &args.flags, planned_on);
   SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
-  if (!args.remote.server) {
-    AllocatorOptions a = args.basis.allocator;
-    SWAPPLAN_ASSIGN_OR_RETURN(const int64_t budget, device.model.BudgetBytes());
-    a.capacity_bytes = std::max<int64_t>(budget, 1);
-    SWAPPLAN_ASSIGN_OR_RETURN(args.reserved, PolicyReservedCurve(trace, policy, device.model, a,
-                                                                 {.pinned_segments = 0}));
-  }
+  // (Here also with --server: the trace and the policy are local.)
+  AllocatorOptions alloc = args.basis.allocator;
+  SWAPPLAN_ASSIGN_OR_RETURN(const int64_t budget, device.model.BudgetBytes());
+  alloc.capacity_bytes = std::max<int64_t>(budget, 1);
+  SWAPPLAN_ASSIGN_OR_RETURN(args.reserved, PolicyReservedCurve(trace, policy, device.model, alloc,
+                                                               {.pinned_segments = 0}));
   if (args.timeline) {
     SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*args.timeline, TimelineToChromeTrace(trace, policy, r)));
   }
