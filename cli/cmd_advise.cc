@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "html_output.h"
@@ -54,6 +55,7 @@ struct AdviseArgs {
   // --search D: the genetic search (the advisor) joins, limited to D.
   std::optional<int64_t> search_ns;
   bool json = false;
+  BudgetFlags budget;
 };
 
 // The flags that describe a model for the synthesizer (the --model form).
@@ -188,6 +190,12 @@ absl::Status Run(AdviseArgs& a) {
   PlannerSelection selection = AdvisePlanners(a.search_ns.value_or(0));
   options.planners = selection.run;
   options.planner_options = selection.options;
+  const BudgetBasis basis = ResolveBudgetBasis(a.budget, device.model, &a.flags);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  options.budget_on = basis.on;
+  options.allocator = basis.allocator;
+  options.reserved_method = ResolveReservedMethod(a.budget);
+  options.model_reserved = true;
   ProgressBar bar("advise");
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
@@ -233,6 +241,9 @@ absl::Status Run(AdviseArgs& a) {
                          advice.best >= 0 ? "" : "; no planner reaches it");
   // The next steps.
   const std::string dev = Given(a.sub, DeviceFlagNames());
+  // plan and advise take the budget flags too (report does not).
+  const std::string planning =
+      dev + Given(a.sub, {"--budget-on", "--allocator", "--alloc-conf", "--reserved-method"});
   std::vector<std::string> next;
   if (!synth_step.empty()) next.push_back(synth_step);
   if (advice.best >= 0) {
@@ -243,11 +254,14 @@ absl::Status Run(AdviseArgs& a) {
     } else if (policy.empty()) {
       policy = "policy.pb";
       if (planner == "chameleon") {
-        next.push_back(absl::StrCat("swapplan plan ", trace_arg, dev, " --explain -o ", policy));
+        // (--explain plans on allocated bytes only.)
+        next.push_back(absl::StrCat("swapplan plan ", trace_arg, planning,
+                                    basis.on == BudgetOn::kReserved ? "" : " --explain", " -o ",
+                                    policy));
       } else {
         const std::string input =
             model_form ? Given(a.sub, SynthOnlyFlags()) : absl::StrCat(" ", trace_arg);
-        next.push_back(absl::StrCat("swapplan advise", input, dev, " -o ", policy));
+        next.push_back(absl::StrCat("swapplan advise", input, planning, " -o ", policy));
       }
     }
     next.push_back(absl::StrCat("swapplan report ", trace_arg, dev,
@@ -274,6 +288,7 @@ absl::Status Run(AdviseArgs& a) {
     j["ideal_iteration_time_ns"] = c.ideal_time_ns;
     j["fits_without_swapping"] = advice.fits_without_swapping;
     j["headroom_bytes"] = advice.headroom_bytes;
+    j.update(BudgetBasisJson(basis));
     j["verdict"] = verdict;
     nlohmann::json anatomy_json = AnatomyJson(trace, anatomy);
     j["peak_bytes_by_kind"] = anatomy_json["peak_bytes_by_kind"];
@@ -284,6 +299,11 @@ absl::Status Run(AdviseArgs& a) {
     for (const PlannerOutcome& r : c.rows) {
       rows.push_back({{"planner", r.planner},
                       {"feasible", r.feasible},
+                      {"reserved_peak_bytes", r.reserved_modelled
+                                                  ? nlohmann::json(r.reserved_peak_bytes)
+                                                  : nlohmann::json()},
+                      {"fits_reserved", r.reserved_modelled ? nlohmann::json(r.reserved_fits)
+                                                            : nlohmann::json()},
                       {"note", OutcomeNote(trace, c.iteration, r)}});
     }
     j["rows"] = rows;
@@ -312,6 +332,7 @@ absl::Status Run(AdviseArgs& a) {
     for (const PlannerSelection::Skipped& k : selection.skipped) {
       absl::StrAppend(&text, "skipped    ", k.planner, ": ", k.reason, "\n");
     }
+    absl::StrAppend(&text, "budget on  ", BudgetBasisText(basis), "\n");
     absl::StrAppend(&text, "verdict    ", verdict, "\n");
     for (const auto& [label, row] : anatomy_rows) {
       absl::StrAppend(&text, absl::StrFormat("%-11s", label),
@@ -335,6 +356,22 @@ absl::Status Run(AdviseArgs& a) {
                       Percent(r.sim->overhead_vs_ideal));
     }
     if (!others.empty()) absl::StrAppend(&text, "also fits  ", others, "\n");
+    // With the budget on allocated bytes: the policies that fit by them but
+    // that the allocator model cannot place within the budget.
+    std::string allocated_only;
+    for (const PlannerOutcome& r : c.rows) {
+      if (basis.on != BudgetOn::kAllocated || !r.feasible || r.unlimited_memory ||
+          !r.reserved_modelled || r.reserved_fits) {
+        continue;
+      }
+      absl::StrAppend(&allocated_only, allocated_only.empty() ? "" : ", ", r.planner);
+    }
+    if (!allocated_only.empty()) {
+      absl::StrAppend(&text, "reserved   ", allocated_only,
+                      " fit by allocated bytes but not by reserved ones under the ",
+                      AllocatorKindName(basis.allocator.kind),
+                      " model (--budget-on reserved plans for them)\n");
+    }
     for (size_t i = 0; i < c.rows.size(); ++i) {
       const PlannerOutcome& r = c.rows[i];
       if (r.feasible || r.unlimited_memory) continue;
@@ -374,6 +411,7 @@ void SetupAdvise(CLI::App& root, Action* action) {
                       {.reserve = true, .compute_scale = true, .roofline = true,
                        .remote_tier = true, .default_device = ""});
   AddIterationFlag(sub, &a->flags, &a->iteration);
+  AddBudgetFlags(sub, &a->flags, &a->budget, {.planning = true});
   a->flags.Text(sub, "-o,--output", &a->output, "Write the best policy (.json: JSON, else binary)");
   a->flags.Text(sub, "--html", &a->html, "Also write the HTML report page (docs/report.md)");
   a->flags.Duration(sub, "--search", &a->search_ns,

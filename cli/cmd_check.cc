@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
@@ -52,6 +53,7 @@ struct CheckArgs {
   // policy only when given.
   CheckOptions options;
   RemoteFlags remote;
+  BudgetFlags budget;
   bool op_time_model_given = false;
   bool iteration_time_given = false;
 };
@@ -60,14 +62,36 @@ std::string Bytes(int64_t b) {
   return b < 1024 ? FormatBytes(b) : absl::StrCat(FormatBytes(b), " (", b, " B)");
 }
 
+// The reserved peak under the allocator model and, when the budget is on
+// allocated bytes, whether it fits as reserved bytes too.
+std::string ReservedText(const Trace& t, const CheckReport& r, const BudgetBasis& basis) {
+  const OpIndex b = t.iteration(r.iteration).op_begin;
+  std::string s = absl::StrCat(Bytes(r.reserved_peak_bytes), " peak");
+  if (r.reserved_peak_op >= 0) {
+    absl::StrAppend(&s, " at op ", r.reserved_peak_op, " (", t.op_name_at(b + r.reserved_peak_op),
+                    ")");
+  }
+  absl::StrAppend(&s, ", ", Bytes(r.reserved_fragmentation_bytes), " cached there beyond the ",
+                  "allocated blocks, ", AllocatorKindName(basis.allocator.kind), " model");
+  if (r.reserved_ooms > 0) {
+    absl::StrAppend(&s, "; ", r.reserved_ooms, " allocations do not fit the budget (first at op ",
+                    r.reserved_first_oom_op, ")",
+                    basis.on == BudgetOn::kAllocated ? ": fits by allocated bytes only" : "");
+  } else {
+    absl::StrAppend(&s, "; fits as reserved bytes");
+  }
+  return s;
+}
+
 std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
-                       const CheckArgs& a, const ResolvedDevice& d) {
+                       const CheckArgs& a, const ResolvedDevice& d, const BudgetBasis& basis) {
   std::string out;
   TextTable head({"check", a.policy});
   head.AddRow({"trace", absl::StrCat(t.source(), ", iteration ", r.iteration)});
   head.AddRow({"policy", absl::StrCat(p.planner.empty() ? "(no planner)" : p.planner, ", ",
                                       r.items, " items")});
   head.AddRow({"budget", Bytes(r.budget_bytes)});
+  head.AddRow({"budget on", BudgetBasisText(basis)});
   head.AddRow({"compute", ComputeScaleText(d)});
   const bool fingerprint_ok =
       r.violations.empty() || r.violations.front().kind != ViolationKind::kFingerprintMismatch;
@@ -78,6 +102,7 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
                                             t.op_name_at(b + r.peak_op), "), unswapped ",
                                             Bytes(r.peak_unswapped_bytes))
                              : Bytes(r.peak_bytes)});
+    if (r.reserved_modelled) head.AddRow({"reserved", ReservedText(t, r, basis)});
     head.AddRow({"copied out", Bytes(r.bytes_out)});
     head.AddRow({"late swap-ins", absl::StrCat(r.late_swap_ins, " (",
                                                FormatDurationNs(static_cast<int64_t>(
@@ -103,7 +128,7 @@ std::string RenderText(const Trace& t, const Policy& p, const CheckReport& r,
 }
 
 std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, const CheckArgs& a,
-                       const std::vector<std::string>& warnings) {
+                       const std::vector<std::string>& warnings, const BudgetBasis& basis) {
   using nlohmann::json;
   json violations = json::array();
   const TensorLabeler names(t);
@@ -136,6 +161,14 @@ std::string RenderJson(const Trace& t, const Policy& p, const CheckReport& r, co
             {"release_wait_ns", r.release_wait_ns},
             {"clean", r.clean()},
             {"violations", std::move(violations)}};
+  j.update(BudgetBasisJson(basis));
+  if (r.reserved_modelled) {
+    j["reserved"] = {{"reserved_peak_bytes", r.reserved_peak_bytes},
+                     {"reserved_peak_op", OpJson(r.reserved_peak_op)},
+                     {"fragmentation_bytes", r.reserved_fragmentation_bytes},
+                     {"num_ooms", r.reserved_ooms},
+                     {"first_oom_op", OpJson(r.reserved_first_oom_op)}};
+  }
   return j.dump(1) + "\n";
 }
 
@@ -173,12 +206,42 @@ absl::Status RunCheck(CheckArgs& a) {
     return Error(ErrorKind::kUsage,
                  "--op-time-model and --iteration-time-ns are local only: drop --server");
   }
+  // The budget basis: the flags, else what the policy was planned on, else
+  // the default of its device model. The model runs whenever it is known,
+  // so that a policy fitting by allocated bytes only is named.
+  std::optional<BudgetBasis> planned_on;
+  if (options.budget_on == BudgetOn::kReserved) {
+    planned_on = BudgetBasis{BudgetOn::kReserved, options.allocator,
+                           "the policy was planned with --budget-on reserved"};
+  }
+  const BudgetBasis basis = ResolveBudgetBasis(a.budget, policy.device, &a.flags, planned_on);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  options.budget_on = basis.on;
+  options.allocator = basis.allocator;
+  options.report_reserved = true;
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport report, a.remote.server
                                                     ? RemoteCheck(a.remote, trace, policy)
                                                     : CheckPolicy(trace, policy, options));
+  if (a.remote.server && report.iteration == policy.fingerprint.iteration &&
+      (report.violations.empty() ||
+       report.violations.front().kind != ViolationKind::kFingerprintMismatch)) {
+    // The service checks allocated bytes; the allocator model runs here on
+    // the same trace and policy, so the output is the local one.
+    SWAPPLAN_ASSIGN_OR_RETURN(CheckReport local, CheckPolicy(trace, policy, options));
+    report.budget_on = local.budget_on;
+    report.reserved_modelled = local.reserved_modelled;
+    report.reserved_peak_bytes = local.reserved_peak_bytes;
+    report.reserved_peak_op = local.reserved_peak_op;
+    report.reserved_fragmentation_bytes = local.reserved_fragmentation_bytes;
+    report.reserved_ooms = local.reserved_ooms;
+    report.reserved_first_oom_op = local.reserved_first_oom_op;
+    for (const Violation& v : local.violations) {
+      if (v.kind == ViolationKind::kReservedOverBudget) report.violations.push_back(v);
+    }
+  }
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
-      a.output.value_or(""), a.json ? RenderJson(trace, policy, report, a, device.warnings)
-                                    : RenderText(trace, policy, report, a, device)));
+      a.output.value_or(""), a.json ? RenderJson(trace, policy, report, a, device.warnings, basis)
+                                    : RenderText(trace, policy, report, a, device, basis)));
   if (!report.clean()) {
     return Error(ErrorKind::kMalformedInput,
                  absl::StrCat(a.policy, ": ", report.violations.size(), " violations against ",
@@ -224,6 +287,7 @@ void SetupCheck(CLI::App& root, Action* action) {
                         });
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/check.schema.json)");
   a->flags.Text(sub, "-o,--output", &a->output, "Write the report to FILE instead of stdout");
+  AddBudgetFlags(sub, &a->flags, &a->budget, {});
   AddRemoteFlags(sub, &a->flags, &a->remote);
   sub->callback([a, action] { *action = [a]() { return RunCheck(*a); }; });
 }

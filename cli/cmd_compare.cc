@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "html_output.h"
@@ -68,6 +69,7 @@ struct CompareArgs {
   std::optional<int64_t> optimum_time_limit_ns;
   bool optimum_no_recompute = false;
   RemoteFlags remote;
+  BudgetFlags budget;
 };
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
@@ -84,12 +86,13 @@ std::string BudgetText(const Comparison& c) {
 }
 
 std::string RenderText(const Trace& t, const Comparison& c, const ResolvedDevice& d,
-                       const std::vector<std::string>& notes) {
+                       const std::vector<std::string>& notes, const BudgetBasis& basis) {
   std::string out;
   absl::StrAppend(&out, "trace     ", t.source(), ", iteration ", c.iteration, " (", c.num_ops,
                   " ops, op durations ", DurationSourceName(c.durations), ")\n");
   absl::StrAppend(&out, "budget    ", BudgetText(c), "; unswapped peak ", BytesExact(c.peak.bytes),
                   " at ", OpText(t, c.iteration, c.peak.local_op), "\n");
+  absl::StrAppend(&out, "budget on ", BudgetBasisText(basis), "\n");
   absl::StrAppend(&out, "link      ", LinkText(d.model), "\n");
   absl::StrAppend(&out, "compute   ", ComputeScaleText(d), "\n");
   absl::StrAppend(&out, "ideal     ", FormatDurationNs(c.ideal_time_ns), " per iteration\n");
@@ -133,7 +136,7 @@ std::string RenderText(const Trace& t, const Comparison& c, const ResolvedDevice
 }
 
 std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice& d,
-                       const std::vector<std::string>& notes) {
+                       const std::vector<std::string>& notes, const BudgetBasis& basis) {
   using nlohmann::json;
   json j;
   j["trace"] = t.source();
@@ -149,6 +152,7 @@ std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice
   j["peak_unswapped_op"] = c.peak.local_op;
   j["persistent_bytes"] = c.persistent_bytes;
   j["ideal_iteration_time_ns"] = c.ideal_time_ns;
+  j.update(BudgetBasisJson(basis));
   json out_rows = json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const PlannerOutcome& r = c.rows[i];
@@ -157,6 +161,8 @@ std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice
     // A policy that fails the checker: its first violation.
     if (r.planned && !r.valid) row["invalid"] = r.invalid_reason;
     row["plan_time_ns"] = r.plan_time_ns;
+    row["reserved_peak_bytes"] = r.reserved_modelled ? json(r.reserved_peak_bytes) : json();
+    row["fits_reserved"] = r.reserved_modelled ? json(r.reserved_fits) : json();
     if (c.optimum) {
       row["gap_to_bound_fraction"] = r.gap_to_bound ? json(*r.gap_to_bound) : json();
     }
@@ -223,6 +229,19 @@ absl::Status Run(CompareArgs& args) {
   // device.compute_time_scale themselves.
   options.simulator.device = device.model;
   if (!args.oversubscription) options.budget = BudgetFor(device.model);
+  BudgetBasis basis = ResolveBudgetBasis(args.budget, device.model, &args.flags);
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
+  if (args.remote.server && basis.on == BudgetOn::kReserved) {
+    if (args.budget.budget_on) {
+      return Error(ErrorKind::kUsage, "--budget-on reserved plans locally: drop --server");
+    }
+    basis.on = BudgetOn::kAllocated;
+    basis.reason = "--server plans for allocated bytes";
+  }
+  options.budget_on = basis.on;
+  options.allocator = basis.allocator;
+  options.reserved_method = ResolveReservedMethod(args.budget);
+  options.model_reserved = true;  // the rows are judged here, also with --server
   const Trace& trace = recorded;
   const std::string save = args.save_policies.value_or("");
   if (!save.empty()) {
@@ -262,8 +281,8 @@ absl::Status Run(CompareArgs& args) {
   }
   if (args.html) SWAPPLAN_RETURN_IF_ERROR(WriteHtmlReport(*args.html, trace, c, device, {}));
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(args.output.value_or(""),
-                                       args.json ? RenderJson(trace, c, device, notes)
-                                                 : RenderText(trace, c, device, notes)));
+                                       args.json ? RenderJson(trace, c, device, notes, basis)
+                                                 : RenderText(trace, c, device, notes, basis)));
   bool any_real = false;
   for (const PlannerOutcome& r : c.rows) any_real = any_real || !r.unlimited_memory;
   if (any_real && !c.AnyFeasible()) {
@@ -285,6 +304,7 @@ void SetupCompare(CLI::App& root, Action* action) {
       "bytes moved, planning time. Exit 3 when no planner reaches the budget.");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
+  AddBudgetFlags(sub, &args->flags, &args->budget, {.planning = true});
   AddOversubscriptionFlag(sub, &args->flags, &args->oversubscription);
   args->flags.Text(sub, "--planners", &args->planners,
                    absl::StrCat("Comma-separated planners, of ", PlannerNames(),

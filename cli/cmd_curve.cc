@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "budget_flags.h"
 #include "cli.h"
 #include "common.h"
 #include "flags.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/reserved_curve.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/status_macros.h"
 
@@ -24,7 +26,12 @@ struct CurveArgs {
   std::optional<std::string> format;
   bool json = false;
   std::optional<std::string> output;
+  // --allocator / --alloc-conf: also the reserved curve of that model.
+  BudgetFlags budget;
 };
+
+// The reserved curves of iterations first..last (empty without a model).
+using ReservedCurves = std::vector<ReservedCurve>;
 
 std::string CsvField(absl::string_view s) {
   if (s.find_first_of(",\"\n") == absl::string_view::npos) return std::string(s);
@@ -36,10 +43,12 @@ std::string CsvField(absl::string_view s) {
   return out + "\"";
 }
 
-std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last) {
+std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last,
+                      const ReservedCurves& rc) {
   std::string out =
       "iteration,op,global_op,name,phase,unswapped_bytes,recorded_bytes,recorded_after_bytes,"
-      "num_live_tensors,allocator_bytes_in_use\n";
+      "num_live_tensors,allocator_bytes_in_use";
+  out += rc.empty() ? "\n" : ",reserved_bytes,allocated_block_bytes,largest_free_bytes\n";
   for (int32_t it = first; it <= last; ++it) {
     const IterationInfo& iter = t.iteration(it);
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
@@ -49,14 +58,21 @@ std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32
                       c.recorded_bytes()[i], ",", c.recorded_after_bytes()[i], ",",
                       c.live_tensors()[i], ",",
                       op.allocator_bytes_in_use >= 0 ? absl::StrCat(op.allocator_bytes_in_use)
-                                                     : "",
-                      "\n");
+                                                     : "");
+      if (!rc.empty()) {
+        const ReservedCurve& r = rc[it - first];
+        const int32_t l = i - iter.op_begin;
+        absl::StrAppend(&out, ",", r.reserved_bytes[l], ",", r.allocated_bytes[l], ",",
+                        r.largest_free_bytes[l]);
+      }
+      out += "\n";
     }
   }
   return out;
 }
 
-std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last) {
+std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int32_t last,
+                       const ReservedCurves& rc, const BudgetBasis& basis) {
   using nlohmann::json;
   json iters = json::array();
   for (int32_t it = first; it <= last; ++it) {
@@ -73,7 +89,21 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                   {"recorded_after_bytes", c.recorded_after_bytes()[i]},
                   {"num_live_tensors", c.live_tensors()[i]}};
       if (op.allocator_bytes_in_use >= 0) row["allocator_bytes_in_use"] = op.allocator_bytes_in_use;
+      if (!rc.empty()) {
+        const ReservedCurve& r = rc[it - first];
+        const int32_t l = i - iter.op_begin;
+        row["reserved_bytes"] = r.reserved_bytes[l];
+        row["allocated_block_bytes"] = r.allocated_bytes[l];
+        row["largest_free_bytes"] = r.largest_free_bytes[l];
+      }
       ops.push_back(std::move(row));
+    }
+    json reserved;
+    if (!rc.empty()) {
+      const ReservedCurve& r = rc[it - first];
+      reserved = {{"reserved_peak_bytes", r.peak_reserved_bytes},
+                  {"reserved_peak_op", r.peak_position},
+                  {"fragmentation_bytes", r.fragmentation_at_peak_bytes()}};
     }
     iters.push_back({{"iteration", it},
                      {"peak_unswapped_bytes", ic.peak_unswapped.bytes},
@@ -82,8 +112,13 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                      {"peak_recorded_op", ic.peak_recorded.local_op},
                      {"persistent_bytes", ic.persistent_bytes},
                      {"ops", std::move(ops)}});
+    if (!rc.empty()) iters.back()["reserved"] = std::move(reserved);
   }
   json j = {{"trace", t.source()}, {"iterations", std::move(iters)}};
+  if (!rc.empty()) {
+    j["allocator"] = std::string(AllocatorKindName(basis.allocator.kind));
+    j["alloc_conf"] = AllocConfText(basis.allocator);
+  }
   return j.dump(1) + "\n";
 }
 
@@ -98,6 +133,7 @@ void SetupCurve(CLI::App& root, Action* action) {
   AddIterationFlag(sub, &args->flags, &args->iteration);
   sub->add_flag("--all-iterations", args->all_iterations, "Every iteration of the trace");
   args->flags.Choice(sub, "--format", &args->format, {"csv", "json"}, "csv (default) or json");
+  AddBudgetFlags(sub, &args->flags, &args->budget, {.budget_on = false});
   sub->add_flag("--json", args->json,
                 "The same as --format json (docs/json/curve.schema.json)");
   args->flags.Text(sub, "-o,--output", &args->output, "Write the curve to FILE instead of stdout");
@@ -117,10 +153,23 @@ void SetupCurve(CLI::App& root, Action* action) {
         first = last = ResolveIteration(args->iteration, trace, &args->flags);
       }
       SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
+      const BudgetBasis basis = ResolveBudgetBasis(args->budget, DeviceModel{}, &args->flags);
+      SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
+      // The allocator model's curve, unlimited capacity (a curve has no budget).
+      ReservedCurves rc;
+      if (AllocatorGiven(args->budget)) {
+        for (int32_t it = first; it <= last; ++it) {
+          SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence s, SequenceOfIteration(trace, it));
+          SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve c,
+                                    ReplayAllocations(s, basis.allocator, {.pinned_segments = 0}));
+          rc.push_back(std::move(c));
+        }
+      }
       const bool json = args->json || args->format == std::optional<std::string>("json");
-      return WriteOutput(args->output.value_or(""), json ? RenderJson(trace, curve, first, last)
-                                                         : RenderCsv(trace, curve, first, last));
+      return WriteOutput(args->output.value_or(""),
+                         json ? RenderJson(trace, curve, first, last, rc, basis)
+                              : RenderCsv(trace, curve, first, last, rc));
     };
   });
 }

@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "planner_flags.h"
@@ -53,6 +54,7 @@ struct PlanArgs {
   bool explain = false;
   // --server: plan on a planner service with the options as given.
   RemoteFlags remote;
+  BudgetFlags budget;
   std::map<std::string, std::string> option_values;
 };
 
@@ -69,6 +71,7 @@ struct Context {
   OpIndex begin;
   const ResolvedDevice& device;
   PlanningProblem problem;
+  BudgetBasis basis = {};
   // The evaluation simulator's verdict on the final policy.
   SimulationResult simulation = {};
 };
@@ -263,12 +266,18 @@ std::string RenderSummary(const Context& c, const Policy& p, const CheckReport& 
   t.AddRow({"budget", absl::StrCat(Bytes(pr.budget_bytes()), " = device memory ",
                                    Bytes(m.capacity_bytes), " (", m.name, ") - reserve ",
                                    Bytes(m.reserve_bytes))});
+  t.AddRow({"budget on", BudgetBasisText(c.basis)});
   t.AddRow({"link", LinkText(m)});
   t.AddRow({"compute", ComputeScaleText(c.device)});
   t.AddRow({"tensors swapped", absl::StrCat(p.items.size())});
   t.AddRow({"bytes out / in", absl::StrCat(Bytes(bytes), " / ", Bytes(bytes))});
   t.AddRow({"peak unswapped", peak_at(r.peak_unswapped_bytes, UnswappedPeakOp(c))});
   t.AddRow({"peak with policy", peak_at(r.peak_bytes, r.peak_op)});
+  if (r.reserved_modelled) {
+    t.AddRow({"reserved peak", absl::StrCat(peak_at(r.reserved_peak_bytes, r.reserved_peak_op),
+                                            r.reserved_ooms == 0 ? ", fits the budget"
+                                                                 : ", does not fit the budget")});
+  }
   t.AddRow({"expected overhead", absl::StrCat(FormatDurationNs(p.expected_overhead_ns),
                                               " (stalls the layer simulator accepted)")});
   t.AddRow({"check", "clean"});
@@ -338,6 +347,10 @@ nlohmann::json SummaryJson(const Context& c, const Policy& p, const CheckReport&
           {"ideal_iteration_time_ns", s.ideal_time_ns},
           {"overhead_vs_ideal_fraction", s.overhead_vs_ideal},
           {"stall_ns", s.stall_ns},
+          {"reserved_peak_bytes", r.reserved_modelled ? nlohmann::json(r.reserved_peak_bytes)
+                                                      : nlohmann::json()},
+          {"budget_on", std::string(BudgetOnName(c.basis.on))},
+          {"budget_basis", BudgetBasisText(c.basis)},
           {"items", std::move(items)}};
 }
 
@@ -357,6 +370,17 @@ absl::Status RunPlan(PlanArgs& a) {
   Context c{trace, iteration, trace.iteration(iteration).op_begin, device, {}, {}};
   c.problem = {.trace = &trace, .iteration = iteration, .curve = &curve};
   c.problem.device = device.model;
+  c.basis = ResolveBudgetBasis(a.budget, device.model, &a.flags);
+  SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
+  const bool reserved = c.basis.on == BudgetOn::kReserved;
+  if (reserved && (a.remote.server || a.explain)) {
+    return Error(ErrorKind::kUsage,
+                 "--budget-on reserved plans in this process without --explain: drop --server / "
+                 "--explain, or give --budget-on allocated");
+  }
+  c.problem.budget_on = c.basis.on;
+  c.problem.allocator = c.basis.allocator;
+  c.problem.reserved_method = ResolveReservedMethod(a.budget);
   ChameleonPlanner planner(a.options);
   ChameleonExplanation why;
   if (a.remote.server && a.explain) {
@@ -365,7 +389,8 @@ absl::Status RunPlan(PlanArgs& a) {
   absl::StatusOr<Policy> policy =
       a.remote.server
           ? RemotePlan(a.remote, trace, iteration, device.model, "chameleon", a.option_values)
-          : planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
+          : reserved ? planner.Plan(c.problem)
+                     : planner.PlanExplained(c.problem, a.explain ? &why : nullptr);
   if (!policy.ok()) {
     if (a.explain && KindOf(policy.status()) == ErrorKind::kInfeasible) {
       std::string out;
@@ -393,7 +418,10 @@ absl::Status RunPlan(PlanArgs& a) {
       CheckReport report,
       CheckPolicy(trace, *policy,
                   {.op_time_model = a.options.op_time_model,
-                   .iteration_time_ns = a.options.iteration_time_ns}));
+                   .iteration_time_ns = a.options.iteration_time_ns,
+                   .budget_on = c.basis.on,
+                   .allocator = c.basis.allocator,
+                   .report_reserved = reserved || AllocatorGiven(a.budget)}));
   if (!report.clean()) {
     return absl::InternalError(absl::StrCat("the planner's policy fails the checker: ",
                                             report.violations.front().message));
@@ -438,6 +466,7 @@ void SetupPlan(CLI::App& root, Action* action) {
               "scored candidates, logical-layer simulator (seeds 000/001).");
   a->flags.Positional(sub, "trace", &a->trace, "Trace file", /*required=*/true);
   AddDeviceFlags(sub, &a->flags, &a->device, {.remote_tier = true});
+  AddBudgetFlags(sub, &a->flags, &a->budget, {.planning = true});
   AddIterationFlag(sub, &a->flags, &a->iteration);
   // A plain pointer: the setter lives in a->flags, inside *a (a shared_ptr
   // here would be a reference cycle).

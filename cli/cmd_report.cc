@@ -118,8 +118,10 @@ absl::Status Run(ReportArgs& args) {
     for (size_t i = 0; i < policies.size(); ++i) {
       PlannerOutcome row;
       row.planner = std::filesystem::path(args.policies[i]).filename().string();
-      absl::Status judged = JudgePolicy(trace, sim, c.budget.budget_bytes, std::move(policies[i]),
-                                        /*keep_policy=*/true, &row);
+      CompareOptions judge = options;
+      judge.keep_policies = true;
+      absl::Status judged = JudgePolicy(trace, sim, c.budget.budget_bytes, judge,
+                                        std::move(policies[i]), &row);
       if (!judged.ok()) {
         return absl::Status(judged.code(),
                             absl::StrCat("--policy ", args.policies[i], ": ", judged.message()));

@@ -20,11 +20,14 @@
 #include "absl/strings/str_format.h"
 #include "cli.h"
 #include "common.h"
+#include "budget_flags.h"
 #include "device_flags.h"
 #include "flags.h"
 #include "remote.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/chrome_trace.h"
+#include "swapplan/curve/reserved_curve.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/tensor_label.h"
@@ -50,7 +53,23 @@ struct SimulateArgs {
   bool json = false;
   std::optional<std::string> output;
   RemoteFlags remote;
+  BudgetFlags budget;
+  // Set by Run: the basis, and the allocator model's replay of the policy
+  // with the budget as capacity.
+  BudgetBasis basis = {};
+  std::optional<ReservedCurve> reserved;
 };
+
+// "34.83 GiB (...) at op 1695 (aten::_to_copy), fits the budget".
+std::string ReservedLine(const Trace& t, int32_t it, const ReservedCurve& c) {
+  std::string s = BytesExact(c.peak_reserved_bytes);
+  if (c.peak_position >= 0) absl::StrAppend(&s, " at ", OpText(t, it, c.peak_position));
+  absl::StrAppend(&s, " (", AllocatorKindName(c.options.kind), " model), ",
+                  c.ooms == 0 ? std::string("fits the budget")
+                              : absl::StrCat(c.ooms, " allocations do not fit the budget (first at ",
+                                             OpText(t, it, c.first_oom_position), ")"));
+  return s;
+}
 
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
 
@@ -73,6 +92,10 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
       r.memory_limit_bytes == kUnlimitedBytes ? std::string("unlimited")
                                               : BytesExact(r.memory_limit_bytes),
       capacity_source, "\n");
+  absl::StrAppend(&out, "budget on       ", BudgetBasisText(args.basis), "\n");
+  if (args.reserved) {
+    absl::StrAppend(&out, "reserved peak   ", ReservedLine(t, it, *args.reserved), "\n");
+  }
   absl::StrAppend(&out, "link            ", LinkText(d.model), "\n");
   absl::StrAppend(&out, "compute         ", ComputeScaleText(d), "\n");
   if (r.record_stream == RecordStreamMode::kNaive) {
@@ -193,6 +216,15 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["budget_bytes"] = r.memory_limit_bytes == kUnlimitedBytes ? json(nullptr)
                                                              : json(r.memory_limit_bytes);
   j["warnings"] = WarningsJson(d.warnings);
+  j.update(BudgetBasisJson(args.basis));
+  if (args.reserved) {
+    const ReservedCurve& c = *args.reserved;
+    j["reserved"] = {{"reserved_peak_bytes", c.peak_reserved_bytes},
+                     {"reserved_peak_op", OpJson(c.peak_position)},
+                     {"fragmentation_bytes", c.fragmentation_at_peak_bytes()},
+                     {"num_ooms", c.ooms},
+                     {"first_oom_op", OpJson(c.first_oom_position)}};
+  }
   j["record_stream"] = r.record_stream == RecordStreamMode::kNaive ? "naive" : "custom";
   j["feasible"] = !r.oom.occurred;
   j["iteration_time_ns"] = r.iteration_time_ns;
@@ -376,6 +408,22 @@ absl::Status Run(SimulateArgs& args) {
     return simulated.status();
   }
   SimulationResult r = *std::move(simulated);
+  // The basis: the flags, else what the policy was planned on, else the
+  // device model's default; the allocator model over the policy's
+  // allocations and frees (in position order), the budget as capacity.
+  std::optional<BudgetBasis> planned_on;
+  if (CheckOptions co = CheckOptionsFor(policy); co.budget_on == BudgetOn::kReserved) {
+    planned_on = BudgetBasis{BudgetOn::kReserved, co.allocator,
+                             "the policy was planned with --budget-on reserved"};
+  }
+  args.basis = ResolveBudgetBasis(args.budget, device.model, &args.flags, planned_on);
+  SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
+  // (Here also with --server: the trace and the policy are local.)
+  AllocatorOptions alloc = args.basis.allocator;
+  SWAPPLAN_ASSIGN_OR_RETURN(const int64_t budget, device.model.BudgetBytes());
+  alloc.capacity_bytes = std::max<int64_t>(budget, 1);
+  SWAPPLAN_ASSIGN_OR_RETURN(args.reserved, PolicyReservedCurve(trace, policy, device.model, alloc,
+                                                               {.pinned_segments = 0}));
   if (args.timeline) {
     SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*args.timeline, TimelineToChromeTrace(trace, policy, r)));
   }
@@ -405,6 +453,7 @@ void SetupSimulate(CLI::App& root, Action* action) {
   args->flags.Positional(sub, "policy", &args->policy, "Policy file (JSON or binary)",
                          /*required=*/true);
   AddDeviceFlags(sub, &args->flags, &args->device, {.remote_tier = true});
+  AddBudgetFlags(sub, &args->flags, &args->budget, {});
   sub->add_flag("--naive-record-stream", args->naive_record_stream,
                 "Reuse a swapped-out block only when the host sees its copy done (PyTorch "
                 "recordStream) instead of at the planned release op");

@@ -17,6 +17,7 @@ import sys
 # area -> layer
 AREAS = {
     'util': 'core', 'trace': 'core', 'policy': 'core', 'device': 'core', 'varying': 'core',
+    'alloc': 'core',
     'curve': 'analysis', 'synth': 'analysis',
     'import': 'import',
     'sim': 'sim',

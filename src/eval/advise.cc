@@ -121,6 +121,12 @@ std::string OutcomeNote(const Trace& t, int32_t it, const PlannerOutcome& row) {
   if (!row.valid) return absl::StrCat("invalid policy (fails the checker): ", row.invalid_reason);
   if (!row.sim) return "not simulated";
   const SimulationResult& r = *row.sim;
+  if (!row.unlimited_memory && !row.feasible && !r.oom.occurred && row.reserved_modelled &&
+      !row.reserved_fits) {
+    return absl::StrCat("fits by allocated bytes only: the allocator model cannot place it "
+                        "within the budget as reserved bytes (",
+                        BytesWithExact(row.reserved_peak_bytes), " reserved)");
+  }
   if (!row.unlimited_memory && r.oom.occurred && r.oom.pool_class >= 0) {
     return absl::StrCat("simulated OOM at ", LocalOpText(t, it, r.oom.op), ": pool class ",
                         r.oom.pool_class, " needed ", r.oom.requested_bytes, " objects with ",

@@ -76,6 +76,7 @@ absl::Status CompareOptions::Validate() const {
   }
   SWAPPLAN_RETURN_IF_ERROR(budget.Validate());
   if (optimum) SWAPPLAN_RETURN_IF_ERROR(optimum->Validate());
+  SWAPPLAN_RETURN_IF_ERROR(allocator.Validate());
   for (const std::string& name : planners) {
     if (FindPlanner(name) == nullptr) {
       return absl::InvalidArgumentError(
@@ -93,20 +94,36 @@ bool Comparison::AnyFeasible() const {
 }
 
 absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
-                         Policy policy, bool keep_policy, PlannerOutcome* row) {
+                         const CompareOptions& options, Policy policy, PlannerOutcome* row) {
   row->planned = true;
   row->items = policy.items.size();
-  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy, CheckOptionsFor(policy)));
+  CheckOptions co = CheckOptionsFor(policy);
+  const bool reserved = options.budget_on == BudgetOn::kReserved;
+  if (reserved || options.model_reserved) {
+    co.report_reserved = true;
+    if (co.budget_on != BudgetOn::kReserved) co.allocator = options.allocator;
+    co.budget_on = reserved && !row->unlimited_memory ? BudgetOn::kReserved : BudgetOn::kAllocated;
+  }
+  SWAPPLAN_ASSIGN_OR_RETURN(CheckReport check, CheckPolicy(trace, policy, co));
+  // Not fitting the budget as reserved bytes makes a row infeasible, not
+  // invalid.
+  std::erase_if(check.violations, [](const Violation& v) {
+    return v.kind == ViolationKind::kReservedOverBudget;
+  });
+  row->reserved_modelled = check.reserved_modelled;
+  row->reserved_peak_bytes = check.reserved_peak_bytes;
+  row->reserved_fits = check.reserved_modelled && check.reserved_ooms == 0;
   row->valid = check.clean();
   if (!row->valid) {
     row->invalid_reason = check.violations.front().message;
   } else {
     SWAPPLAN_ASSIGN_OR_RETURN(SimulationResult r, sim.Run(policy));
     row->feasible = row->unlimited_memory ? r.peak_bytes <= budget_bytes : !r.oom.occurred;
+    if (reserved && !row->unlimited_memory && !row->reserved_fits) row->feasible = false;
     policy.simulated_iteration_time_ns = r.iteration_time_ns;
     row->sim = std::move(r);
   }
-  if (keep_policy) row->policy = std::move(policy);
+  if (options.keep_policies) row->policy = std::move(policy);
   return absl::OkStatus();
 }
 
@@ -171,7 +188,9 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   c.ideal_time_ns = sim.ideal_time_ns();
   c.durations = sim.durations().source;
   PlanningProblem problem{.trace = &trace, .iteration = options.iteration, .device = d,
-                          .curve = curve};
+                          .curve = curve, .budget_on = options.budget_on,
+                          .allocator = options.allocator,
+                          .reserved_method = options.reserved_method};
   // Planners that search from the others' policies (the Advisor) run last
   // and get every policy that fit; rows keep the requested order.
   std::vector<std::unique_ptr<Planner>> instances;
@@ -229,8 +248,8 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
       Policy copy;
       if (want) copy = *policy;
       SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
-                                           c.budget.budget_bytes, *std::move(policy),
-                                           options.keep_policies, &row));
+                                           c.budget.budget_bytes, options, *std::move(policy),
+                                           &row));
       if (want && row.feasible) {
         copy.planner = info->name;
         fitting.push_back(std::move(copy));

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "swapplan/curve/reserved_curve.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/policy/resolver.h"
 #include "swapplan/util/status_macros.h"
@@ -48,6 +49,7 @@ absl::string_view ViolationTag(ViolationKind kind) {
     case ViolationKind::kTierOverCapacity: return "tier-over-capacity";
     case ViolationKind::kNotRecomputable: return "not-recomputable";
     case ViolationKind::kRecomputeUnderstated: return "recompute-understated";
+    case ViolationKind::kReservedOverBudget: return "reserved-over-budget";
   }
   return "unknown";
 }
@@ -61,6 +63,9 @@ absl::Status CheckOptions::Validate() const {
     if (absl::Status st = device->ValidatePartial(); !st.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("check options: ", st.message()));
     }
+  }
+  if (absl::Status st = allocator.Validate(); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("check options: ", st.message()));
   }
   return absl::OkStatus();
 }
@@ -123,6 +128,7 @@ class Checker {
     }
     SWAPPLAN_RETURN_IF_ERROR(CheckReleases(options));
     CheckBudget();
+    SWAPPLAN_RETURN_IF_ERROR(CheckReserved(options));
     CheckPool();
     TimeSwapIns();
     return std::move(report_);
@@ -340,6 +346,36 @@ class Checker {
 
   void CheckPool();
 
+  // The allocator model over the policy's allocations and frees, the budget
+  // as its capacity (curve/reserved_curve.h).
+  absl::Status CheckReserved(const CheckOptions& options) {
+    report_.budget_on = options.budget_on;
+    if (options.budget_on != BudgetOn::kReserved && !options.report_reserved) {
+      return absl::OkStatus();
+    }
+    AllocatorOptions a = options.allocator;
+    a.capacity_bytes = std::max<int64_t>(budget_, 1);
+    SWAPPLAN_ASSIGN_OR_RETURN(
+        ReservedCurve c,
+        ReplayAllocations(SequenceOfPolicy(trace_, rp_), a, {.pinned_segments = 0}));
+    report_.reserved_modelled = true;
+    report_.reserved_peak_bytes = c.peak_reserved_bytes;
+    report_.reserved_peak_op = c.peak_position < 0 ? -1 : rp_.OpAt(c.peak_position);
+    report_.reserved_fragmentation_bytes = c.fragmentation_at_peak_bytes();
+    report_.reserved_ooms = c.ooms;
+    report_.reserved_first_oom_op = c.first_oom_position < 0 ? -1 : rp_.OpAt(c.first_oom_position);
+    if (options.budget_on != BudgetOn::kReserved || c.ooms == 0) return absl::OkStatus();
+    const int32_t p = c.first_oom_position;
+    Add(ViolationKind::kReservedOverBudget, -1, rp_.OpAt(p),
+        absl::StrCat(Op(rp_.OpAt(p)), ": the ", AllocatorKindName(a.kind),
+                     " allocator model cannot place an allocation within the budget of ",
+                     budget_, " bytes even after releasing its cache (", c.requested_bytes[p],
+                     " bytes allocated, ", c.reserved_bytes[p], " reserved); ", c.ooms,
+                     " such allocations in the iteration"),
+        c.reserved_bytes[p] - budget_);
+    return absl::OkStatus();
+  }
+
   // Informational: swap-ins (per tier an h2d FIFO in swap_in_op order,
   // issued when the compute stream reaches swap_in_op) whose copy ends after
   // first_use_op's op would start on the stall-free timeline.
@@ -464,8 +500,14 @@ CheckOptions CheckOptionsFor(const Policy& policy) {
   CheckOptions o;
   std::string model;
   int64_t iteration_time_ns = 0;
+  std::string allocator, alloc_conf;
   for (const auto& [name, value] : policy.parameters) {
     if (name == "op_time_model") model = value;
+    // A policy planned with its budget on reserved bytes (planners/planner.h)
+    // is checked on them.
+    if (name == "budget_on" && value == "reserved") o.budget_on = BudgetOn::kReserved;
+    if (name == "allocator") allocator = value;
+    if (name == "alloc_conf") alloc_conf = value;
     if (name == "iteration_time_ns" && !absl::SimpleAtoi(value, &iteration_time_ns)) {
       iteration_time_ns = 0;
     }
@@ -482,6 +524,11 @@ CheckOptions CheckOptionsFor(const Policy& policy) {
   }
   if (o.op_time_model == OpTimeModel::kEq1 || o.op_time_model == OpTimeModel::kAuto) {
     o.iteration_time_ns = std::max<int64_t>(iteration_time_ns, 0);
+  }
+  if (o.budget_on == BudgetOn::kReserved) {
+    // Values the planner wrote; anything unreadable keeps the defaults.
+    if (absl::StatusOr<AllocatorOptions> a = ParseAllocConf(alloc_conf); a.ok()) o.allocator = *a;
+    if (!ParseAllocatorKind(allocator, &o.allocator.kind)) o.allocator.kind = AllocatorKind::kCudaCaching;
   }
   return o;
 }

@@ -203,6 +203,15 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
       {"regress --baseline quality/toy.json --json", "regress.schema.json", 0},
       {"regress --baseline quality/toy_doctored.json --json", "regress.schema.json", 4},
       {"devices --json", "devices.schema.json", 0},
+      // The allocator model's columns (docs/allocator.md) and a reserved check.
+      {"curve traces/two_layers.json --alloc-conf expandable_segments:True --json",
+       "curve.schema.json", 0},
+      {"check traces/chameleon_toy.json policies/chameleon_toy_bad.json --budget-on reserved "
+       "--json",
+       "check.schema.json", 2},
+      {"compare traces/two_layers.json --device-memory 600B --planners lru,noswap "
+       "--budget-on reserved --json",
+       "compare.schema.json", 3},  // 2 MiB segments: nothing fits 600 B as reserved bytes
       {"advise traces/two_layers.json --device-memory 250B --json", "advise.schema.json", 3},
       {"advise --model llama2-7b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --ffn 128 "
        "--vocab 256 --seq 16 --device-memory 1GiB --json",

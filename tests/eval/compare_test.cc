@@ -173,7 +173,7 @@ TEST_CASE("compare: a policy that fails the checker is invalid, with its first v
   ghost.size_bytes = 100;
   p.items.push_back(ghost);
   PlannerOutcome row;
-  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/true, &row).ok());
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, {.keep_policies = true}, p, &row).ok());
   CHECK(row.planned);
   CHECK_FALSE(row.valid);
   CHECK_FALSE(row.feasible);
@@ -185,7 +185,7 @@ TEST_CASE("compare: a policy that fails the checker is invalid, with its first v
   // (the unswapped peak is 1200).
   p.items.clear();
   PlannerOutcome over;
-  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/false, &over).ok());
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, {}, p, &over).ok());
   CHECK_FALSE(over.valid);
   CHECK(over.invalid_reason ==
         "op 5 (loss, FORWARD): 1200 bytes in use, 500 over the budget of 700 (ops 3..8 are "
@@ -195,7 +195,7 @@ TEST_CASE("compare: a policy that fails the checker is invalid, with its first v
   p.device.capacity_bytes = kUnlimitedCapacityBytes;
   PlannerOutcome ok;
   ok.unlimited_memory = true;
-  REQUIRE(JudgePolicy(Toy(), *sim, 700, p, /*keep_policy=*/false, &ok).ok());
+  REQUIRE(JudgePolicy(Toy(), *sim, 700, {}, p, &ok).ok());
   CHECK(ok.valid);
   CHECK(ok.invalid_reason.empty());
   REQUIRE(ok.sim.has_value());

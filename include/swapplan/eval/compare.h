@@ -107,6 +107,17 @@ struct CompareOptions {
       const std::string& planner, const PlanningProblem& problem,
       const std::map<std::string, std::string>& options)>;
   PlanFn plan;
+  // The bytes the budget holds (alloc/budget_basis.h): with kReserved the
+  // planners plan for reserved bytes under `allocator` (planners/planner.h,
+  // `reserved_method`) and a row fits only when the model places every
+  // allocation within the budget. model_reserved: replay `allocator` over
+  // every row's policy (PlannerOutcome::reserved_*) with the budget on
+  // allocated bytes too, so that a row that fits by allocated bytes but not
+  // by reserved ones can be named.
+  BudgetOn budget_on = BudgetOn::kAllocated;
+  AllocatorOptions allocator;
+  ReservedMethod reserved_method = ReservedMethod::kFeedback;
+  bool model_reserved = false;
   // Also compute the exact bound (optimum/optimum.h) with these options,
   // warm-started from every policy that fits; each row then carries its
   // gap to the bound. Empty = no bound.
@@ -143,6 +154,12 @@ struct PlannerOutcome {
   std::optional<Policy> policy;  // with keep_policies
   int64_t plan_time_ns = 0;
   size_t items = 0;
+  // With CompareOptions::model_reserved or a budget on reserved bytes (a
+  // valid, planned row): the allocator model's reserved peak with the budget
+  // as its capacity, and whether it placed every allocation within it.
+  bool reserved_modelled = false;
+  int64_t reserved_peak_bytes = 0;
+  bool reserved_fits = false;
   // The planner's ResourceExhausted message (without a "<planner>: "
   // prefix); empty when planned.
   std::string infeasible_reason;
@@ -182,9 +199,12 @@ struct Comparison {
 // violation, and nothing is simulated); a valid policy is simulated with
 // `sim` and feasible set (unlimited_memory rows, which must be set before:
 // the peak fits budget_bytes; others: no OOM). The policy goes into
-// row->policy when keep_policy. Errors of the checker or the simulator.
+// row->policy with options.keep_policies. The budget basis of `options`
+// (budget_on, allocator, model_reserved) sets the row's reserved_* fields;
+// with the budget on reserved bytes a row the allocator model cannot place
+// is not feasible. Errors of the checker or the simulator.
 absl::Status JudgePolicy(const Trace& trace, const Simulator& sim, int64_t budget_bytes,
-                         Policy policy, bool keep_policy, PlannerOutcome* row);
+                         const CompareOptions& options, Policy policy, PlannerOutcome* row);
 
 // Called after each row (for progress reports); may be empty.
 using CompareProgress = std::function<void(const PlannerOutcome&)>;

@@ -19,6 +19,21 @@
 //   absl::StatusOr<Policy> policy = planner.Plan(problem);
 //   // ResourceExhausted: no policy of this planner reaches the budget; the
 //   // message says how many bytes are missing where.
+//
+// Budget on reserved bytes (problem.budget_on = kReserved, alloc/
+// budget_basis.h): Plan holds the policy to the budget as bytes the
+// allocator model reserves (curve/reserved_curve.h), not only as bytes
+// allocated. ReservedMethod::kFeedback (the default): plan, replay the model
+// over the policy with the budget as its capacity, and, while it cannot
+// place an allocation, plan again with the planning budget lowered by the
+// reserved bytes it lacked (at most kMaxReservedRounds plans).
+// ReservedMethod::kMargin: one plan with the planning budget lowered by the
+// model's fragmentation (reserved - allocated) at the unswapped peak; the
+// result is replayed and refused (ResourceExhausted) when it does not fit.
+// The budget is lowered by raising the planning device's reserve, so the
+// one budget formula (capacity - reserve) stays where it is; the policy
+// records the problem's own device and, in its parameters, budget_on,
+// allocator, alloc_conf, reserved_margin_bytes and reserved_rounds.
 #ifndef SWAPPLAN_PLANNERS_PLANNER_H_
 #define SWAPPLAN_PLANNERS_PLANNER_H_
 
@@ -29,6 +44,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/alloc/budget_basis.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/option_table.h"
 #include "swapplan/policy/policy.h"
@@ -36,6 +52,15 @@
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
+
+enum class ReservedMethod : uint8_t {
+  kFeedback = 0,  // the model inside the feasibility check, re-planning
+  kMargin = 1,    // one fragmentation margin from the unswapped run
+};
+// "feedback", "margin".
+absl::string_view ReservedMethodName(ReservedMethod m);
+bool ParseReservedMethod(absl::string_view name, ReservedMethod* out);
+inline constexpr int32_t kMaxReservedRounds = 6;
 
 struct PlanningProblem {
   // The trace; not owned, must outlive the call.
@@ -49,6 +74,11 @@ struct PlanningProblem {
   DeviceModel device;
   // Optional precomputed curve of `trace` (saves planners recomputing it).
   const MemoryCurve* curve = nullptr;
+  // The bytes the budget holds (see "Budget on reserved bytes" above); the
+  // allocator model's capacity_bytes is ignored (the budget is used).
+  BudgetOn budget_on = BudgetOn::kAllocated;
+  AllocatorOptions allocator;
+  ReservedMethod reserved_method = ReservedMethod::kFeedback;
 
   // device.capacity_bytes - device.reserve_bytes (unlimited for an
   // unlimited capacity; 0 for a zero capacity). Requires a valid problem.
@@ -103,6 +133,10 @@ class Planner {
   // The planner itself: the policy's fingerprint, items, schedule, pool,
   // parameters and expectations, as Plan describes. Called by Plan only.
   virtual absl::StatusOr<Policy> PlanPolicy(const PlanningProblem& problem) = 0;
+
+ private:
+  // Plan with the budget on reserved bytes (see above).
+  absl::StatusOr<Policy> PlanForReserved(const PlanningProblem& problem);
 };
 
 // What Plan does to a planner's policy: records the device model of

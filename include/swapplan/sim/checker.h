@@ -109,6 +109,13 @@
 //   pool-no-class            a tensor size no class can hold
 //   pool-class-full          one per maximal run of ops where a class needs
 //                            more objects than it has, naming the worst op
+//   reserved-over-budget     budget on reserved bytes only: the allocator
+//                            model (alloc/allocator_model.h), replayed over
+//                            the policy's allocations and frees with the
+//                            budget as its capacity (curve/reserved_curve.h),
+//                            cannot place an allocation even after releasing
+//                            its cache; one violation at the first such op,
+//                            with the count
 // Items with an unknown tensor, an op out of range, a bad op order or
 // action, a tensor not resident, or that duplicate or overlap an earlier
 // item are left out of the byte accounting and the copy queue (a size
@@ -132,6 +139,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "swapplan/alloc/budget_basis.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/policy/policy.h"
 #include "swapplan/policy/resolver.h"
@@ -169,6 +177,7 @@ enum class ViolationKind : uint8_t {
   kTierOverCapacity,
   kNotRecomputable,
   kRecomputeUnderstated,
+  kReservedOverBudget,
 };
 
 // The bracketed tag of each kind, e.g. "use-while-off-device".
@@ -196,6 +205,14 @@ struct CheckOptions {
   OpTimeModel op_time_model = OpTimeModel::kAuto;
   // > 0: iteration time for Eq. (1) instead of the recorded wall time (ns).
   int64_t iteration_time_ns = 0;
+  // The bytes the budget is held to (alloc/budget_basis.h). kReserved:
+  // `allocator` (its capacity_bytes replaced by the budget) is replayed over
+  // the policy, adding reserved-over-budget violations. report_reserved:
+  // replay it (and fill the report's reserved_* fields) with the budget on
+  // allocated bytes too.
+  BudgetOn budget_on = BudgetOn::kAllocated;
+  AllocatorOptions allocator;
+  bool report_reserved = false;
 
   // InvalidArgument when iteration_time_ns < 0 or the device is invalid
   // (DeviceModel::ValidatePartial).
@@ -231,6 +248,17 @@ struct CheckReport {
   // stretched by those waits (each wait delays every later op and copy).
   int32_t release_waits = 0;
   double release_wait_ns = 0;
+  // The basis the budget was checked on, and, when the allocator model ran
+  // (budget on reserved bytes, or report_reserved): its reserved peak with
+  // the budget as capacity (local op), the bytes cached but not allocated
+  // then, its OOMs and the first op of one (-1: none).
+  BudgetOn budget_on = BudgetOn::kAllocated;
+  bool reserved_modelled = false;
+  int64_t reserved_peak_bytes = 0;
+  int32_t reserved_peak_op = -1;
+  int64_t reserved_fragmentation_bytes = 0;
+  int32_t reserved_ooms = 0;
+  int32_t reserved_first_oom_op = -1;
 
   bool clean() const { return violations.empty(); }
 };
