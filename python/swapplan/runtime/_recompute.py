@@ -40,7 +40,7 @@ import time
 
 import torch
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 
 _EMPTY = ("aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
           "aten::new_empty_strided")

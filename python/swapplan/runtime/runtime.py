@@ -54,9 +54,8 @@ import tempfile
 import time
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 from ..recorder._hooks import PhaseTracker
 from ..recorder._lifetimes import StorageTracker
 
@@ -102,7 +101,7 @@ class _Tracker(StorageTracker):
         return m
 
 
-class _Mode(TorchDispatchMode):
+class _Mode(C.TorchDispatchMode):
     def __init__(self, runtime):
         super().__init__()
         self.runtime = runtime
