@@ -23,7 +23,9 @@
 # cores a first run is debootstrap + apt + a full build. Not part of CI.
 # DISTRO_JOBS (default 2) is ninja's and meson test's parallelism;
 # DISTRO_MESON_ARGS more `meson setup` options (e.g. "-Doptimization=1
-# -Dbenchmarks=false" for a quicker build on a loaded machine).
+# -Dbenchmarks=false" for a quicker build on a loaded machine);
+# DISTRO_TARGETS only these ninja targets (default: all), e.g.
+# "tests/thread_pool_test" with MESON_TEST_ARGS "--suite thread_pool".
 set -euo pipefail
 
 inside() {
@@ -48,7 +50,8 @@ inside() {
   elif [ -n "${DISTRO_MESON_ARGS:-}" ]; then
     meson configure /src/build ${DISTRO_MESON_ARGS}
   fi
-  ninja -C /src/build -j "${DISTRO_JOBS:-2}"
+  # shellcheck disable=SC2086  # word list
+  ninja -C /src/build -j "${DISTRO_JOBS:-2}" ${DISTRO_TARGETS:-}
   echo "== build: $(($(date +%s) - t)) s"
   t=$(date +%s)
   local rc=0
@@ -117,6 +120,7 @@ unshare --mount --propagation private -- bash -c '
   exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     DISTRO_JOBS="${DISTRO_JOBS:-2}" DISTRO_MESON_ARGS="${DISTRO_MESON_ARGS:-}" \
+    DISTRO_TARGETS="${DISTRO_TARGETS:-}" \
     bash /src/swapplan/scripts/distro-check.sh --inside "$@"
 ' _ "$root" "$shared" "$@" && rc=0 || rc=$?
 echo "== distro-check $release: $([ "$rc" = 0 ] && echo passed || echo "FAILED (exit $rc)"), $(($(date +%s) - start)) s in all"
