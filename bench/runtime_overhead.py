@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from swapplan.recorder import _compat as C  # noqa: E402
+from swapplan import _torch_compat as C  # noqa: E402
 from swapplan.runtime import SwapRuntime  # noqa: E402
 
 OPS = 20000

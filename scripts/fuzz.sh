@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/meson.build) in build-fuzz with
-# clang-14 (through ccache) under AddressSanitizer + UndefinedBehaviorSanitizer
+# clang (through ccache; 14 on Debian 12, 19 on 13: scripts/debian.sh) under
+# AddressSanitizer + UndefinedBehaviorSanitizer
 # — only the targets asked for and the layers they link — then runs each for
 # SECONDS, two at a time (the CI machine has 2 cores), and fails on any finding.
 #
@@ -17,8 +18,8 @@
 # change owns), which run in fork mode and are reported as KNOWN.
 #
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS or FUZZ_PARALLEL
-# (targets at a time, default 2), FUZZ_CXX / FUZZ_CC (default clang++-14 /
-# clang-14), FUZZ_MAX_LEN (bytes per input, default 65536).
+# (targets at a time, default 2), FUZZ_CXX / FUZZ_CC (default clang++-N /
+# clang-N of scripts/debian.sh), FUZZ_MAX_LEN (bytes per input, default 65536).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,8 +31,10 @@ seconds="$1"
 shift
 jobs="${FUZZ_JOBS:-${FUZZ_PARALLEL:-2}}"
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
-cxx="${FUZZ_CXX:-clang++-14}"
-cc="${FUZZ_CC:-clang-14}"
+# shellcheck source=debian.sh
+. scripts/debian.sh
+cxx="${FUZZ_CXX:-clang++-$(swapplan_clang)}"
+cc="${FUZZ_CC:-clang-$(swapplan_clang)}"
 max_len="${FUZZ_MAX_LEN:-65536}"
 
 all_targets=$(sed -n "s/^  '\([a-z_0-9]*\)' : \[files(.*/\1/p" fuzz/meson.build)
@@ -47,7 +50,7 @@ for t in "${targets[@]}"; do
 done
 
 if ! command -v "$cxx" > /dev/null; then
-  echo "fuzz.sh: $cxx not found (apt-get install clang-14)" >&2
+  echo "fuzz.sh: $cxx not found (apt-get install ${cc#*/})" >&2
   exit 2
 fi
 if [ ! -f "$build/build.ninja" ]; then

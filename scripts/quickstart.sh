@@ -1,62 +1,87 @@
 #!/usr/bin/env bash
-# swapplan quick start on a fresh Debian 12 machine.
+# swapplan quick start on a fresh Debian 12 or 13 machine (README).
 #
-#   scripts/quickstart.sh demo   install what is missing, build, run the main job
-#                                (compare every planner) on a bundled trace
-#   scripts/quickstart.sh test   install what is missing, build, run every test
+#   scripts/quickstart.sh demo   the advice on a bundled trace, soonest:
+#                                Debian's C++ toolchain and libraries (apt),
+#                                .venv with torch and python/requirements.txt
+#                                (pip), swapplan built (only the command, the
+#                                runtime library and the Python package:
+#                                build-pip/) and pip-installed into .venv,
+#                                then `swapplan advise`
+#   scripts/quickstart.sh test   the same .venv and install, plus the test
+#                                packages; builds everything in ./build
+#                                (release) and runs the whole suite, the
+#                                Python tests on .venv/bin/python3
 #
-# Installs only Debian packages (apt), builds with meson/ninja into ./build
-# (release), and never touches anything outside the repository but the
-# package database.
+# Afterwards `.venv/bin/swapplan` and `.venv/bin/python -c 'from
+# swapplan.runtime import SwapRuntime'` work from any directory. Nothing
+# outside the repository is touched but the package database (apt, with
+# sudo when not root); no step relies on /usr/bin/python3 having torch.
+# Environment: SWAPPLAN_VENV (default .venv), SWAPPLAN_PIP_ARGS (extra pip
+# arguments, e.g. an index).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
 mode="${1:-demo}"
 case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+t0=$(date +%s)
+elapsed() { echo "$(($(date +%s) - t0)) s"; }
 
-# ccache: meson finds it by itself, so rebuilds (CI's too) reuse objects.
-pkgs=(g++ meson ninja-build pkg-config protobuf-compiler libprotobuf-dev zlib1g-dev
-      libabsl-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev ccache
-      coinor-libcbc-dev libopenmpi-dev openmpi-bin
-      libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf)
-if [ "$mode" = test ]; then
-  pkgs+=(python3 python3-torch python3-torchvision)
-  # .ci/run's install check (scripts/install_check.sh): pip install . in a venv.
-  pkgs+=(python3-mesonpy python3-venv python3-pip)
-  # .ci/run's sanitizer, fuzzing (libFuzzer) and ThreadSanitizer stages.
-  pkgs+=(clang-14 libclang-rt-14-dev)
-  # The HTML report's test in headless Chromium (tests/report/browser_test.py).
-  pkgs+=(chromium)
-fi
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "== installing: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# shellcheck source=debian.sh
+. scripts/debian.sh
+purposes=(build)
+[ "$mode" = test ] && purposes+=(test ci)
+# shellcheck disable=SC2046  # word list
+apt_install $(debian_packages "${purposes[@]}")
+
+# The virtual environment: the machine's python3, pip's torch and the test
+# tools, pinned (python/requirements.txt); reinstalled when that file changes.
+venv=${SWAPPLAN_VENV:-.venv}
+[ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
+stamp="$venv/.swapplan-requirements"
+if ! cmp -s python/requirements.txt "$stamp"; then
+  echo "== pip install -r python/requirements.txt ($venv)"
+  # shellcheck disable=SC2086  # word list
+  "$venv/bin/pip" install --quiet ${SWAPPLAN_PIP_ARGS:-} -r python/requirements.txt
+  cp python/requirements.txt "$stamp"
 fi
 
-if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release
-fi
-ninja -C build
+# swapplan into the venv: meson-python builds in build-pip/ (kept, so a
+# second install is incremental; ccache shares build/'s objects: the compile
+# lines are the same, pyproject.toml) with Debian's meson and ninja.
+pip_install_swapplan() {
+  echo "== pip install . ($venv; build-pip/)"
+  CCACHE_BASEDIR="$root" "$venv/bin/pip" install --quiet --no-build-isolation --no-deps \
+    --config-settings=builddir="$root/build-pip" "$root"
+}
 
 if [ "$mode" = demo ]; then
+  pip_install_swapplan
+  echo "== ready after $(elapsed)"
   # Llama-2-7B on an Ascend 910B (DP 8, ZeRO-2, sequence 4096; synthesized,
   # see traces/README.md) with 34 GiB of device memory: does it fit, which
   # policy is best and what it costs, and the HTML report of every planner.
   echo "== swapplan advise traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB --html report.html"
-  ./build/swapplan advise traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB --html report.html
-  echo "== wrote report.html (open it in a browser; it needs no network)"
+  "$venv/bin/swapplan" advise traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB \
+    --html report.html
+  echo "== wrote report.html (open it in a browser; it needs no network); $(elapsed) in all"
   exit 0
 fi
 
-echo "== meson test"
-# The recorder suite skips itself without PyTorch; here PyTorch was installed
-# above, so its absence is a failure; the same for Chromium and the report's
-# browser test.
+python="$root/$venv/bin/python3"
+[ "${venv#/}" != "$venv" ] && python="$venv/bin/python3"
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release "-Dpython=$python"
+elif [ "$(meson introspect build --buildoptions | "$python" -c \
+        'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="python"))')" != "$python" ]; then
+  meson configure build "-Dpython=$python"
+fi
+ninja -C build
+pip_install_swapplan
+
+echo "== meson test (Python: $python, torch $("$python" -c 'import torch; print(torch.__version__)'))"
+# PyTorch and Chromium were installed above, so a suite skipping itself for
+# their absence is a failure.
 SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_CHROMIUM=1 meson test -C build --print-errorlogs
+echo "== quickstart test: $(elapsed)"

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import methods  # noqa: E402,F401  (puts python/ on sys.path)
 import model as M  # noqa: E402
 from swapplan.recorder import Recorder  # noqa: E402
-from swapplan.recorder._compat import schema_effects  # noqa: E402
+from swapplan._torch_compat import schema_effects  # noqa: E402
 
 
 class OpTimer(TorchDispatchMode):

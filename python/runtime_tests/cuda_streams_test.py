@@ -14,7 +14,7 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 
 from cuda_fakes import FakeCuda, FakeOOM, FakeStorage  # noqa: E402
-from swapplan.recorder import _compat as C  # noqa: E402
+from swapplan import _torch_compat as C  # noqa: E402
 from swapplan.runtime import SwapRuntime  # noqa: E402
 from swapplan.runtime import _cuda as K  # noqa: E402
 

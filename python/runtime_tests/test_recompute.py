@@ -14,7 +14,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from swapplan.recorder import _compat as C  # noqa: E402
+from swapplan import _torch_compat as C  # noqa: E402
 from swapplan.runtime import SwapRuntime  # noqa: E402
 
 KEEP = 0.75

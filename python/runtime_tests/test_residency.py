@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(SOURCE_ROOT, "python"))
 
 import torch  # noqa: E402
 
-from swapplan.recorder import _compat as C  # noqa: E402
+from swapplan import _torch_compat as C  # noqa: E402
 from swapplan.testing.residency import ResidencyMeter  # noqa: E402
 
 torch.set_num_threads(1)

@@ -4,6 +4,7 @@ the one documented way they differ."""
 
 import contextlib
 import io
+import unittest
 
 import torch
 
@@ -40,7 +41,10 @@ def comparable(doc):
 class PollModes(support.RecorderTestCase):
     def test_examples_record_identically_in_both_modes(self):
         examples = dict(TINY)
-        examples[support.import_example("resnet18")] = ["--batch", "2", "--image", "32"]
+        try:
+            examples[support.import_example("resnet18")] = ["--batch", "2", "--image", "32"]
+        except unittest.SkipTest:  # no torchvision: the other examples still run
+            pass
         for module, args in examples.items():
             with self.subTest(example=module.__name__):
                 docs, summaries = [], []
@@ -58,7 +62,7 @@ class PollModes(support.RecorderTestCase):
     def test_storage_held_only_by_a_storage_object_is_caught_late(self):
         def body(rec):
             t = torch.ones(25)           # op 0: 100 B
-            s = t._storage()             # a Python storage object: no tensor
+            s = support.C.untyped_storage(t)  # a storage object: no tensor
             del t                        # the tensor dies, the storage does not
             a = torch.zeros(1)           # op 1
             del s                        # the storage dies: no tensor signals it

@@ -28,6 +28,15 @@ def _value(field, v):
     return v
 
 
+def _is_repeated(field):
+    # FieldDescriptor.is_repeated (protobuf 5.x on); protobuf 7 removed
+    # .label, which 3.21 (Debian) has alone.
+    repeated = getattr(field, "is_repeated", None)
+    if repeated is None:
+        repeated = field.label == FieldDescriptor.LABEL_REPEATED
+    return repeated
+
+
 def to_dict(message):
     """Every field of `message` (see module docstring). A oneof member that
     is not the one set is left out."""
@@ -36,7 +45,7 @@ def to_dict(message):
         if field.containing_oneof is not None and not message.HasField(field.name):
             continue
         v = getattr(message, field.name)
-        if field.label == FieldDescriptor.LABEL_REPEATED:
+        if _is_repeated(field):
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
                 value_field = field.message_type.fields_by_name["value"]
                 out[field.name] = {k: _value(value_field, x) for k, x in v.items()}

@@ -27,8 +27,7 @@ temporaries internal to a kernel.
 CPU only (the legacy profiler's CPU memory reports). Time O(profiler records).
 """
 
-import torch
-
+from .. import _torch_compat as C
 
 MARKER = "swapplan::op"
 
@@ -36,22 +35,16 @@ MARKER = "swapplan::op"
 class AllocatorCheck:
     def __init__(self):
         self.records = None
-        self._enter = None
-        self._exit = None
 
     def start(self):
-        from torch.autograd import (ProfilerConfig, ProfilerState, _enable_profiler_legacy)
-        config = ProfilerConfig(ProfilerState.CPU, False, True, False, False, False,
-                                torch._C._profiler._ExperimentalConfig())
-        self._enter = torch.ops.profiler._record_function_enter_new
-        self._exit = torch.ops.profiler._record_function_exit._RecordFunction
-        _enable_profiler_legacy(config)
+        from torch.autograd import _enable_profiler_legacy
+        _enable_profiler_legacy(C.legacy_profiler_config())
 
     def enter(self):
-        return self._enter(MARKER, None)
+        return C.record_function_enter(MARKER)
 
     def exit(self, handle):
-        self._exit(handle)
+        C.record_function_exit(handle)
 
     def stop(self):
         from torch.autograd import _disable_profiler_legacy

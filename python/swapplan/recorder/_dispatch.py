@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from . import _compat as C
+from .. import _torch_compat as C
 from . import _model as M
 
 _Tensor = torch.Tensor

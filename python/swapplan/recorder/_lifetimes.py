@@ -1,7 +1,7 @@
 """Storage lifetimes: which recorded storages are alive, and when each dies.
 
 Ground truth is the C++ StorageImpl: the tracker holds a weak reference on
-each live storage (``_compat.weak_ref``) and a storage is dead when that
+each live storage (``_torch_compat.weak_ref``) and a storage is dead when that
 reference has expired — whatever held it (Python tensors, autograd's saved
 tensors, engine buffers, .grad) let go. Checking every live storage before
 every op is exact but costs O(live) per op. The tracker therefore checks only
@@ -31,7 +31,7 @@ argument one dict lookup; one weakref per tensor object seen.
 import weakref
 from itertools import compress
 
-from . import _compat as C
+from .. import _torch_compat as C
 
 
 class _Watch(weakref.ref):

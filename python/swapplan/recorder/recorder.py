@@ -46,9 +46,8 @@ import warnings
 from os import path as os_path
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _compat as C
+from .. import _torch_compat as C
 from . import _model as M
 from . import _writer as W
 from ._allocator_check import AllocatorCheck
@@ -61,7 +60,7 @@ _TORCH_DIR = os_path.dirname(os_path.realpath(torch.__file__)) + os_path.sep
 _OWN_DIR = os_path.dirname(os_path.realpath(__file__)) + os_path.sep
 
 
-class _Mode(TorchDispatchMode):
+class _Mode(C.TorchDispatchMode):
     def __init__(self, recorder):
         super().__init__()
         self.recorder = recorder

@@ -7,7 +7,7 @@ raised by the caller after the C call returns."""
 
 import ctypes
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 
 import torch
 

@@ -26,7 +26,7 @@ op; a meta evaluation per new signature.
 
 import torch
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 
 _Tensor = torch.Tensor
 _META = torch.device("meta")

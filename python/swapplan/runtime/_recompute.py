@@ -41,7 +41,7 @@ import time
 
 import torch
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 
 from ._cuda import RngStates
 

@@ -37,13 +37,14 @@ them and lowering the budget until every one fits is what `swapplan replay
 --execute`'s C++ provider does; a callable provider may do the same with the
 paths it is given.
 
-The `swapplan` binary is $SWAPPLAN_BINARY, the build tree's build/swapplan, or
-`swapplan` on PATH.
+The `swapplan` binary is $SWAPPLAN_BINARY, the build tree's build/swapplan,
+`swapplan` on PATH, or the one pip installed beside the interpreter.
 """
 
 import os
 import shutil
 import subprocess
+import sys
 
 
 def find_swapplan_binary():
@@ -57,6 +58,11 @@ def find_swapplan_binary():
     found = shutil.which("swapplan")
     if found:
         return found
+    # pip's script beside the interpreter (.venv/bin/python3 run without the
+    # venv activated).
+    beside = os.path.join(os.path.dirname(sys.executable), "swapplan")
+    if os.path.exists(beside):
+        return beside
     raise FileNotFoundError("the swapplan binary was not found: build it (ninja -C build) or set "
                             "SWAPPLAN_BINARY")
 

@@ -61,9 +61,8 @@ import tempfile
 import warnings
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 from ..recorder import _model as M
 from ..recorder._hooks import PhaseTracker
 from ..recorder._lifetimes import StorageTracker
@@ -113,7 +112,7 @@ class _Tracker(StorageTracker):
         return m
 
 
-class _Mode(TorchDispatchMode):
+class _Mode(C.TorchDispatchMode):
     def __init__(self, runtime):
         super().__init__()
         self.runtime = runtime

@@ -22,7 +22,7 @@ made before (parameters, a dataset in memory) is on it from its first use,
 as if moved there then; with include_existing (the default on CUDA, where
 every live device storage is on the device) also every tensor alive when
 the meter is entered, found by a scan of the garbage collector's objects.
-It keeps a weak reference per storage (``_compat.weak_ref``), never a strong
+It keeps a weak reference per storage (``_torch_compat.weak_ref``), never a strong
 one, and never reads a runtime's state.
 
 The order matters: the meter is a TorchDispatchMode and must be entered
@@ -44,7 +44,7 @@ import warnings
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..recorder import _compat as C
+from .. import _torch_compat as C
 
 _Tensor = torch.Tensor
 _from_weak = torch.UntypedStorage._new_with_weak_ptr
