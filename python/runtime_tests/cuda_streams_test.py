@@ -21,7 +21,7 @@ from swapplan.runtime import _cuda as K  # noqa: E402
 KiB = 1024
 
 
-def setup(block_bytes=64 * KiB):
+def make_rig(block_bytes=64 * KiB):
     cuda = FakeCuda()
     pool = K.PinnedPool(block_bytes, alloc_block=cuda.block)
     return cuda, pool, K.CudaSwapper(cuda, pool, byte_view=cuda.byte_view)
@@ -31,7 +31,7 @@ class SwapOutTest(unittest.TestCase):
     """Rule 1: the D2H copy waits on an event of the producer's stream."""
 
     def test_copy_follows_the_producing_kernel(self):
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         st = FakeStorage(cuda, 4 * KiB)
         made = cuda.launch("produce")
         swap = sw.swap_out(st)
@@ -43,7 +43,7 @@ class SwapOutTest(unittest.TestCase):
     def test_inside_with_stream_the_producer_is_that_stream(self):
         # torchtitan#2581: inside `with torch.cuda.stream(s)` the current
         # stream is s; waiting on the default stream orders nothing.
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         side = cuda.Stream()
         st = FakeStorage(cuda, 4 * KiB)
         with cuda.stream(side):
@@ -55,7 +55,7 @@ class SwapOutTest(unittest.TestCase):
     def test_copy_is_not_ordered_after_later_work(self):
         # The graph is not trivially connected: a kernel launched after the
         # swap-out on the compute stream is not before the copy.
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         sw.swap_out(FakeStorage(cuda, KiB))
         later = cuda.launch("later")
         self.assertFalse(cuda.happens_before(later, cuda.copies[-1]))
@@ -67,7 +67,7 @@ class ReleaseTest(unittest.TestCase):
     them waited on copy-done."""
 
     def _reuse_after_release(self, side):
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         st = FakeStorage(cuda, 8 * KiB)
         with cuda.stream(cuda.Stream() if side else cuda.default) as producer:
             cuda.launch("produce")
@@ -99,7 +99,7 @@ class HotPathTest(unittest.TestCase):
     """Rule 3: no host synchronization, no record_stream, non-blocking copies."""
 
     def test_a_full_cycle_never_syncs_the_host(self):
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         side = cuda.Stream()
         for i in range(3):
             st = FakeStorage(cuda, (i + 1) * 3 * KiB)
@@ -117,7 +117,7 @@ class SwapInTest(unittest.TestCase):
     the consumer's op after the copy."""
 
     def _cycle(self, consumer_side):
-        cuda, _, sw = setup()
+        cuda, _, sw = make_rig()
         st = FakeStorage(cuda, 6 * KiB)
         swap = sw.swap_out(st)
         sw.release(swap)
@@ -143,7 +143,7 @@ class SwapInTest(unittest.TestCase):
 
     def test_swap_in_before_release_copies_nothing(self):
         # The storage never left the device (released later, or never).
-        cuda, pool, sw = setup()
+        cuda, pool, sw = make_rig()
         st = FakeStorage(cuda, 6 * KiB)
         swap = sw.swap_out(st)
         self.assertIs(sw.swap_in(swap), st)
@@ -188,7 +188,7 @@ class PinnedPoolTest(unittest.TestCase):
         self.assertEqual((pool.reserved_bytes, pool.in_use_bytes), (0, 0))
 
     def test_swaps_reuse_the_pool(self):
-        cuda, pool, sw = setup(block_bytes=16 * KiB)
+        cuda, pool, sw = make_rig(block_bytes=16 * KiB)
         for _ in range(10):
             st = FakeStorage(cuda, 10 * KiB)
             swap = sw.swap_out(st)
@@ -201,7 +201,7 @@ class PinnedPoolTest(unittest.TestCase):
     def test_reused_slice_waits_for_the_h2d_copy_reading_it(self):
         # hyper-parallel#894: a staging buffer rewritten while its copy is in
         # flight. The next D2H into the slice follows the H2D that read it.
-        cuda, _, sw = setup(block_bytes=16 * KiB)
+        cuda, _, sw = make_rig(block_bytes=16 * KiB)
         first = sw.swap_out(FakeStorage(cuda, 10 * KiB))
         sw.release(first)
         sw.swap_in(first)
