@@ -1,6 +1,7 @@
 #include "swapplan/planners/option_table.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "swapplan/util/units.h"
 
 namespace swapplan {

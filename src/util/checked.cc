@@ -1,3 +1,4 @@
+#include "absl/strings/str_cat.h"
 #include "swapplan/util/checked.h"
 
 namespace swapplan {

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "support/test_seed.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/oversubscription.h"

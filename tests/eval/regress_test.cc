@@ -4,6 +4,8 @@
 // 250 ns of stalls, tests/eval/compare_test.cc).
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "support/test_traces.h"
 #include "swapplan/eval/regress.h"
 #include "swapplan/util/error.h"

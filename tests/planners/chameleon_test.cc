@@ -34,6 +34,8 @@
 // persistent.)
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"

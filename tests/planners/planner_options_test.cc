@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_cat.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/planners/advisor/options.h"

@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
 #include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/sim/checker.h"
