@@ -55,6 +55,20 @@ std::string Node(int id, const std::string& name, int parent, int scope, const s
                       "{\"name\":\"fw_tid\",\"type\":\"uint64\",\"value\":0}]}");
 }
 
+// A torch 2.x ET document (schema 1.1.1) holding these nodes.
+std::string EtOf(const std::vector<std::string>& nodes) {
+  return absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"nodes\":[",
+                      absl::StrJoin(nodes, ","), "]}");
+}
+
+// The importer's options with ops counted at the dispatch level
+// (--et-ops dispatch), op times from the round roofline.
+ImportOptions DispatchOptions() {
+  ImportOptions o = RoundRoofline();
+  o.et_ops = ImportOptions::EtOps::kDispatch;
+  return o;
+}
+
 std::string Torch2Et() {
   const std::string none = Io({}, {}, {});
   const std::string bias = T(20, 32), x = T(21, 32), w = T(22, 16), y = T(23, 32), gw = T(24, 16),
@@ -139,9 +153,7 @@ TEST_CASE("ET torch 2.x: the optimizer state of a first step is OPTIMIZER_STATE,
 }
 
 TEST_CASE("ET torch 2.x: dispatch-level ops, as a TorchDispatchMode sees them") {
-  ImportOptions o = RoundRoofline();
-  o.et_ops = ImportOptions::EtOps::kDispatch;
-  auto t = ImportText(Torch2Et(), "", o);
+  auto t = ImportText(Torch2Et(), "", DispatchOptions());
   INFO(t.status().ToString());
   REQUIRE(t.ok());
   CHECK(Attr(*t, "import.et_ops") == "dispatch (the ops a TorchDispatchMode sees)");
@@ -181,11 +193,8 @@ TEST_CASE("ET: CompositeImplicitAutograd operators are decomposed at the dispatc
       Node(5, "aten::addmm", 3, 0, Io({x, w}, {"[2,4]", "[4,1]"}, {"[4,1]", "[1,4]"}),
            Io({y}, {"[2,2]"}, {"[2,1]"})),
       Node(6, "aten::copy_", 5, 0, Io({y}, {"[2,2]"}, {"[2,1]"}), Io({y}, {"[2,2]"}, {"[2,1]"}))};
-  const std::string et = absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"nodes\":[",
-                                      absl::StrJoin(n, ","), "]}");
-  ImportOptions o = RoundRoofline();
-  o.et_ops = ImportOptions::EtOps::kDispatch;
-  auto t = ImportText(et, "", o);
+  const std::string et = EtOf(n);
+  auto t = ImportText(et, "", DispatchOptions());
   INFO(t.status().ToString());
   REQUIRE(t.ok());
   REQUIRE(t->num_ops() == 2);
@@ -212,11 +221,8 @@ TEST_CASE("ET: torch.tensor is one aten::lift_fresh at the dispatch level, new t
       Node(7, "aten::lift_fresh", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"})),
       Node(8, "aten::detach_", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"})),
       Node(9, "aten::add_", 4, 0, Io({st}, {"[]"}, {"[]"}), Io({st}, {"[]"}, {"[]"}))};
-  const std::string et = absl::StrCat("{\"schema\":\"1.1.1-chakra.0.0.4\",\"pid\":1,\"nodes\":[",
-                                      absl::StrJoin(n, ","), "]}");
-  ImportOptions o = RoundRoofline();
-  o.et_ops = ImportOptions::EtOps::kDispatch;
-  auto t = ImportText(et, "", o);
+  const std::string et = EtOf(n);
+  auto t = ImportText(et, "", DispatchOptions());
   INFO(t.status().ToString());
   REQUIRE(t.ok());
   REQUIRE(t->num_ops() == 3);  // relu, lift_fresh, add_
