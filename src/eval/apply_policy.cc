@@ -76,6 +76,16 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     }
   }
 
+  // Item k's tensor is used at op `use` while off the device (simulated as
+  // a passive swap-in); the first such use of the iteration is remembered.
+  auto note_off_device = [&out](ItemReport& rep, int32_t use, uint64_t tensor_id, int32_t k) {
+    rep.used_while_off_device = true;
+    if (out.uses_while_off_device++ == 0) {
+      out.first_off_device_op = use;
+      out.first_off_device_tensor = tensor_id;
+      out.first_off_device_item = k;
+    }
+  };
   for (size_t d = 0; d < decisions.size(); ++d) {
     const int32_t k = decisions[d].item;
     const TensorId s = decisions[d].slot;
@@ -126,12 +136,7 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
       it.swap_in_op = std::min(in, f);
       if (in > f) {
         // Back after its first use here: used while off device.
-        rep.used_while_off_device = true;
-        if (out.uses_while_off_device++ == 0) {
-          out.first_off_device_op = f;
-          out.first_off_device_tensor = it.tensor_id;
-          out.first_off_device_item = k;
-        }
+        note_off_device(rep, f, it.tensor_id, k);
       }
       p.items.push_back(it);
       continue;
@@ -158,12 +163,7 @@ AppliedPolicy ApplyPolicy(const Trace& trace, int32_t iteration, const Matchable
     if (in <= j || in > u) {
       // Used while off device: the swap-in trigger has passed before the
       // swap-out, or comes after the use. Simulated as a passive swap-in.
-      rep.used_while_off_device = true;
-      if (out.uses_while_off_device++ == 0) {
-        out.first_off_device_op = u;
-        out.first_off_device_tensor = it.tensor_id;
-        out.first_off_device_item = k;
-      }
+      note_off_device(rep, u, it.tensor_id, k);
       it.release_op = std::min(rel, u - 1);
       it.swap_in_op = u;
     } else {
