@@ -111,9 +111,10 @@ def summary(meter, rt):
     s = rt.stats
     return ("measured peak %d, budget %d, violations %d (first %s); runtime peak %d; stages %s; "
             "policy swaps %d, passive %d, uses off device %d, ooms %d, unpredicted %s, "
-            "plan errors %s" % (
+            "plan errors %s; recomputed %d, largest workspace %d" % (
                 meter.peak_bytes, s["device_budget_bytes"], meter.violation_count,
                 meter.violations[:2], s["peak_device_bytes"],
                 [r["stage"][0] for r in rt.iterations], s["policy_swaps"], s["passive_swaps"],
                 s["use_while_off_device"], s["ooms"], s["unpredicted_allocations"],
-                sorted({r["plan_error"][:200] for r in rt.iterations if r["plan_error"]})))
+                sorted({r["plan_error"][:200] for r in rt.iterations if r["plan_error"]}),
+                s["recomputed_storages"], s["recompute_workspace_peak_bytes"]))

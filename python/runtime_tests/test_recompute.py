@@ -134,6 +134,60 @@ class RecipeTest(unittest.TestCase):
             self.assertFalse(rt._recipes.can_recompute(C.storage_id(g)))
 
 
+class WorkspaceTest(unittest.TestCase):
+    """workspace_bytes(sid), the bytes a recomputation holds besides the
+    restored storage (the runtime makes room for them and counts them:
+    swapplan_rt_framework.recompute_workspace_bytes), against what an
+    outside meter sees while the recomputation runs. 64 x 64 float32 = 16384
+    bytes a tensor."""
+
+    def run_case(self, make):
+        from swapplan.testing.residency import ResidencyMeter
+        w = torch.randn(64, 64)
+        with ResidencyMeter(keep_samples=True) as meter:
+            with SwapRuntime(device_memory=1 << 30, provider=None, recipes=True) as rt:
+                target, off = make(w)
+                sid = C.storage_id(target)
+                expected = target.clone()
+                self.assertTrue(rt._recipes.can_recompute(sid))
+                with rt.pause():
+                    for t in off:  # inputs whose bytes are gone (dropped)
+                        C.untyped_storage(t).resize_(0)
+                predicted = rt._recipes.workspace_bytes(sid)
+                base, first = meter.resident_bytes(), len(meter.samples)
+                rt._recompute_for_test(sid)
+                held = max(max(b, a) for _, _, b, a in meter.samples[first:]) - base
+                self.assertTrue(torch.equal(target, expected))
+        return predicted, held
+
+    def test_out_overload_with_inputs_resident_holds_nothing(self):
+        # exp.out writes the restored storage: 0.
+        self.assertEqual(self.run_case(lambda w: (w.exp(), ())), (0, 0))
+
+    def test_multi_output_op_holds_all_its_outputs(self):
+        # native_layer_norm returns (y, mean, rstd): y is computed aside with
+        # its 64 x 1 mean and rstd (256 bytes each), then copied in:
+        # 16384 + 256 + 256 = 16896.
+        self.assertEqual(self.run_case(lambda w: (F.layer_norm(w, (64,)), ())),
+                         (16896, 16896))
+
+    def test_input_off_the_device_is_recomputed_into_a_temporary(self):
+        # tanh(h) with h = exp(w) dropped: exp runs again into a 16384-byte
+        # temporary, tanh.out writes the restored storage.
+        def make(w):
+            h = w.exp()
+            return h.tanh(), (h,)
+        self.assertEqual(self.run_case(make), (16384, 16384))
+
+    def test_input_view_of_another_shape_is_copied_beside_its_storage(self):
+        # tanh(h.t()) with h dropped: exp's temporary (16384) and the copy of
+        # it the transposed view is taken from (16384) live at once: 32768.
+        def make(w):
+            h = w.exp()
+            return h.t().tanh(), (h,)
+        self.assertEqual(self.run_case(make), (32768, 32768))
+
+
 class TrainingTest(unittest.TestCase):
     def test_recompute_policy_losses_identical(self):
         baseline, _ = train()

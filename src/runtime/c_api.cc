@@ -390,11 +390,15 @@ swapplan_rt_status swapplan_rt_prefetch_all(swapplan_rt_env* env) {
 
 swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swapplan_rt_framework* fw) {
   // Accepted sizes: ABI 1 (no recompute callbacks), 2 (no
-  // rng_state_restorable), 3 (the whole struct).
+  // rng_state_restorable), 3 and 4 (no recompute_workspace_bytes), 5 (the
+  // whole struct).
   constexpr uint32_t kWithoutRecompute = offsetof(swapplan_rt_framework, can_recompute);
   constexpr uint32_t kWithoutRng = offsetof(swapplan_rt_framework, rng_state_restorable);
+  constexpr uint32_t kWithoutWorkspace =
+      offsetof(swapplan_rt_framework, recompute_workspace_bytes);
   if (fw == nullptr ||
-      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutRng &&
+      (fw->struct_size != sizeof(swapplan_rt_framework) &&
+       fw->struct_size != kWithoutWorkspace && fw->struct_size != kWithoutRng &&
        fw->struct_size != kWithoutRecompute) ||
       fw->hold == nullptr || fw->release == nullptr || fw->restore == nullptr) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
@@ -407,7 +411,7 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 "set_framework: can_recompute and recompute go together (set both or neither)");
   }
-  if (fw->struct_size == sizeof(swapplan_rt_framework) && fw->rng_state_restorable != 0 &&
+  if (fw->struct_size >= kWithoutWorkspace && fw->rng_state_restorable != 0 &&
       fw->rng_state_restorable != 1) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 absl::StrCat("set_framework: rng_state_restorable is ", fw->rng_state_restorable,
@@ -443,6 +447,17 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       };
       // Zero-filled above when the caller's struct ends before the field.
       cb.rng_state_restorable = f->rng_state_restorable == 1;
+      if (f->recompute_workspace_bytes != nullptr) {
+        cb.recompute_workspace_bytes = [f](uint64_t id) -> absl::StatusOr<int64_t> {
+          const int64_t bytes = f->recompute_workspace_bytes(f->user, id);
+          if (bytes < 0) {
+            return Error(ErrorKind::kUnavailable,
+                         absl::StrCat("framework callback recompute_workspace_bytes failed for "
+                                      "tensor ", id, " (", bytes, ")"));
+          }
+          return bytes;
+        };
+      }
     }
     rt.SetFrameworkCallbacks(std::move(cb));
     return absl::OkStatus();

@@ -63,7 +63,30 @@ absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
     }
     SWAPPLAN_RETURN_IF_ERROR(WaitIn(static_cast<int32_t>(k)));
   }
+  // The recipe's own temporaries (an output computed aside, inputs off the
+  // device recomputed on the way): room is made for them as for an
+  // allocation and they count while the callback runs, so the budget and
+  // the peak are what the device's allocator sees. An eviction that makes
+  // the room may take one of the recipe's inputs away, which the recipe
+  // then recomputes too: the framework is asked again until its answer
+  // holds (bounded; each round can only add such inputs).
+  int64_t workspace = 0;
+  if (callbacks.recompute_workspace_bytes) {
+    for (int round = 0; round < 4; ++round) {
+      absl::StatusOr<int64_t> need = callbacks.recompute_workspace_bytes(t.framework_id);
+      if (need.ok() && *need <= workspace) break;
+      absl::Status st = need.status();
+      if (st.ok()) st = Reserve(*need - workspace, /*owned=*/false, nullptr, slot);
+      if (!st.ok()) {
+        Account(-workspace);
+        (void)FreeDeviceBlock(t, false);
+        return st;
+      }
+      workspace = *need;
+    }
+  }
   absl::Status st = callbacks.recompute(t.framework_id, device);
+  Account(-workspace);
   if (!st.ok()) {
     // Its bytes were never copied anywhere: it stays off the device, and
     // the next use asks the framework again.

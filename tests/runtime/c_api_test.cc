@@ -342,6 +342,10 @@ TEST_CASE("C API: the recompute callbacks are optional, both or neither") {
   one.recompute = nullptr;
   CHECK(swapplan_rt_set_framework(env, &one) == SWAPPLAN_RT_INVALID_ARGUMENT);
   CHECK(std::string(swapplan_rt_last_error()).find("both or neither") != std::string::npos);
+  // ABI 3 and 4 callers: the struct ends before recompute_workspace_bytes.
+  swapplan_rt_framework abi4 = both;
+  abi4.struct_size = offsetof(swapplan_rt_framework, recompute_workspace_bytes);
+  CHECK(swapplan_rt_set_framework(env, &abi4) == SWAPPLAN_RT_OK);
   swapplan_rt_framework odd = both;
   odd.struct_size = sizeof(swapplan_rt_framework) - 4;
   CHECK(swapplan_rt_set_framework(env, &odd) == SWAPPLAN_RT_INVALID_ARGUMENT);

@@ -239,5 +239,66 @@ TEST_CASE("recompute: Close brings a dropped tensor back through the framework")
   CHECK(why.empty());
 }
 
+TEST_CASE("recompute: the recipe's workspace is made room for and counted while it runs") {
+  // The framework says its re-run of A holds 150 bytes besides A's own 100
+  // (an output computed aside and copied in). At op 4's dispatch D (100) is
+  // resident and A's block is claimed (100): inside the callback the
+  // runtime counts 100 + 100 + 150 = 350, the iteration's peak (300 without
+  // the workspace: A D E after op 4), and 300 again after op 4.
+  Env env = RecomputeEnv(ToyProgram());
+  REQUIRE(env.rt != nullptr);
+  Runner run(env);
+  Framework fw{&run};
+  FrameworkCallbacks cb = fw.Callbacks();
+  int asked = 0;
+  cb.recompute_workspace_bytes = [&](uint64_t) -> absl::StatusOr<int64_t> {
+    ++asked;
+    return 150;
+  };
+  int64_t in_use_inside = -1;
+  auto recompute = cb.recompute;
+  cb.recompute = [&](uint64_t id, void* device) {
+    in_use_inside = env.rt->Stats().device_bytes_in_use;
+    return recompute(id, device);
+  };
+  env.rt->SetFrameworkCallbacks(std::move(cb));
+  std::vector<int64_t> in_use(7, -1);
+  run.before_op = [&](int i) { fw.op = i; };
+  run.after_op = [&](int i) { in_use[i] = env.rt->Stats().device_bytes_in_use; };
+  REQUIRE(run.Iteration(ToyProgram()).ok());
+  CHECK(run.mismatches().empty());
+  CHECK(fw.recomputed_at == std::vector<int>{4});
+  CHECK(in_use_inside == 350);
+  CHECK(in_use[4] == 300);
+  CHECK(env.rt->IterationRows().at(0).peak_bytes == 350);
+  // Asked, room made, asked again (an eviction could have added an input).
+  CHECK(asked == 2);
+}
+
+TEST_CASE("recompute: a failing workspace answer leaves the tensor off the device") {
+  Env env = RecomputeEnv(ToyProgram());
+  REQUIRE(env.rt != nullptr);
+  Runner run(env);
+  Framework fw{&run};
+  FrameworkCallbacks cb = fw.Callbacks();
+  cb.recompute_workspace_bytes = [](uint64_t) -> absl::StatusOr<int64_t> {
+    return absl::UnavailableError("framework callback recompute_workspace_bytes failed");
+  };
+  env.rt->SetFrameworkCallbacks(std::move(cb));
+  run.before_op = [&](int i) { fw.op = i; };
+  int resident_at_failure = -1;
+  int64_t in_use_at_failure = -1;
+  run.on_failure = [&](const absl::Status&) {
+    resident_at_failure = *env.rt->IsResident(run.handle(0));
+    in_use_at_failure = env.rt->Stats().device_bytes_in_use;
+  };
+  absl::Status st = run.Iteration(ToyProgram());
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == absl::StatusCode::kUnavailable);
+  CHECK(fw.recomputed_at.empty());  // never started
+  CHECK(resident_at_failure == 0);
+  CHECK(in_use_at_failure == 100);  // D only: A's block went back
+}
+
 }  // namespace
 }  // namespace swapplan::runtime::testing

@@ -279,6 +279,11 @@ struct FrameworkCallbacks {
   // the trace attribute rng_state_restorable = "true" (trace/recompute.h),
   // so planners may recompute random ops' outputs.
   bool rng_state_restorable = false;
+  // Optional: the bytes `recompute` holds at once besides the tensor's own
+  // block, given the residency now (swapplan_runtime.h,
+  // recompute_workspace_bytes). Room is made for them and they are counted
+  // while it runs. Unset: 0.
+  std::function<absl::StatusOr<int64_t>(uint64_t framework_id)> recompute_workspace_bytes;
 };
 
 // What a policy provider is asked to plan.

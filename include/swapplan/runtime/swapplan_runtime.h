@@ -107,8 +107,13 @@ extern "C" {
  *      swapplan_rt_policy_request gained the input signature and the
  *      observed record paths; swapplan_rt_stats gained policy_of_other_input,
  *      known_sequence_returns and policy_keys; swapplan_rt_iteration_stats
- *      gained the input signature and policy_of_other_input */
-#define SWAPPLAN_RT_ABI_VERSION 4
+ *      gained the input signature and policy_of_other_input
+ *   5  swapplan_rt_framework gained recompute_workspace_bytes (the bytes a
+ *      recomputation allocates besides the tensor's own: room is made for
+ *      them and they count against the budget while it runs); a struct of
+ *      version 3 or 4 (struct_size = offsetof(...,
+ *      recompute_workspace_bytes)) is still accepted: no workspace */
+#define SWAPPLAN_RT_ABI_VERSION 5
 
 typedef enum swapplan_rt_status {
   SWAPPLAN_RT_OK = 0,
@@ -326,6 +331,17 @@ typedef struct swapplan_rt_framework {
    * "true", and planners may recompute the outputs of random ops. Ignored
    * without the recompute callbacks. */
   int32_t rng_state_restorable;
+  /* ABI 5, optional (NULL: 0): the most bytes recompute(framework_id) will
+   * hold at once besides the tensor's own storage (an output computed aside
+   * and copied in, the other outputs of a multi-output op, inputs that are
+   * themselves off the device and recomputed on the way), given what is
+   * resident now. The runtime makes room for them before the call (as for
+   * an allocation: Algorithm 3, never evicting the tensor itself) and counts
+   * them as device memory while it runs, so that its budget and peak are
+   * what a device allocator sees. Asked again after making room, since an
+   * eviction may add an input to recompute (at most 4 rounds). Negative: an
+   * error (the recomputation is not started). */
+  int64_t (*recompute_workspace_bytes)(void* user, uint64_t framework_id);
 } swapplan_rt_framework;
 
 typedef struct swapplan_rt_policy_request {

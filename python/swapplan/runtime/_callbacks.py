@@ -96,6 +96,13 @@ class Callbacks:
             self._callback_error = e
             return 1
 
+    def _cb_recompute_workspace(self, user, sid):
+        try:
+            return self._recipes.workspace_bytes(sid)
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return -1
+
     def _recompute_for_test(self, sid):
         """Recomputes a resident storage in place (tests: the recompute
         callback's path without a drop)."""

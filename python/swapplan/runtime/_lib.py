@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -156,6 +156,7 @@ RESTORE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, 
                               ctypes.POINTER(ctypes.c_void_p))
 CAN_RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64)
 RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p)
+WORKSPACE_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64)
 
 
 class Framework(ctypes.Structure):
@@ -170,6 +171,9 @@ class Framework(ctypes.Structure):
         # 1: recompute restores the generator state of random ops (the
         # execution record then says rng_state_restorable, swapplan_runtime.h).
         ("rng_state_restorable", ctypes.c_int32),
+        # ABI 5: the bytes a recomputation holds besides the tensor's own
+        # (the runtime makes room for them and counts them while it runs).
+        ("recompute_workspace_bytes", WORKSPACE_FN),
     ]
 
 

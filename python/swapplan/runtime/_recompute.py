@@ -34,7 +34,11 @@ the saved generator states set and the current ones put back afterwards
 against the recorded view and copies it into a fresh tensor over the
 restored storage (never into a tensor autograd saved: no version bump). An
 input whose bytes are off the device (dropped, or swapped) is recomputed
-into a temporary from its own recipe.
+into a temporary from its own recipe. Those temporaries are real device
+memory: ``workspace_bytes(sid)`` tells the runtime, before the re-run, the
+most of them alive at once (swapplan_runtime.h recompute_workspace_bytes),
+so that it makes room for them and counts them, as a device allocator
+would.
 """
 
 import time
@@ -65,9 +69,10 @@ class _Ref:
 
 
 class _Recipe:
-    __slots__ = ("func", "args", "kwargs", "index", "view", "rng", "member", "pins")
+    __slots__ = ("func", "args", "kwargs", "index", "view", "rng", "member", "pins",
+                 "alloc_bytes")
 
-    def __init__(self, func, args, kwargs, index, view, rng, member):
+    def __init__(self, func, args, kwargs, index, view, rng, member, alloc_bytes):
         self.func = func
         self.args = args
         self.kwargs = kwargs
@@ -76,6 +81,9 @@ class _Recipe:
         self.rng = rng
         self.member = member
         self.pins = None    # {sid: storage} while the runtime may recompute it
+        # The bytes of every new storage the op allocated when it ran (all
+        # its outputs): what a re-run computed aside allocates again.
+        self.alloc_bytes = alloc_bytes
 
 
 def eligible(func, write_pos, write_kw, aliases):
@@ -105,6 +113,7 @@ class Recipes:
         self.refused = 0            # can_recompute answered no
         self.kept = 0               # frees refused: a pinned input with no way back
         self.recompute_ns = 0       # wall time in recompute (re-run, checks, copy)
+        self.workspace_peak_bytes = 0  # the largest workspace_bytes answer
         self._pinned = {}           # sid -> recipes pinning it
 
     # -- recording (on the dispatch path) --------------------------------
@@ -117,6 +126,7 @@ class Recipes:
             k = _refs(kwargs, live)
         except _Unrecordable:
             return
+        alloc = sum(live[sid].size for _, sid in new_outputs if sid in live)
         for t, sid in new_outputs:
             index = -1
             if not isinstance(out, torch.Tensor):
@@ -126,7 +136,7 @@ class Recipes:
             m = live.get(sid)
             if m is None:
                 continue
-            self._by_sid[sid] = _Recipe(func, a, k, index, _Ref(sid, m, t), rng, m)
+            self._by_sid[sid] = _Recipe(func, a, k, index, _Ref(sid, m, t), rng, m, alloc)
 
     def forget(self, sid):
         r = self._by_sid.pop(sid, None)
@@ -160,6 +170,42 @@ class Recipes:
             return False
         self._set_pins(r, pins)
         return True
+
+    def workspace_bytes(self, sid):
+        """The most bytes recompute(sid) holds at once besides the restored
+        storage itself, given what is resident now (the runtime makes room
+        for them and counts them while it runs): 0 through an out=
+        overload with every input resident; else the op's outputs computed
+        aside (all of them: the other outputs of a multi-output op live until
+        it returns) and, per input off the device, its own recomputation
+        into a temporary (its peak, then its storage, kept until the op
+        ran; plus a copy when the input is a view of another shape). Follows
+        recompute() step by step: materialised arguments in order, each
+        temporary alive until the op returns."""
+        r = self._by_sid.get(sid)
+        if r is None:
+            return 0
+        into = r.index < 0 and _out_overload(r.func) is not None
+        nbytes = self._peak(r, 0, into)
+        self.workspace_peak_bytes = max(self.workspace_peak_bytes, nbytes)
+        return nbytes
+
+    def _peak(self, r, depth, into_target):
+        held = peak = 0  # temporaries of the arguments so far; the most at once
+        for ref in _iter_refs((r.args, r.kwargs)):
+            s = self._storage_of(ref.sid)
+            if s is None or s.nbytes() >= ref.member.size:
+                continue  # resident: a view over its own storage, no bytes
+            inner = self._valid(ref.sid, depth + 1)
+            if inner is None:
+                continue  # recompute() fails on it before allocating more
+            peak = max(peak, held + self._peak(inner, depth + 1, False))
+            same = (inner.view.size == ref.size and inner.view.stride == ref.stride and
+                    inner.view.offset == ref.offset)
+            if not same:  # the full storage beside the computed view, then it goes
+                peak = max(peak, held + 2 * ref.member.size)
+            held += ref.member.size
+        return max(peak, held + (0 if into_target else r.alloc_bytes))
 
     def recompute(self, sid, ptr):
         r = self._by_sid.get(sid)

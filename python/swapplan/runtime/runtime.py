@@ -325,7 +325,7 @@ class SwapRuntime(Callbacks):
                                    L.RECOMPUTE_FN(self._cb_recompute),
                                    # _recompute.py re-runs a seeded op under
                                    # the CPU generator state it first ran with.
-                                   1)
+                                   1, L.WORKSPACE_FN(self._cb_recompute_workspace))
             L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
                     "set_framework")
             if self.provider is not None and self.policy is None:
@@ -432,6 +432,9 @@ class SwapRuntime(Callbacks):
             "recomputed_storages": self._recipes.recomputed,
             "recomputed_random_storages": self._recipes.recomputed_seeded,
             "recompute_ms": self._recipes.recompute_ns / 1e6,
+            # The largest workspace a recomputation asked the runtime for
+            # (outputs computed aside, dropped inputs recomputed on the way).
+            "recompute_workspace_peak_bytes": self._recipes.workspace_peak_bytes,
             "pinned_reserved_bytes": s.pinned_reserved_bytes,
             "policy_keys": s.policy_keys,
             "policy_of_other_input": s.policy_of_other_input,
