@@ -246,15 +246,31 @@ absl::StatusOr<Trace> ConvertEt(EtCapture&& cap, const std::string& source,
   // 3b. Dispatch-level ops (ImportOptions::EtOps::kDispatch): an operator
   // no emitted operator encloses, taken whole unless it is
   // CompositeImplicitAutograd with operators below it (then its children
-  // are candidates in turn). Parents first.
+  // are candidates in turn). Parents first. A CompositeImplicitAutograd
+  // operator with no operator below it that returns only its inputs'
+  // storages (aten::to, aten::contiguous, aten::reshape of a tensor that
+  // needs nothing done) dispatched nothing: a TorchDispatchMode never sees
+  // it, so it is not an op either (it makes no storage, so nothing is lost).
   const bool dispatch = options.et_ops == ImportOptions::EtOps::kDispatch;
   std::vector<uint8_t> dispatch_op(n, 0), inside_op(n, 0);
+  auto returns_inputs_only = [&](uint32_t i) {
+    const EtNode& nd = nodes[i];
+    for (uint32_t o = nd.num_inputs; o < nd.num_inputs + nd.num_outputs; ++o) {
+      bool found = false;
+      for (uint32_t r = 0; r < nd.num_inputs && !found; ++r) {
+        found = cap.refs[nd.refs_begin + r].storage_id == cap.refs[nd.refs_begin + o].storage_id;
+      }
+      if (!found) return false;
+    }
+    return true;
+  };
   if (dispatch) {
     for (uint32_t i : order) {
       const int32_t p = op_anc[i];
       inside_op[i] = p >= 0 && (inside_op[p] || dispatch_op[p]);
+      const bool composite = traits[nodes[i].name].composite_implicit;
       dispatch_op[i] = cls[i] == NodeClass::kOp && !inside_op[i] &&
-                       (!traits[nodes[i].name].composite_implicit || !has_op_desc[i]);
+                       (!composite || (!has_op_desc[i] && !returns_inputs_only(i)));
     }
   }
 

@@ -206,6 +206,27 @@ TEST_CASE("ET: CompositeImplicitAutograd operators are decomposed at the dispatc
   CHECK(leaves->num_ops() == 3);
 }
 
+TEST_CASE("ET: a composite operator that dispatched nothing is no op at the dispatch level") {
+  // cross_entropy's aten::to(float32) of a float32 tensor (composite, no
+  // child, returns its input's storage 3): a TorchDispatchMode never sees
+  // it. aten::to to another dtype holds aten::_to_copy: that child is the
+  // op. relu's aten::relu, to (dropped), to -> _to_copy: 2 ops.
+  const std::string none = Io({}, {}, {});
+  const std::string x = T(1, 4), y = T(3, 4), z = T(4, 2);
+  std::vector<std::string> n = {
+      Node(2, "ProfilerStep#0", 1, 5, none, none),
+      Node(3, "aten::relu", 2, 0, Io({x}, {"[4]"}, {"[1]"}), Io({y}, {"[4]"}, {"[1]"})),
+      Node(4, "aten::to", 2, 0, Io({y}, {"[4]"}, {"[1]"}), Io({y}, {"[4]"}, {"[1]"})),
+      Node(5, "aten::to", 2, 0, Io({y}, {"[4]"}, {"[1]"}), Io({z}, {"[4]"}, {"[1]"})),
+      Node(6, "aten::_to_copy", 5, 0, Io({y}, {"[4]"}, {"[1]"}), Io({z}, {"[4]"}, {"[1]"}))};
+  auto t = ImportText(EtOf(n), "", DispatchOptions());
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  REQUIRE(t->num_ops() == 2);
+  CHECK(t->op_name_at(0) == "aten::relu");
+  CHECK(t->op_name_at(1) == "aten::_to_copy");
+}
+
 TEST_CASE("ET: torch.tensor is one aten::lift_fresh at the dispatch level, new there") {
   // Adam's state["step"] = torch.tensor(0.0): aten::empty, aten::to,
   // aten::lift_fresh, aten::detach_ on storage 7 (4 B), then step += 1.
