@@ -35,6 +35,7 @@
 #include "swapplan/util/units.h"
 #include "swapplan/eval/replay.h"
 #include "swapplan/eval/replay_execute.h"
+#include "swapplan/report/replay_report.h"
 
 namespace swapplan::cli {
 namespace {
@@ -272,88 +273,12 @@ nlohmann::json ReportsJson(const ReplayRow& r, const TensorLabeler& names) {
   return a;
 }
 
+// A row of --json: the library's row (report/replay_report.h), with the
+// items of the --explain iteration.
 nlohmann::json RowJson(const ReplayRow& r, int explain, bool oracle, const TensorLabeler& names) {
-  using nlohmann::json;
-  json j;
-  j["iteration"] = r.iteration;
-  j["trace_iteration"] = r.trace_iteration;
-  j["num_ops"] = r.ops;
-  j["stage"] = std::string(StageName(r.stage));
-  j["policy_id"] = r.policy >= 0 ? json(r.policy) : json(nullptr);
-  j["num_items"] = r.items;
-  j["num_matched"] = r.matched;
-  j["num_missed"] = r.missed;
-  j["num_mismatched"] = r.mismatched;
-  j["num_uses_while_off_device"] = r.uses_while_off_device;
-  j["num_ooms"] = r.ooms;
-  j["num_passive_swaps"] = r.passive_swaps;
-  j["num_unresolved_ooms"] = r.unresolved_ooms;
-  j["iteration_time_ns"] = r.time_ns;
-  j["stall_ns"] = r.stall_ns;
-  j["peak_with_policy_bytes"] = r.peak_bytes;
-  j["sequence_stable"] = r.sequence_stable;
-  j["length_change_fraction"] = r.length_change;
-  j["similarity"] = r.similarity;
-  j["next_stage"] = std::string(StageName(r.next_stage));
-  j["generated_policy_id"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
-  j["input_signature"] = absl::StrFormat("%016x", r.input.hash);
-  j["input_bytes"] = r.input.bytes;
-  j["policy_of_other_input"] = r.policy_of_other_input;
-  j["num_resized_larger"] = r.resized_larger;
-  j["num_resized_smaller"] = r.resized_smaller;
-  j["num_policy_swaps"] = r.policy_swaps;
-  j["num_policy_misses"] = r.policy_misses;
-  j["stage_change"] = std::string(StageChangeName(r.change));
-  j["num_planned_on_iterations"] = r.planned_on_iterations;
-  j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
-  if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
-  j["policy_planner"] = r.policy_planner.empty() ? json(nullptr) : json(r.policy_planner);
-  j["generated_by"] = r.generated_by.empty() ? json(nullptr) : json(r.generated_by);
+  nlohmann::json j = ReplayRowJson(r, names, oracle);
   if (r.iteration == explain) j["items_report"] = ReportsJson(r, names);
   return j;
-}
-
-// The totals object of --json (docs/json/replay.schema.json#/$defs/totals).
-nlohmann::json TotalsJson(const ReplaySummary& s, bool oracle) {
-  using nlohmann::json;
-  auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
-  json t;
-  t["num_iterations"] = s.iterations;
-  t["num_runtime_iterations"] = s.runtime_iterations;
-  t["num_warmup_iterations"] = s.iterations_by_stage[0];
-  t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
-  t["num_stable_iterations"] = s.iterations_by_stage[2];
-  t["num_policies_generated"] = s.policies_generated;
-  t["num_plan_failures"] = s.plan_failures;
-  t["num_items"] = s.items;
-  t["num_matched"] = s.matched;
-  t["num_missed"] = s.missed;
-  t["num_mismatched"] = s.mismatched;
-  t["num_uses_while_off_device"] = s.uses_while_off_device;
-  t["first_off_device_iteration"] = first(s.first_off_device_iteration);
-  t["num_ooms"] = s.ooms;
-  t["num_ooms_after_warmup"] = s.ooms_after_warmup;
-  t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
-  t["num_passive_swaps"] = s.passive_swaps;
-  t["num_unresolved_ooms"] = s.unresolved_ooms;
-  t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
-  t["total_time_ns"] = s.time_ns;
-  t["num_input_signatures"] = s.input_signatures;
-  t["num_policy_of_other_input"] = s.policy_of_other_input;
-  t["num_policy_miss_returns"] = s.policy_miss_returns;
-  t["num_known_sequence_returns"] = s.known_sequence_returns;
-  t["num_resized_larger"] = s.resized_larger;
-  t["num_resized_smaller"] = s.resized_smaller;
-  const int stable = static_cast<int>(Stage::kStable);
-  t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
-  t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
-  t["num_stable_ooms"] = s.ooms_by_stage[stable];
-  t["stable_time_ns"] = s.time_ns_by_stage[stable];
-  t["oracle_total_time_ns"] = oracle ? json(s.oracle_time_ns) : json(nullptr);
-  t["oracle_stable_time_ns"] =
-      oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
-  t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
-  return t;
 }
 
 // Totals of the two matchers in columns (--compare-matchers).
@@ -658,7 +583,7 @@ absl::Status Run(ReplayArgs& args) {
     j["plan_on"] = std::string(PlanningInputName(o.plan_on));
     j["oom_handling"] = o.oom_handling_in_all_stages ? "all" : "warmup";
     j["iterations"] = rows;
-    j["totals"] = TotalsJson(s, o.oracle);
+    j["totals"] = ReplayTotalsJson(s, o.oracle);
     j["model_runtime"] = o.model_runtime;
     if (simulated) {
       json d = json::array();
@@ -667,14 +592,14 @@ absl::Status Run(ReplayArgs& args) {
                      {"simulated", x.simulated}, {"executed", x.executed}});
       }
       j["execution"] = {{"backend", *args.execute},
-                        {"simulated_totals", TotalsJson(*simulated, false)},
+                        {"simulated_totals", ReplayTotalsJson(*simulated, false)},
                         {"num_iterations_differing", iterations_differing},
                         {"differences", d}};
     }
     if (other) {
       j["totals_by_matcher"] = {{std::string(MatcherKindName(o.matcher)), j["totals"]},
                                 {std::string(MatcherKindName(other_matcher)),
-                                 TotalsJson(*other, o.oracle)}};
+                                 ReplayTotalsJson(*other, o.oracle)}};
     }
     return WriteOutput(output, j.dump(2) + "\n");
   }

@@ -84,37 +84,9 @@ absl::StatusOr<CheckReport> RemoteCheck(const RemoteFlags& r, const Trace& trace
   *req.mutable_trace() = session.trace_ref();
   req.set_policy(PolicyToBinary(policy));
   SWAPPLAN_ASSIGN_OR_RETURN(v1::CheckResponse c, session.client().Check(req));
-  CheckReport out;
-  out.iteration = c.iteration();
-  out.items = c.items();
-  out.budget_bytes = c.budget_bytes();
-  out.peak_unswapped_bytes = c.peak_unswapped_bytes();
-  out.peak_bytes = c.peak_bytes();
-  out.peak_op = c.peak_op();
-  out.bytes_out = c.bytes_out();
-  out.late_swap_ins = c.late_swap_ins();
-  out.swap_in_wait_ns = c.swap_in_wait_ns();
-  out.release_waits = c.release_waits();
-  out.release_wait_ns = c.release_wait_ns();
-  for (const v1::Violation& v : c.violations()) {
-    Violation o;
-    bool known = false;
-    for (int k = 0; k <= static_cast<int>(ViolationKind::kBadAction) && !known; ++k) {
-      if (ViolationTag(static_cast<ViolationKind>(k)) == v.kind()) {
-        o.kind = static_cast<ViolationKind>(k);
-        known = true;
-      }
-    }
-    if (!known) {
-      return Error(ErrorKind::kInternal,
-                   absl::StrCat(session.server(), ": unknown violation kind '", v.kind(),
-                                "' (a newer server?)"));
-    }
-    o.item = v.item();
-    o.op = v.op();
-    o.bytes = v.bytes();
-    o.message = v.message();
-    out.violations.push_back(std::move(o));
+  absl::StatusOr<CheckReport> out = CheckFromProto(c);
+  if (!out.ok()) {
+    return Error(KindOf(out.status()), absl::StrCat(session.server(), ": ", out.status().message()));
   }
   return out;
 }

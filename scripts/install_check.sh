@@ -123,7 +123,7 @@ if [ "$what" = all ] || [ "$what" = meson ]; then
   case "$libdir" in /*) ;; *) libdir="$prefix/$libdir" ;; esac
   export PKG_CONFIG_PATH="$work/root$libdir/pkgconfig"
   export PKG_CONFIG_SYSROOT_DIR="$work/root"  # the .pc files name $prefix
-  for pc in core import analysis sim planners eval report runtime; do
+  for pc in model core import analysis sim planners eval report runtime; do
     test -f "$PKG_CONFIG_PATH/swapplan_$pc.pc" || { echo "missing swapplan_$pc.pc"; exit 1; }
   done
   # shellcheck disable=SC2046

@@ -91,6 +91,20 @@ const char kPageHelpers[] = R"JS(
 
   const data = JSON.parse(document.getElementById('swapplan-data').textContent);
 
+  // A page's start-up: runs `draw` (the page's sections), then marks the
+  // page drawn (data-report-status "ok") unless it failed; an exception
+  // goes to fail() with its stack.
+  function start(draw) {
+    try {
+      draw();
+      if (!body.getAttribute('data-report-status').startsWith('error')) {
+        body.setAttribute('data-report-status', 'ok');
+      }
+    } catch (e) {
+      fail(e && e.stack ? e.stack : String(e));
+    }
+  }
+
   function table(parent, columns, rows, rowClass) {
     const t = el('table', {}, parent), head = el('tr', {}, el('thead', {}, t));
     const tb = el('tbody', {}, t);
@@ -385,18 +399,13 @@ const char kPageScript[] = R"JS(
     }
   }
 
-  try {
+  start(function () {
     summary();
     memory();
     timelineControls();
     setPolicy(featured.length ? featured[0] : null);
     compare();
-    if (!body.getAttribute('data-report-status').startsWith('error')) {
-      body.setAttribute('data-report-status', 'ok');
-    }
-  } catch (e) {
-    fail(e && e.stack ? e.stack : String(e));
-  }
+  });
 )JS";
 
 }  // namespace swapplan::internal_report

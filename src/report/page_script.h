@@ -4,8 +4,9 @@
 // A page's script is kPageHelpers followed by the page's own script, both
 // inside one "'use strict'; (function () { ... })();" wrapper that
 // RenderPage writes: the helpers define `body`, fail(), el(), fmtBytes(),
-// fmtNs(), fmtPct(), niceStep(), table(), the palette and `data` (the
-// parsed swapplan-data element) for the script after them.
+// fmtNs(), fmtPct(), niceStep(), table(), start() (a page's start-up:
+// draw, then data-report-status "ok"), the palette and `data` (the parsed
+// swapplan-data element) for the script after them.
 #ifndef SWAPPLAN_SRC_REPORT_PAGE_SCRIPT_H_
 #define SWAPPLAN_SRC_REPORT_PAGE_SCRIPT_H_
 

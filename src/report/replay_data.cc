@@ -1,4 +1,5 @@
-// BuildReplayReportData and RenderReplayReportHtml (report/replay_report.h).
+// The replay row and totals JSON, BuildReplayReportData and
+// RenderReplayReportHtml (report/replay_report.h).
 #include <map>
 #include <string>
 
@@ -10,43 +11,94 @@
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {
-namespace {
 
 using nlohmann::json;
 
-json RowData(const ReplayRow& r, const TensorLabeler& names) {
+absl::Status ReplayReportOptions::Validate() const { return absl::OkStatus(); }
+
+json ReplayRowJson(const ReplayRow& r, const TensorLabeler& names, bool oracle) {
   json j;
   j["iteration"] = r.iteration;
   j["trace_iteration"] = r.trace_iteration;
   j["num_ops"] = r.ops;
   j["stage"] = std::string(StageName(r.stage));
-  j["policy"] = r.policy >= 0 ? json(r.policy) : json(nullptr);
-  j["policy_of_other_input"] = r.policy_of_other_input;
-  j["items"] = r.items;
-  j["matched"] = r.matched;
-  j["missed"] = r.missed;
-  j["mismatched"] = r.mismatched;
-  j["ooms"] = r.ooms;
-  j["unresolved_ooms"] = r.unresolved_ooms;
-  j["passive_swaps"] = r.passive_swaps;
-  j["uses_while_off_device"] = r.uses_while_off_device;
+  j["policy_id"] = r.policy >= 0 ? json(r.policy) : json(nullptr);
+  j["num_items"] = r.items;
+  j["num_matched"] = r.matched;
+  j["num_missed"] = r.missed;
+  j["num_mismatched"] = r.mismatched;
+  j["num_uses_while_off_device"] = r.uses_while_off_device;
   j["first_off_device"] = r.uses_while_off_device > 0
                               ? json(names.Label(r.first_off_device_tensor))
                               : json(nullptr);
-  j["time_ns"] = r.time_ns;
+  j["num_ooms"] = r.ooms;
+  j["num_passive_swaps"] = r.passive_swaps;
+  j["num_unresolved_ooms"] = r.unresolved_ooms;
+  j["iteration_time_ns"] = r.time_ns;
   j["stall_ns"] = r.stall_ns;
-  j["peak_bytes"] = r.peak_bytes;
-  j["generated_policy"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
-  j["plan_error"] = r.plan_error.empty() ? json(nullptr) : json(r.plan_error);
+  j["peak_with_policy_bytes"] = r.peak_bytes;
+  j["sequence_stable"] = r.sequence_stable;
+  j["length_change_fraction"] = r.length_change;
+  j["similarity"] = r.similarity;
+  j["next_stage"] = std::string(StageName(r.next_stage));
+  j["generated_policy_id"] = r.generated_policy >= 0 ? json(r.generated_policy) : json(nullptr);
   j["input_signature"] = absl::StrFormat("%016x", r.input.hash);
+  j["input_bytes"] = r.input.bytes;
+  j["policy_of_other_input"] = r.policy_of_other_input;
+  j["num_resized_larger"] = r.resized_larger;
+  j["num_resized_smaller"] = r.resized_smaller;
+  j["num_policy_swaps"] = r.policy_swaps;
+  j["num_policy_misses"] = r.policy_misses;
+  j["stage_change"] = std::string(StageChangeName(r.change));
+  j["num_planned_on_iterations"] = r.planned_on_iterations;
+  j["oracle_iteration_time_ns"] = oracle ? json(r.oracle_time_ns) : json(nullptr);
+  if (!r.plan_error.empty()) j["plan_error"] = r.plan_error;
   j["policy_planner"] = r.policy_planner.empty() ? json(nullptr) : json(r.policy_planner);
   j["generated_by"] = r.generated_by.empty() ? json(nullptr) : json(r.generated_by);
   return j;
 }
 
-}  // namespace
+json ReplayTotalsJson(const ReplaySummary& s, bool oracle) {
+  auto first = [](int32_t it) { return it >= 0 ? json(it) : json(nullptr); };
+  json t;
+  t["num_iterations"] = s.iterations;
+  t["num_runtime_iterations"] = s.runtime_iterations;
+  t["num_warmup_iterations"] = s.iterations_by_stage[0];
+  t["num_genpolicy_iterations"] = s.iterations_by_stage[1];
+  t["num_stable_iterations"] = s.iterations_by_stage[2];
+  t["num_policies_generated"] = s.policies_generated;
+  t["num_plan_failures"] = s.plan_failures;
+  t["num_items"] = s.items;
+  t["num_matched"] = s.matched;
+  t["num_missed"] = s.missed;
+  t["num_mismatched"] = s.mismatched;
+  t["num_uses_while_off_device"] = s.uses_while_off_device;
+  t["first_off_device_iteration"] = first(s.first_off_device_iteration);
+  t["num_ooms"] = s.ooms;
+  t["num_ooms_after_warmup"] = s.ooms_after_warmup;
+  t["first_oom_after_warmup_iteration"] = first(s.first_oom_after_warmup_iteration);
+  t["num_passive_swaps"] = s.passive_swaps;
+  t["num_unresolved_ooms"] = s.unresolved_ooms;
+  t["first_unresolved_oom_iteration"] = first(s.first_unresolved_oom_iteration);
+  t["total_time_ns"] = s.time_ns;
+  t["num_input_signatures"] = s.input_signatures;
+  t["num_policy_of_other_input"] = s.policy_of_other_input;
+  t["num_policy_miss_returns"] = s.policy_miss_returns;
+  t["num_known_sequence_returns"] = s.known_sequence_returns;
+  t["num_resized_larger"] = s.resized_larger;
+  t["num_resized_smaller"] = s.resized_smaller;
+  const int stable = static_cast<int>(Stage::kStable);
+  t["num_stable_policy_swaps"] = s.policy_swaps_by_stage[stable];
+  t["num_stable_passive_swaps"] = s.passive_swaps_by_stage[stable];
+  t["num_stable_ooms"] = s.ooms_by_stage[stable];
+  t["stable_time_ns"] = s.time_ns_by_stage[stable];
+  t["oracle_total_time_ns"] = oracle ? json(s.oracle_time_ns) : json(nullptr);
+  t["oracle_stable_time_ns"] =
+      oracle ? json(s.oracle_time_ns_by_stage[stable]) : json(nullptr);
+  t["num_oracle_plan_failures"] = s.oracle_plan_failures;  // 0 without --oracle
+  return t;
+}
 
-absl::Status ReplayReportOptions::Validate() const { return absl::OkStatus(); }
 
 absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptions& options,
                                            absl::Span<const ReplayRow> rows,
@@ -74,21 +126,7 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
   d["matcher"] = std::string(MatcherKindName(options.matcher));
   d["policies_keyed_by"] = std::string(PolicyKeyingName(options.keying));
   d["plan_on"] = std::string(PlanningInputName(options.plan_on));
-  d["totals"] = {{"iterations", summary.iterations},
-                 {"warmup_iterations", summary.iterations_by_stage[0]},
-                 {"genpolicy_iterations", summary.iterations_by_stage[1]},
-                 {"stable_iterations", summary.iterations_by_stage[2]},
-                 {"policies_generated", summary.policies_generated},
-                 {"plan_failures", summary.plan_failures},
-                 {"items", summary.items},
-                 {"matched", summary.matched},
-                 {"missed", summary.missed},
-                 {"mismatched", summary.mismatched},
-                 {"ooms", summary.ooms},
-                 {"unresolved_ooms", summary.unresolved_ooms},
-                 {"passive_swaps", summary.passive_swaps},
-                 {"uses_while_off_device", summary.uses_while_off_device},
-                 {"time_ns", summary.time_ns}};
+  d["totals"] = ReplayTotalsJson(summary, options.oracle);
   const TensorLabeler names(trace);
   json iterations = json::array();
   // Per generated policy: (iteration it was generated after, iterations
@@ -108,7 +146,7 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
                                                      r.iteration, ", after iteration ",
                                                      rows[i - 1].iteration));
     }
-    iterations.push_back(RowData(r, names));
+    iterations.push_back(ReplayRowJson(r, names, options.oracle));
     if (r.generated_policy >= 0) {
       PolicyUse& p = policies[r.generated_policy];
       p.generated_after = r.iteration;

@@ -40,24 +40,24 @@ const char kReplayScript[] = R"JS(
 
   function summary() {
     const s = document.getElementById('summary');
-    const crash = t.unresolved_ooms > 0 || t.uses_while_off_device > 0;
+    const crash = t.num_unresolved_ooms > 0 || t.num_uses_while_off_device > 0;
     const text = crash
-        ? 'Would crash: ' + t.unresolved_ooms + ' unresolved OOMs, ' + t.uses_while_off_device +
+        ? 'Would crash: ' + t.num_unresolved_ooms + ' unresolved OOMs, ' + t.num_uses_while_off_device +
           ' uses of a tensor while off device.'
-        : t.ooms > 0 || t.missed > 0
-            ? 'Runs, with ' + t.ooms + ' OOMs resolved by ' + t.passive_swaps +
-              ' passive swaps and ' + t.missed + ' of ' + t.items + ' policy items missed.'
+        : t.num_ooms > 0 || t.num_missed > 0
+            ? 'Runs, with ' + t.num_ooms + ' OOMs resolved by ' + t.num_passive_swaps +
+              ' passive swaps and ' + t.num_missed + ' of ' + t.num_items + ' policy items missed.'
             : 'Runs cleanly: no OOM, no policy item missed.';
-    el('p', {class: 'verdict ' + (crash ? 'bad' : t.ooms > 0 || t.missed > 0 ? 'warn' : 'ok')}, s, text);
-    el('p', {}, s, 'trace ' + data.trace + ': ' + t.iterations + ' runtime iterations (WarmUp ' +
-       t.warmup_iterations + ', GenPolicy ' + t.genpolicy_iterations + ', Stable ' +
-       t.stable_iterations + '), ' + fmtNs(t.time_ns) + ' simulated');
+    el('p', {class: 'verdict ' + (crash ? 'bad' : t.num_ooms > 0 || t.num_missed > 0 ? 'warn' : 'ok')}, s, text);
+    el('p', {}, s, 'trace ' + data.trace + ': ' + t.num_iterations + ' runtime iterations (WarmUp ' +
+       t.num_warmup_iterations + ', GenPolicy ' + t.num_genpolicy_iterations + ', Stable ' +
+       t.num_stable_iterations + '), ' + fmtNs(t.total_time_ns) + ' simulated');
     el('p', {}, s, 'planner ' + data.planner + ', matcher ' + data.matcher + ', policies keyed by ' +
-       data.policies_keyed_by + ', planned on ' + data.plan_on + '; ' + t.policies_generated +
-       ' policies generated, ' + t.plan_failures + ' planning failures');
+       data.policies_keyed_by + ', planned on ' + data.plan_on + '; ' + t.num_policies_generated +
+       ' policies generated, ' + t.num_plan_failures + ' planning failures');
     el('p', {}, s, 'capacity ' + fmtBytes(data.capacity_bytes) + ', planning budget ' +
-       fmtBytes(data.budget_bytes) + '; items ' + t.items + ': matched ' + t.matched +
-       ', mismatched ' + t.mismatched + ', missed ' + t.missed);
+       fmtBytes(data.budget_bytes) + '; items ' + t.num_items + ': matched ' + t.num_matched +
+       ', mismatched ' + t.num_mismatched + ', missed ' + t.num_missed);
     if (data.device) el('p', {}, s, 'device ' + data.device);
     if (data.link) el('p', {}, s, 'link ' + data.link);
     if (data.compute) el('p', {}, s, 'compute ' + data.compute);
@@ -68,7 +68,7 @@ const char kReplayScript[] = R"JS(
     const W = 1000, H = 340, L = 80, R = 12, T = 12, B = 36, PW = W - L - R, PH = H - T - B;
     const n = Math.max(1, rows.length);
     let maxY = data.capacity_bytes;
-    for (const r of rows) if (r.peak_bytes > maxY) maxY = r.peak_bytes;
+    for (const r of rows) if (r.peak_with_policy_bytes > maxY) maxY = r.peak_with_policy_bytes;
     maxY = maxY * 1.05 || 1;
     const svg = el('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'memory-svg'},
                    document.getElementById('memory'));
@@ -93,7 +93,7 @@ const char kReplayScript[] = R"JS(
     el('svg:text', {x: L + PW / 2, y: H - 4, 'text-anchor': 'middle'}, svg, 'runtime iteration');
     let d = '';
     rows.forEach(function (r, i) {
-      d += (i === 0 ? 'M' + x(0).toFixed(1) + ' ' : 'V') + y(r.peak_bytes).toFixed(1) + 'H' + x(i + 1).toFixed(1);
+      d += (i === 0 ? 'M' + x(0).toFixed(1) + ' ' : 'V') + y(r.peak_with_policy_bytes).toFixed(1) + 'H' + x(i + 1).toFixed(1);
     });
     const p = el('svg:path', {class: 'curve', d: d || 'M0 0', stroke: PEAK, 'data-series': 'peak'}, svg);
     el('svg:title', {}, p, 'simulated peak per iteration');
@@ -109,17 +109,17 @@ const char kReplayScript[] = R"JS(
     hline(data.capacity_bytes, BUDGET, 'budget-line', 'capacity', -5);
     rows.forEach(function (r, i) {
       const cx = (x(i) + x(i + 1)) / 2;
-      if (r.ooms > 0) {
-        const c = el('svg:circle', {cx: cx, cy: y(r.peak_bytes), r: 5, class: 'marker-oom',
-                                    fill: r.unresolved_ooms > 0 ? BUDGET : PLAN_BUDGET}, svg);
-        el('svg:title', {}, c, 'iteration ' + r.iteration + ': ' + r.ooms + ' OOMs, ' +
-           r.unresolved_ooms + ' unresolved, ' + r.passive_swaps + ' passive swaps');
+      if (r.num_ooms > 0) {
+        const c = el('svg:circle', {cx: cx, cy: y(r.peak_with_policy_bytes), r: 5, class: 'marker-oom',
+                                    fill: r.num_unresolved_ooms > 0 ? BUDGET : PLAN_BUDGET}, svg);
+        el('svg:title', {}, c, 'iteration ' + r.iteration + ': ' + r.num_ooms + ' OOMs, ' +
+           r.num_unresolved_ooms + ' unresolved, ' + r.num_passive_swaps + ' passive swaps');
       }
-      if (r.missed > 0 || r.uses_while_off_device > 0) {
+      if (r.num_missed > 0 || r.num_uses_while_off_device > 0) {
         const m = el('svg:rect', {x: cx - 4, y: T + 2, width: 8, height: 8, class: 'marker-miss',
                                   fill: MISS}, svg);
-        el('svg:title', {}, m, 'iteration ' + r.iteration + ': ' + r.missed + ' items missed, ' +
-           r.uses_while_off_device + ' uses while off device' +
+        el('svg:title', {}, m, 'iteration ' + r.iteration + ': ' + r.num_missed + ' items missed, ' +
+           r.num_uses_while_off_device + ' uses while off device' +
            (r.first_off_device ? ' (first: ' + r.first_off_device + ')' : ''));
       }
     });
@@ -136,21 +136,22 @@ const char kReplayScript[] = R"JS(
   }
 
   function tables() {
-    const num = function (k) { return {title: k.replace(/_/g, ' '), text: function (r) { return String(r[k]); }, key: function (r) { return r[k]; }}; };
+    const num = function (k, title) { return {title: title || k.replace(/_/g, ' '), text: function (r) { return String(r[k]); }, key: function (r) { return r[k]; }}; };
     table(document.getElementById('iterations'), [
       num('iteration'), num('trace_iteration'),
       {title: 'stage', left: true, text: function (r) { return r.stage; }, key: function (r) { return r.stage; }},
-      {title: 'policy', text: function (r) { return r.policy === null ? '-' : String(r.policy) + (r.policy_of_other_input ? '*' : ''); }, key: function (r) { return r.policy === null ? -1 : r.policy; }},
-      num('items'), num('matched'), num('missed'), num('mismatched'), num('ooms'),
-      num('unresolved_ooms'), num('passive_swaps'),
-      {title: 'off device', left: true, text: function (r) { return r.uses_while_off_device ? r.uses_while_off_device + ' (first ' + r.first_off_device + ')' : '0'; }, key: function (r) { return r.uses_while_off_device; }},
-      {title: 'peak', text: function (r) { return fmtBytes(r.peak_bytes); }, key: function (r) { return r.peak_bytes; }},
-      {title: 'time', text: function (r) { return fmtNs(r.time_ns); }, key: function (r) { return r.time_ns; }},
+      {title: 'policy', text: function (r) { return r.policy_id === null ? '-' : String(r.policy_id) + (r.policy_of_other_input ? '*' : ''); }, key: function (r) { return r.policy_id === null ? -1 : r.policy_id; }},
+      num('num_items', 'items'), num('num_matched', 'matched'), num('num_missed', 'missed'),
+      num('num_mismatched', 'mismatched'), num('num_ooms', 'ooms'),
+      num('num_unresolved_ooms', 'unresolved ooms'), num('num_passive_swaps', 'passive swaps'),
+      {title: 'off device', left: true, text: function (r) { return r.num_uses_while_off_device ? r.num_uses_while_off_device + ' (first ' + r.first_off_device + ')' : '0'; }, key: function (r) { return r.num_uses_while_off_device; }},
+      {title: 'peak', text: function (r) { return fmtBytes(r.peak_with_policy_bytes); }, key: function (r) { return r.peak_with_policy_bytes; }},
+      {title: 'time', text: function (r) { return fmtNs(r.iteration_time_ns); }, key: function (r) { return r.iteration_time_ns; }},
       {title: 'stall', text: function (r) { return fmtNs(r.stall_ns); }, key: function (r) { return r.stall_ns; }},
       {title: 'planner', left: true, text: function (r) { return r.policy_planner || '-'; }, key: function (r) { return r.policy_planner || ''; }},
-      {title: 'generated', text: function (r) { return r.generated_policy === null ? '-' : String(r.generated_policy) + (r.generated_by ? ' (' + r.generated_by + ')' : ''); }, key: function (r) { return r.generated_policy === null ? -1 : r.generated_policy; }},
+      {title: 'generated', text: function (r) { return r.generated_policy_id === null ? '-' : String(r.generated_policy_id) + (r.generated_by ? ' (' + r.generated_by + ')' : ''); }, key: function (r) { return r.generated_policy_id === null ? -1 : r.generated_policy_id; }},
       {title: 'note', left: true, text: function (r) { return r.plan_error || ''; }, key: function (r) { return r.plan_error || ''; }}
-    ], rows, function (r) { return r.unresolved_ooms > 0 || r.uses_while_off_device > 0 ? 'bad' : ''; });
+    ], rows, function (r) { return r.num_unresolved_ooms > 0 || r.num_uses_while_off_device > 0 ? 'bad' : ''; });
     const ind = document.getElementById('inputs');
     if (!data.inputs.length) {
       el('p', {}, ind, 'No input was replayed.');
@@ -175,16 +176,11 @@ const char kReplayScript[] = R"JS(
     ], data.policies);
   }
 
-  try {
+  start(function () {
     summary();
     memory();
     tables();
-    if (!body.getAttribute('data-report-status').startsWith('error')) {
-      body.setAttribute('data-report-status', 'ok');
-    }
-  } catch (e) {
-    fail(e && e.stack ? e.stack : String(e));
-  }
+  });
 )JS";
 
 }  // namespace swapplan::internal_report

@@ -1,5 +1,8 @@
 #include "swapplan/service/convert.h"
 
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "policy/policy_codec.h"
 #include "swapplan/util/error.h"
@@ -300,6 +303,64 @@ absl::StatusOr<SearchResult> SearchFromProto(const v1::SearchResult& p) {
   }
   for (const v1::SearchProgress& g : p.history()) r.history.push_back(GenerationFromProto(g));
   return r;
+}
+
+void CheckToProto(const CheckReport& r, v1::CheckResponse* out) {
+  out->set_clean(r.clean());
+  out->set_iteration(r.iteration);
+  out->set_items(r.items);
+  out->set_budget_bytes(r.budget_bytes);
+  out->set_peak_unswapped_bytes(r.peak_unswapped_bytes);
+  out->set_peak_bytes(r.peak_bytes);
+  out->set_peak_op(r.peak_op);
+  out->set_bytes_out(r.bytes_out);
+  out->set_late_swap_ins(r.late_swap_ins);
+  out->set_swap_in_wait_ns(r.swap_in_wait_ns);
+  out->set_release_waits(r.release_waits);
+  out->set_release_wait_ns(r.release_wait_ns);
+  for (const Violation& v : r.violations) {
+    v1::Violation* o = out->add_violations();
+    o->set_kind(std::string(ViolationTag(v.kind)));
+    o->set_item(v.item);
+    o->set_op(v.op);
+    o->set_bytes(v.bytes);
+    o->set_message(v.message);
+  }
+}
+
+absl::StatusOr<CheckReport> CheckFromProto(const v1::CheckResponse& p) {
+  CheckReport out;
+  out.iteration = p.iteration();
+  out.items = p.items();
+  out.budget_bytes = p.budget_bytes();
+  out.peak_unswapped_bytes = p.peak_unswapped_bytes();
+  out.peak_bytes = p.peak_bytes();
+  out.peak_op = p.peak_op();
+  out.bytes_out = p.bytes_out();
+  out.late_swap_ins = p.late_swap_ins();
+  out.swap_in_wait_ns = p.swap_in_wait_ns();
+  out.release_waits = p.release_waits();
+  out.release_wait_ns = p.release_wait_ns();
+  for (const v1::Violation& v : p.violations()) {
+    Violation o;
+    bool known = false;
+    for (int k = 0; k <= static_cast<int>(ViolationKind::kBadAction) && !known; ++k) {
+      if (ViolationTag(static_cast<ViolationKind>(k)) == v.kind()) {
+        o.kind = static_cast<ViolationKind>(k);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Error(ErrorKind::kInternal,
+                   absl::StrCat("unknown violation kind '", v.kind(), "' (a newer server?)"));
+    }
+    o.item = v.item();
+    o.op = v.op();
+    o.bytes = v.bytes();
+    o.message = v.message();
+    out.violations.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace swapplan

@@ -212,26 +212,7 @@ absl::StatusOr<v1::CheckResponse> RunCheck(const Trace& trace, absl::string_view
   SWAPPLAN_RETURN_IF_ERROR(CheckFingerprint(policy, trace));
   SWAPPLAN_ASSIGN_OR_RETURN(CheckReport r, CheckPolicy(trace, policy, CheckOptionsFor(policy)));
   v1::CheckResponse out;
-  out.set_clean(r.clean());
-  out.set_iteration(r.iteration);
-  out.set_items(r.items);
-  out.set_budget_bytes(r.budget_bytes);
-  out.set_peak_unswapped_bytes(r.peak_unswapped_bytes);
-  out.set_peak_bytes(r.peak_bytes);
-  out.set_peak_op(r.peak_op);
-  out.set_bytes_out(r.bytes_out);
-  out.set_late_swap_ins(r.late_swap_ins);
-  out.set_swap_in_wait_ns(r.swap_in_wait_ns);
-  out.set_release_waits(r.release_waits);
-  out.set_release_wait_ns(r.release_wait_ns);
-  for (const Violation& v : r.violations) {
-    v1::Violation* o = out.add_violations();
-    o->set_kind(std::string(ViolationTag(v.kind)));
-    o->set_item(v.item);
-    o->set_op(v.op);
-    o->set_bytes(v.bytes);
-    o->set_message(v.message);
-  }
+  CheckToProto(r, &out);
   return out;
 }
 

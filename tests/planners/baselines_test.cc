@@ -11,7 +11,7 @@
 #include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/curve/memory_curve.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"

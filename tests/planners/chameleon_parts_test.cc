@@ -10,10 +10,10 @@
 #include "support/test_traces.h"
 #include "swapplan/planners/chameleon/candidates.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/planners/chameleon/layer_simulator.h"
+#include "planners/chameleon/layer_simulator.h"
 #include "swapplan/planners/chameleon/logical_layers.h"
 #include "swapplan/planners/chameleon/mrl.h"
-#include "swapplan/planners/chameleon/range_max_tree.h"
+#include "planners/chameleon/range_max_tree.h"
 #include "swapplan/util/error.h"
 
 namespace swapplan {

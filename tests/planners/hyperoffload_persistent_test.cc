@@ -26,7 +26,7 @@
 #include "swapplan/curve/memory_curve.h"
 #include "swapplan/curve/oversubscription.h"
 #include "swapplan/trace/io.h"
-#include "swapplan/planners/hyperoffload/persistent.h"
+#include "planners/hyperoffload/persistent.h"
 #include "swapplan/planners/registry.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"

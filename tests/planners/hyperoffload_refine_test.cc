@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <random>
 
-#include "swapplan/planners/hyperoffload/load_queue.h"
-#include "swapplan/planners/hyperoffload/refine.h"
+#include "planners/hyperoffload/load_queue.h"
+#include "planners/hyperoffload/refine.h"
 
 namespace swapplan {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "support/test_traces.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/policy/resolver.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"

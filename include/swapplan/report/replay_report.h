@@ -24,19 +24,8 @@
 //     schema, title, trace, device, link, compute, warnings[],
 //     capacity_bytes, budget_bytes (capacity − reserve: what planners plan
 //     for), planner, matcher, policies_keyed_by, plan_on,
-//     totals: {iterations, warmup_iterations, genpolicy_iterations,
-//              stable_iterations, policies_generated, plan_failures, items,
-//              matched, missed, mismatched, ooms, unresolved_ooms,
-//              passive_swaps, uses_while_off_device, time_ns},
-//     iterations[]: {iteration, trace_iteration, num_ops, stage, policy
-//                    (id or null), policy_of_other_input, items, matched,
-//                    missed, mismatched, ooms, unresolved_ooms, passive_swaps,
-//                    uses_while_off_device, first_off_device (the tensor's
-//                    label, trace/tensor_label.h, or null), time_ns,
-//                    stall_ns, peak_bytes, generated_policy (id or null),
-//                    plan_error (string or null), input_signature (hex),
-//                    policy_planner, generated_by (the planner of the policy
-//                    run / generated, or null)},
+//     totals: ReplayTotalsJson (below),
+//     iterations[]: ReplayRowJson (below), one per row,
 //     policies[]: {id, generated_after_iteration, planned_on_iterations,
 //                  used_in_iterations, planner, input_signature},
 //     inputs[]: {input_signature, input_bytes, policies,
@@ -58,9 +47,21 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "swapplan/eval/replay.h"
+#include "swapplan/trace/tensor_label.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
+
+// One replay row as JSON: the rows of `swapplan replay --json` (the CLI
+// adds "items_report" to the --explain iteration's) and of the page's
+// data, keys as docs/json/replay.schema.json#/$defs/row lists them
+// (num_items, num_matched, policy_id, iteration_time_ns, ...; tensors by
+// their labels from `names`; "plan_error" only when planning failed).
+// `oracle`: the oracle's figures are numbers (else null). O(1).
+nlohmann::json ReplayRowJson(const ReplayRow& r, const TensorLabeler& names, bool oracle);
+// The summary as JSON (replay.schema.json#/$defs/totals); `oracle` as
+// above. O(stages + matchers).
+nlohmann::json ReplayTotalsJson(const ReplaySummary& s, bool oracle);
 
 struct ReplayReportOptions {
   // Page title; "" = "swapplan replay: <trace source>".

@@ -1,4 +1,4 @@
-// Conversions between the library's simulator and device types and the
+// Conversions between the library's simulator, checker and device types and the
 // planner service's messages (proto/planner_service.proto), used by the
 // server (service/requests) and by the CLI's --server (cli/remote.h), so
 // that both sides agree field by field and a remote `swapplan simulate`
@@ -20,6 +20,7 @@
 #include "planner_service.pb.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/planners/advisor/search.h"
+#include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 
 namespace swapplan {
@@ -46,6 +47,12 @@ void SimulationToProto(const SimulationResult& r, v1::SimulateResponse* out);
 // The result the response describes. InvalidArgument (kMalformedInput)
 // for an enum value this build does not know (a newer server).
 absl::StatusOr<SimulationResult> SimulationFromProto(const v1::SimulateResponse& p);
+
+// Every figure and violation of the checker's report, both ways (`clean`
+// is the report's clean()). CheckFromProto: Internal for a violation kind
+// this build does not know (a newer server), naming it.
+void CheckToProto(const CheckReport& r, v1::CheckResponse* out);
+absl::StatusOr<CheckReport> CheckFromProto(const v1::CheckResponse& p);
 
 // One generation of the Advisor's search, both ways.
 void GenerationToProto(const GenerationStats& g, v1::SearchProgress* out);

@@ -1,5 +1,5 @@
 // Local search on the Advisor's elite policy (local_search.h).
-#include "swapplan/planners/advisor/local_search.h"
+#include "planners/advisor/local_search.h"
 
 #include <algorithm>
 #include <numeric>

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/advisor/islands.h"
-#include "swapplan/planners/advisor/local_search.h"
-#include "swapplan/planners/advisor/seeds.h"
+#include "planners/advisor/local_search.h"
+#include "planners/advisor/seeds.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/util/random.h"

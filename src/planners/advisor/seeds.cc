@@ -1,5 +1,5 @@
 // Seed chromosomes from other planners' policies (seeds.h).
-#include "swapplan/planners/advisor/seeds.h"
+#include "planners/advisor/seeds.h"
 
 #include <algorithm>
 #include <numeric>

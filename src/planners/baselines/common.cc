@@ -1,4 +1,4 @@
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 
 #include <algorithm>
 #include <utility>

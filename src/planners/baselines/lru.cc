@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
-#include "swapplan/planners/baselines/common.h"
-#include "swapplan/planners/chameleon/range_max_tree.h"
+#include "planners/baselines/common.h"
+#include "planners/chameleon/range_max_tree.h"
 #include "swapplan/util/status_macros.h"
 #include "swapplan/util/units.h"
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "swapplan/planners/baselines/baselines.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/policy/resolver.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/op_times.h"

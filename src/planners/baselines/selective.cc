@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/planners/baselines/practice.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/trace/op_times.h"

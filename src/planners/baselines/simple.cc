@@ -1,6 +1,6 @@
 // ideal and noswap: the two baselines without items.
 #include "swapplan/planners/baselines/baselines.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan {

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/planners/baselines/practice.h"
 #include "swapplan/util/status_macros.h"
 

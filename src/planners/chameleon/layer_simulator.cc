@@ -1,4 +1,4 @@
-#include "swapplan/planners/chameleon/layer_simulator.h"
+#include "planners/chameleon/layer_simulator.h"
 
 #include <algorithm>
 

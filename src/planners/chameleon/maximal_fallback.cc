@@ -21,7 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "planners/chameleon/planner_run.h"
-#include "swapplan/planners/chameleon/range_max_tree.h"
+#include "planners/chameleon/range_max_tree.h"
 
 namespace swapplan::chameleon_internal {
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "swapplan/planners/chameleon/chameleon_planner.h"
-#include "swapplan/planners/chameleon/layer_simulator.h"
+#include "planners/chameleon/layer_simulator.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/policy/runtime_key.h"
 #include "swapplan/util/units.h"

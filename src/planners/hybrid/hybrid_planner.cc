@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "planners/hybrid/swaps.h"
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 #include "swapplan/policy/resolver.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"

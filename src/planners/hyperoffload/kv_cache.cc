@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 
 namespace swapplan {
 

@@ -1,5 +1,5 @@
 // Load-stream contention (see load_queue.h).
-#include "swapplan/planners/hyperoffload/load_queue.h"
+#include "planners/hyperoffload/load_queue.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,10 +1,10 @@
 // Windows of parameters and optimizer states (see persistent.h).
-#include "swapplan/planners/hyperoffload/persistent.h"
+#include "planners/hyperoffload/persistent.h"
 
 #include <algorithm>
 #include <tuple>
 
-#include "swapplan/planners/baselines/common.h"
+#include "planners/baselines/common.h"
 
 namespace swapplan {
 namespace {

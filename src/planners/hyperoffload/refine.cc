@@ -1,4 +1,4 @@
-#include "swapplan/planners/hyperoffload/refine.h"
+#include "planners/hyperoffload/refine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "swapplan/planners/hyperoffload/load_queue.h"
+#include "planners/hyperoffload/load_queue.h"
 
 namespace swapplan {
 namespace {

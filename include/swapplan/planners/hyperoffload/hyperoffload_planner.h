@@ -27,10 +27,10 @@
 //   5. Cache operators: Store after the last use before the gap, Detach at
 //      the op during which the Store completes (per-tier FIFO on the
 //      timeline); Prefetches queued on each tier's load stream, placed
-//      backward from the last consumer (load_queue.h); both repeated in
+//      backward from the last consumer (src/planners/hyperoffload/load_queue.h); both repeated in
 //      rounds while the peak is over, taking more candidates. Then the
 //      Prefetches are placed by the execution-order refinement
-//      (planners/hyperoffload/refine.h) with the dataflow graph's legal
+//      (src/planners/hyperoffload/refine.h) with the dataflow graph's legal
 //      reorderings (trace/dataflow.h) — the refined order becomes the
 //      policy's schedule. A later window of a tensor not written since it
 //      came back from the same tier is a Detach without a Store (`clean`).

@@ -14,8 +14,8 @@
 //   SWAPPLAN_ASSIGN_OR_RETURN(Chromosome c, SeedChromosome(*problem, chameleon_policy));
 //
 // Complexity: O(ops + uses + tensors + items log items).
-#ifndef SWAPPLAN_PLANNERS_ADVISOR_SEEDS_H_
-#define SWAPPLAN_PLANNERS_ADVISOR_SEEDS_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_ADVISOR_SEEDS_H_
+#define SWAPPLAN_SRC_PLANNERS_ADVISOR_SEEDS_H_
 
 #include <cstdint>
 #include <vector>
@@ -43,4 +43,4 @@ absl::StatusOr<Chromosome> SeedChromosome(const AdvisorProblem& problem, const P
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_ADVISOR_SEEDS_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_ADVISOR_SEEDS_H_

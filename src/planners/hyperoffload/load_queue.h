@@ -35,8 +35,8 @@
 // planner's Detach placement queues the stores on their own).
 //
 // Complexity: O(L log L) for L loads (one sort), O(L) memory.
-#ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_
-#define SWAPPLAN_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_
+#define SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_
 
 #include <cstdint>
 #include <vector>
@@ -76,4 +76,4 @@ std::vector<int64_t> QueuedLoadStalls(const std::vector<QueuedLoad>& loads,
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_LOAD_QUEUE_H_

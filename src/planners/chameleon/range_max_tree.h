@@ -10,8 +10,8 @@
 //   t.LastAtLeast(0, 2, 50);   // 0
 //
 // Every operation is O(log n); construction O(n).
-#ifndef SWAPPLAN_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_
-#define SWAPPLAN_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_
+#define SWAPPLAN_SRC_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -123,4 +123,4 @@ class RangeMaxTree {
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_CHAMELEON_RANGE_MAX_TREE_H_

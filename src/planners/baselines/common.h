@@ -18,8 +18,8 @@
 //
 // Complexity: SegmentLayers O(ops); ActivationWindows O(tensors + uses);
 // PolicyPeak O(ops + items) given the unswapped curve.
-#ifndef SWAPPLAN_PLANNERS_BASELINES_COMMON_H_
-#define SWAPPLAN_PLANNERS_BASELINES_COMMON_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_BASELINES_COMMON_H_
+#define SWAPPLAN_SRC_PLANNERS_BASELINES_COMMON_H_
 
 #include <cstdint>
 #include <string>
@@ -151,4 +151,4 @@ absl::Status CheckPolicyFits(const PlanningProblem& problem, const std::vector<i
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_BASELINES_COMMON_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_BASELINES_COMMON_H_

@@ -44,8 +44,8 @@
 // Complexity: LayerBudgets construction O(layers), each search or charge
 // O(log layers); D2hQueue O(log windows) per query or update;
 // CompleteSwapOuts O(items × (log ops + layers a copy spans)).
-#ifndef SWAPPLAN_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
-#define SWAPPLAN_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
+#define SWAPPLAN_SRC_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -55,7 +55,7 @@
 #include "swapplan/planners/chameleon/candidates.h"
 #include "swapplan/planners/chameleon/logical_layers.h"
 #include "swapplan/planners/chameleon/options.h"
-#include "swapplan/planners/chameleon/range_max_tree.h"
+#include "planners/chameleon/range_max_tree.h"
 #include "swapplan/trace/op_times.h"
 
 namespace swapplan {
@@ -184,4 +184,4 @@ std::vector<SwapOutResult> CompleteSwapOuts(absl::Span<const SwapOutRequest> req
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_CHAMELEON_LAYER_SIMULATOR_H_

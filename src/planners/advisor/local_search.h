@@ -39,8 +39,8 @@
 // O(ops + items) (plus O(uses of a tensor) for `add`, and one resolution,
 // O(ops + items + recipe ops), for a kept move on a policy with RECOMPUTE
 // items).
-#ifndef SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
-#define SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
+#define SWAPPLAN_SRC_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
 
 #include <cstdint>
 #include <functional>
@@ -115,4 +115,4 @@ class PolicyImprover {
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_ADVISOR_LOCAL_SEARCH_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_ADVISOR_LOCAL_SEARCH_H_

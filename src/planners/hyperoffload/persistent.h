@@ -38,8 +38,8 @@
 // parameters (needed at once when the iteration starts).
 //
 // Complexity: O(tensors + uses + G log G) for G groups.
-#ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_
-#define SWAPPLAN_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_
+#define SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_
 
 #include <cstdint>
 #include <functional>
@@ -89,4 +89,4 @@ std::vector<PersistentWindow> PersistentWindows(const Trace& trace, int32_t iter
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_PERSISTENT_H_

@@ -64,8 +64,8 @@
 // pass sorts them once; the issue position of each (k) is found by binary
 // search on prefix sums of durations; a move shifts at most scan_ops
 // entries of the order.
-#ifndef SWAPPLAN_PLANNERS_HYPEROFFLOAD_REFINE_H_
-#define SWAPPLAN_PLANNERS_HYPEROFFLOAD_REFINE_H_
+#ifndef SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_REFINE_H_
+#define SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_REFINE_H_
 
 #include <cstdint>
 #include <vector>
@@ -167,4 +167,4 @@ PrefetchPlacement EvaluatePlacement(const RefineProblem& problem, const std::vec
 
 }  // namespace swapplan
 
-#endif  // SWAPPLAN_PLANNERS_HYPEROFFLOAD_REFINE_H_
+#endif  // SWAPPLAN_SRC_PLANNERS_HYPEROFFLOAD_REFINE_H_
