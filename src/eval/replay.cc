@@ -1,13 +1,12 @@
-// The multi-iteration replay loop (replay.h).
+// The multi-iteration replay loop (replay.h); its stage machine is the policy
+// library the runtime runs too (varying/policy_library.h).
 #include "swapplan/eval/replay.h"
 
 #include "eval/replay_plan.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +15,7 @@
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/varying/policy_library.h"
 #include "swapplan/varying/tensor_roles.h"
 
 namespace swapplan {
@@ -120,89 +120,54 @@ namespace {
 
 using replay_internal::PolicyRecord;
 
-// The runtime's choice of the Stable policy (Runtime::State::BestCandidate)
-// among `candidates`: see ReplayOptions::model_runtime.
-PolicyRecord* RuntimeBestCandidate(absl::Span<const std::unique_ptr<PolicyRecord>> candidates) {
-  bool all_simulated = true;
-  for (const auto& p : candidates) {
-    if (p->runs > 0 && p->matchable.policy.simulated_iteration_time_ns <= 0) {
-      all_simulated = false;
-    }
-  }
-  PolicyRecord* best = nullptr;
-  std::tuple<bool, int64_t, int32_t> best_key;
-  for (const auto& p : candidates) {
-    if (p->runs == 0) continue;
-    const int64_t time = all_simulated ? p->matchable.policy.simulated_iteration_time_ns
-                                       : p->op_time_ns / p->runs;
-    const std::tuple<bool, int64_t, int32_t> key{p->trouble > 0, time, p->id};
-    if (best == nullptr || key < best_key) {
-      best = p.get();
-      best_key = key;
-    }
-  }
-  if (best == nullptr && !candidates.empty()) best = candidates.back().get();
-  return best;
+// The replay's stage machine: the runtime's rules with model_runtime, the
+// paper's (best run) or the latest observation's otherwise.
+PolicyLibraryOptions ReplayLibraryOptions(const ReplayOptions& o) {
+  PolicyLibraryOptions l;
+  l.tracker = o.tracker;
+  l.by_input = o.keying == PolicyKeying::kByInput;
+  const bool one_iteration = o.plan_on == PlanningInput::kIteration;
+  l.stable_choice = !one_iteration    ? StableChoice::kLatest
+                    : o.model_runtime ? StableChoice::kBestCandidate
+                                      : StableChoice::kBestRun;
+  l.plan_leaving_genpolicy = !one_iteration;
+  l.drop_latest_without_plan = o.model_runtime && one_iteration;
+  l.remembered_sequences = o.remembered_sequences;
+  return l;
 }
 
-// Whether a is a better long-term policy than b (policies that ran first).
-bool Better(const PolicyRecord& a, const PolicyRecord& b) {
-  if ((a.runs > 0) != (b.runs > 0)) return a.runs > 0;
-  if (a.runs > 0) {
-    if (a.clean != b.clean) return a.clean;
-    // Compare per-run means without dividing: x / a.runs < y / b.runs.
-    const int64_t ao = a.ooms * b.runs, bo = b.ooms * a.runs;
-    if (ao != bo) return ao < bo;
-    const int64_t at = a.time_ns * b.runs, bt = b.time_ns * a.runs;
-    if (at != bt) return at < bt;
-  }
-  return a.id < b.id;
-}
-
-// What the replay keeps per policy key since the last WarmUp.
-struct KeyState {
-  InputSignature sig;
+// What the replay keeps per policy key beside the library's figures: its
+// planning inputs and its policies (ids in the library).
+struct ReplayKey : LibraryKeyData {
   IterationEnvelope envelope;
   std::vector<Trace> observed;  // kObserved: the last iterations seen
   std::vector<std::unique_ptr<PolicyRecord>> policies;
-  PolicyRecord* latest = nullptr;  // runs in GenPolicy
-  PolicyRecord* stable = nullptr;  // runs in Stable
-  // ReplayOptions::model_runtime: the Stable candidates are policies[k] for
-  // k >= candidates_begin (made since GenPolicy was entered).
-  size_t candidates_begin = 0;
-};
-
-// The policies of a sequence the run left (remembered across WarmUp), and
-// the op tokens of the iteration they were made up to.
-struct Family {
-  std::vector<int32_t> tokens;
-  std::vector<KeyState> keys;
 };
 
 class ReplayLoop {
  public:
   ReplayLoop(const Trace& trace, const ReplayOptions& options, Planner* planner,
-             const DeviceModel& device, const SimulatorOptions& sim_options)
+             const DeviceModel& device, const SimulatorOptions& sim_options, PolicyLibrary library)
       : trace_(trace),
         options_(options),
         planner_(planner),
         device_(device),
         sim_options_(sim_options),
         maker_(options, sim_options_),
-        segments_(trace, RuntimeIterations(trace, options.boundary)) {}
+        segments_(trace, RuntimeIterations(trace, options.boundary)),
+        library_(std::move(library)) {}
 
   absl::StatusOr<ReplaySummary> Run(absl::FunctionRef<void(const ReplayRow&)> on_row);
 
  private:
-  // The key state for `sig` (the one key when policies are not keyed),
-  // created when new.
-  KeyState& KeyFor(const InputSignature& sig);
-  // The policy to run in `stage` for `sig`: the key's own, else the nearest
-  // key's. nullptr when no key has one.
-  PolicyRecord* Choose(Stage stage, const InputSignature& sig, bool* other_key);
+  // The replay's data of `key`, made when new.
+  ReplayKey& DataOf(LibraryKey& key);
+  // The library's choice for `sig`: its record, nullptr for none.
+  PolicyRecord* Choose(const InputSignature& sig, bool* other_key);
   // Plans for `key` after observing `seg` (which it may take: not used
-  // afterwards) and makes the policy the key's latest.
-  absl::Status Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row, ReplaySummary& sum);
+  // afterwards): the policy made, for the library.
+  absl::StatusOr<PlanOutcome> Plan(Trace& seg, int32_t t, LibraryKey& key, ReplayRow& row,
+                                   ReplaySummary& sum);
   void Accumulate(ReplayRow& row, ReplaySummary& sum);
 
   const Trace& trace_;
@@ -212,54 +177,45 @@ class ReplayLoop {
   SimulatorOptions sim_options_;
   replay_internal::PolicyMaker maker_;
   SegmentExtractor segments_;
-  std::vector<KeyState> keys_;
-  // Tokens of the iteration whose end moved keys_ to Stable.
-  std::vector<int32_t> stable_tokens_;
-  std::vector<Family> library_;  // most recently left last
+  PolicyLibrary library_;
   std::vector<InputSignature> seen_;  // distinct input signatures
   int32_t next_id_ = 0;
   std::vector<int32_t> tokens_;
 };
 
-KeyState& ReplayLoop::KeyFor(const InputSignature& sig) {
-  const InputSignature key = options_.keying == PolicyKeying::kByInput ? sig : InputSignature{};
-  for (KeyState& k : keys_) {
-    if (k.sig == key) return k;
+ReplayKey& ReplayLoop::DataOf(LibraryKey& key) {
+  if (key.data == nullptr) {
+    auto data = std::make_unique<ReplayKey>();
+    data->envelope = IterationEnvelope(options_.envelope);
+    key.data = std::move(data);
   }
-  keys_.emplace_back();
-  keys_.back().sig = key;
-  keys_.back().envelope = IterationEnvelope(options_.envelope);
-  return keys_.back();
+  return static_cast<ReplayKey&>(*key.data);
 }
 
-PolicyRecord* ReplayLoop::Choose(Stage stage, const InputSignature& sig, bool* other_key) {
-  *other_key = false;
-  if (stage == Stage::kWarmUp) return nullptr;
-  auto pick = [&](KeyState& k) { return stage == Stage::kStable ? k.stable : k.latest; };
-  PolicySet set;
-  for (size_t i = 0; i < keys_.size(); ++i) {
-    if (pick(keys_[i]) != nullptr) set.Insert(keys_[i].sig, static_cast<int32_t>(i));
-  }
-  const InputSignature key = options_.keying == PolicyKeying::kByInput ? sig : InputSignature{};
-  const PolicySet::Choice c = set.Select(key);
-  if (c.index < 0) return nullptr;
+PolicyRecord* ReplayLoop::Choose(const InputSignature& sig, bool* other_key) {
+  const PolicyLibrary::Choice c = library_.Choose(sig);
   *other_key = !c.exact;
-  return pick(keys_[c.index]);
+  if (c.policy < 0) return nullptr;
+  for (const std::unique_ptr<PolicyRecord>& p : DataOf(*c.key).policies) {
+    if (p->id == c.policy) return p.get();
+  }
+  return nullptr;
 }
 
-absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& row,
-                              ReplaySummary& sum) {
+absl::StatusOr<PlanOutcome> ReplayLoop::Plan(Trace& seg, int32_t t, LibraryKey& key,
+                                             ReplayRow& row, ReplaySummary& sum) {
+  ReplayKey& data = DataOf(key);
   std::string infeasible;
   std::unique_ptr<PolicyRecord> rec;
   if (options_.plan_on == PlanningInput::kObserved) {
     // Plan the latest iteration; verify on the observed ones (PolicyMaker).
-    key.observed.push_back(std::move(seg));
-    if (static_cast<int32_t>(key.observed.size()) > options_.verify_iterations) {
-      key.observed.erase(key.observed.begin());
+    data.observed.push_back(std::move(seg));
+    if (static_cast<int32_t>(data.observed.size()) > options_.verify_iterations) {
+      data.observed.erase(data.observed.begin());
     }
-    row.planned_on_iterations = static_cast<int32_t>(key.observed.size());
+    row.planned_on_iterations = static_cast<int32_t>(data.observed.size());
     std::vector<const Trace*> observed;
-    for (const Trace& o : key.observed) observed.push_back(&o);
+    for (const Trace& o : data.observed) observed.push_back(&o);
     SWAPPLAN_ASSIGN_OR_RETURN(rec, maker_.MakeVerified(*planner_, observed, device_, t,
                                                        &infeasible));
   } else {
@@ -267,30 +223,30 @@ absl::Status ReplayLoop::Plan(Trace& seg, int32_t t, KeyState& key, ReplayRow& r
     const Trace* plan_on = &seg;
     row.planned_on_iterations = 1;
     if (options_.plan_on == PlanningInput::kEnvelope) {
-      key.envelope.Observe(seg, 0);
-      SWAPPLAN_ASSIGN_OR_RETURN(envelope, key.envelope.Build(seg, 0));
+      data.envelope.Observe(seg, 0);
+      SWAPPLAN_ASSIGN_OR_RETURN(envelope, data.envelope.Build(seg, 0));
       plan_on = &envelope;
-      row.planned_on_iterations = key.envelope.observations();
+      row.planned_on_iterations = data.envelope.observations();
     }
     SWAPPLAN_ASSIGN_OR_RETURN(rec, maker_.Make(*planner_, *plan_on, device_, t, &infeasible));
   }
+  PlanOutcome made;
   if (rec == nullptr) {
-    // The key keeps the policy it had (if any); the runtime planning on one
-    // iteration runs none (RuntimeOptions::planning).
-    if (options_.model_runtime && options_.plan_on == PlanningInput::kIteration) {
-      key.latest = nullptr;
-    }
+    // The library keeps the key's policy or drops it
+    // (PolicyLibraryOptions::drop_latest_without_plan).
     row.plan_error = infeasible;
     ++sum.plan_failures;
-    return absl::OkStatus();
+    return made;
   }
   rec->id = next_id_++;
   row.generated_policy = rec->id;
   row.generated_by = rec->planned.planner;
-  key.latest = rec.get();
-  key.policies.push_back(std::move(rec));
+  made.policy = rec->id;
+  made.simulated_iteration_time_ns = rec->matchable.policy.simulated_iteration_time_ns;
+  made.planner = rec->planned.planner;
+  data.policies.push_back(std::move(rec));
   ++sum.policies_generated;
-  return absl::OkStatus();
+  return made;
 }
 
 void ReplayLoop::Accumulate(ReplayRow& row, ReplaySummary& sum) {
@@ -366,8 +322,6 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
   const int32_t count = options_.max_iterations > 0
                             ? std::min(options_.max_iterations, segments_.num_segments())
                             : segments_.num_segments();
-  SWAPPLAN_ASSIGN_OR_RETURN(StageTracker tracker, StageTracker::Create(options_.tracker));
-  Stage stage = Stage::kWarmUp;
 
   for (int32_t t = 0; t < count; ++t) {
     SWAPPLAN_ASSIGN_OR_RETURN(Trace seg, segments_.Extract(t));
@@ -375,6 +329,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
     row.iteration = t;
     row.trace_iteration = trace_.IterationOf(segments_.range(t).begin);
     row.ops = seg.iteration(0).num_ops();
+    const Stage stage = library_.stage();
     row.stage = stage;
     row.input = ComputeInputSignature(seg, 0);
     if (std::find(seen_.begin(), seen_.end(), row.input) == seen_.end()) {
@@ -382,7 +337,7 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
     }
 
     // The policy this iteration runs, matched and applied.
-    PolicyRecord* run = Choose(stage, row.input, &row.policy_of_other_input);
+    PolicyRecord* run = Choose(row.input, &row.policy_of_other_input);
     // The runtime chooses at the first FORWARD op (model_runtime): the
     // policy decides nothing before it, and nothing without one.
     int32_t first_decision_op = 0;
@@ -440,16 +395,17 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
     row.time_ns = r.iteration_time_ns;
     row.stall_ns = r.stall_ns;
     row.peak_bytes = r.peak_bytes;
-    const bool own_key_policy = run != nullptr && !row.policy_of_other_input;
-    if (own_key_policy && stage == Stage::kGenPolicy) {
-      ++run->runs;
-      run->clean = run->clean && row.uses_while_off_device == 0 && row.unresolved_ooms == 0;
-      run->ooms += row.ooms;
-      run->time_ns += row.time_ns;
-      run->trouble += row.unresolved_ooms + row.uses_while_off_device;
-      for (OpIndex op = seg.iteration(0).op_begin; op < seg.iteration(0).op_end; ++op) {
-        run->op_time_ns += std::max<int64_t>(seg.op(op).duration_ns, 0);
-      }
+    // What the library weighs of a GenPolicy run of its key's own policy.
+    EndedIteration end;
+    end.input = row.input;
+    end.policy = run != nullptr ? run->id : -1;
+    end.policy_of_other_input = row.policy_of_other_input;
+    end.missed = run != nullptr && (row.ooms > 0 || row.uses_while_off_device > 0);
+    end.run.time_ns = row.time_ns;
+    end.run.allocation_failures = row.ooms;
+    end.run.trouble = row.unresolved_ooms + row.uses_while_off_device;
+    for (OpIndex op = seg.iteration(0).op_begin; op < seg.iteration(0).op_end; ++op) {
+      end.run.clock_ns += std::max<int64_t>(seg.op(op).duration_ns, 0);
     }
 
     // The oracle: this iteration planned on itself.
@@ -473,82 +429,24 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
       row.oracle_passive_swaps = o.oom_handling.passive_swap_outs;
     }
 
-    // End of the iteration: the tracker, then the next iteration's policies.
+    // End of the iteration: the library's stage machine, planning for it.
     const IterationInfo& it0 = seg.iteration(0);
     tokens_.resize(it0.num_ops());
     for (OpIndex op = it0.op_begin; op < it0.op_end; ++op) tokens_[op] = seg.op(op).name;
-    PolicyOutcome outcome;
-    outcome.missed = run != nullptr && (row.ooms > 0 || row.uses_while_off_device > 0);
-    const StageDecision d = tracker.Observe(tokens_, outcome);
+    end.tokens = tokens_;
+    auto plan = [&](LibraryKey& key) { return Plan(seg, t, key, row, sum); };
+    SWAPPLAN_ASSIGN_OR_RETURN(const StageDecision d, library_.EndIteration(end, plan));
     row.sequence_stable = d.sequence_stable;
     row.length_change = d.length_change;
     row.similarity = d.similarity;
     row.next_stage = d.stage;
     row.change = d.change;
     row.policy_misses = d.policy_misses;
-    if (d.stage == Stage::kWarmUp) {
-      // Leaving a sequence: remember its policies if it reached Stable.
-      const bool had_stable = std::any_of(keys_.begin(), keys_.end(),
-                                          [](const KeyState& k) { return k.stable != nullptr; });
-      if (had_stable && options_.remembered_sequences > 0) {
-        library_.push_back({stable_tokens_, std::move(keys_)});
-        if (static_cast<int32_t>(library_.size()) > options_.remembered_sequences) {
-          library_.erase(library_.begin());
-        }
-      }
-      keys_.clear();
-      // Back on a sequence left before: its policies, straight to Stable.
-      for (size_t f = library_.size(); f-- > 0;) {
-        if (!SameOpSequence(options_.tracker, tokens_, library_[f].tokens)) continue;
-        keys_ = std::move(library_[f].keys);
-        stable_tokens_ = std::move(library_[f].tokens);
-        library_.erase(library_.begin() + static_cast<std::ptrdiff_t>(f));
-        tracker.ResumeStable();
-        row.next_stage = Stage::kStable;
-        row.change = StageChange::kKnownSequence;
-        ++sum.known_sequence_returns;
-        break;
-      }
-    } else {
-      const bool detailed =
-          d.stage == Stage::kGenPolicy ||
-          (stage == Stage::kGenPolicy && options_.plan_on != PlanningInput::kIteration);
-      if (detailed) SWAPPLAN_RETURN_IF_ERROR(Plan(seg, t, KeyFor(row.input), row, sum));
-      if (stage == Stage::kStable && d.stage == Stage::kStable && row.policy_of_other_input &&
-          options_.keying == PolicyKeying::kByInput) {
-        // A Stable iteration whose input no policy was made for ran the
-        // nearest one; it was observed in detail, and its own policy runs
-        // from the next iteration with this input on.
-        KeyState& key = KeyFor(row.input);
-        SWAPPLAN_RETURN_IF_ERROR(Plan(seg, t, key, row, sum));
-        key.stable = key.latest;
-      }
-      if (stage == Stage::kGenPolicy && d.stage == Stage::kStable) {
-        stable_tokens_ = tokens_;
-        // Each key keeps its policy: the widest envelope's, or the best run.
-        for (KeyState& k : keys_) {
-          k.stable = nullptr;
-          if (options_.model_runtime && options_.plan_on == PlanningInput::kIteration) {
-            const size_t first = std::min(k.candidates_begin, k.policies.size());
-            k.stable = RuntimeBestCandidate(absl::MakeConstSpan(k.policies).subspan(first));
-            k.candidates_begin = k.policies.size();
-            continue;
-          }
-          if (options_.plan_on != PlanningInput::kIteration) {
-            k.stable = k.latest;  // planned on the most observations
-            continue;
-          }
-          for (const std::unique_ptr<PolicyRecord>& p : k.policies) {
-            if (k.stable == nullptr || Better(*p, *k.stable)) k.stable = p.get();
-          }
-        }
-      }
-    }
-    stage = row.next_stage;
     Accumulate(row, sum);
     on_row(row);
   }
   sum.input_signatures = static_cast<int32_t>(seen_.size());
+  sum.known_sequence_returns = library_.known_sequence_returns();
   return sum;
 }
 
@@ -605,7 +503,9 @@ absl::StatusOr<ReplaySummary> RunReplay(const Trace& trace, const ReplayOptions&
   SimulatorOptions sim_options = options.simulator;
   sim_options.device = device;
   sim_options.device.reserve_bytes = 0;
-  ReplayLoop loop(trace, options, planner.get(), device, sim_options);
+  SWAPPLAN_ASSIGN_OR_RETURN(PolicyLibrary library,
+                            PolicyLibrary::Create(ReplayLibraryOptions(options)));
+  ReplayLoop loop(trace, options, planner.get(), device, sim_options, std::move(library));
   return loop.Run(on_row);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
+#include "swapplan/varying/policy_library.h"
 #include "swapplan/varying/tensor_roles.h"
 
 namespace swapplan::replay_internal {
@@ -49,8 +50,12 @@ absl::StatusOr<std::unique_ptr<PolicyRecord>> PolicyMaker::Make(Planner& planner
   auto rec = std::make_unique<PolicyRecord>();
   rec->planned = *policy;
   SWAPPLAN_ASSIGN_OR_RETURN(
-      rec->matchable,
-      MakeMatchablePolicy(plan_on, 0, *std::move(policy), options_.runtime_key_bits));
+      PreparedPolicy prepared,
+      PrepareForMatching(*std::move(policy), {.trace = &plan_on,
+                                              .iteration = 0,
+                                              .rebuild = true,
+                                              .mask_bits = options_.runtime_key_bits}));
+  rec->matchable = std::move(prepared.mp);
   const std::vector<uint64_t> roles = TensorRoles(plan_on, 0);
   for (const MatchableItem& mi : rec->matchable.items) {
     // The item's tensor: the one whose file id the policy names.

@@ -31,8 +31,8 @@
 
 namespace swapplan::replay_internal {
 
-// A generated policy, ready for matching, with what its GenPolicy runs
-// showed of it.
+// A generated policy, ready for matching (what its GenPolicy runs showed
+// is the policy library's: varying/policy_library.h, under its id).
 struct PolicyRecord {
   int32_t id = 0;
   // The planner's policy as it returned it (what a provider hands a runtime).
@@ -40,15 +40,6 @@ struct PolicyRecord {
   MatchablePolicy matchable;
   std::vector<uint64_t> item_roles;
   std::unique_ptr<TensorMatcher> matcher;
-  // GenPolicy iterations it ran in (made for their key), and their outcome.
-  int32_t runs = 0;
-  bool clean = true;  // no use while off device, no unresolved OOM
-  int64_t ooms = 0;
-  int64_t time_ns = 0;
-  // ReplayOptions::model_runtime: unresolved OOMs and uses while off device
-  // in its GenPolicy runs, and their op time (the runtime's op clock).
-  int64_t trouble = 0;
-  int64_t op_time_ns = 0;
 };
 
 class PolicyMaker {

@@ -29,6 +29,21 @@ bool IsOom(const absl::Status& st) {
   return rule.has_value() && *rule == "out-of-memory";
 }
 
+// The stage machine of runtime.h, "Stages": observed planning keeps the
+// latest policy (planned on the most records), planning on one iteration
+// the best candidate and none after a failed plan.
+PolicyLibraryOptions LibraryOptions(const RuntimeOptions& o) {
+  PolicyLibraryOptions l;
+  l.tracker = o.tracker;
+  l.by_input = o.policies_by_input;
+  const bool observed = o.planning == PolicyPlanning::kObserved;
+  l.stable_choice = observed ? StableChoice::kLatest : StableChoice::kBestCandidate;
+  l.plan_leaving_genpolicy = observed;
+  l.drop_latest_without_plan = !observed;
+  l.remembered_sequences = o.remembered_sequences;
+  return l;
+}
+
 }  // namespace
 
 absl::Status CallOrder(absl::string_view message) {
@@ -90,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
       &b, s->events.get(),
       TransferQueue::Streams{s->streams[0], s->streams[1], s->streams[2], s->streams[3]},
       options.queue);
-  SWAPPLAN_ASSIGN_OR_RETURN(s->tracker, StageTracker::Create(options.tracker));
+  SWAPPLAN_ASSIGN_OR_RETURN(s->library, PolicyLibrary::Create(LibraryOptions(options)));
   s->record = std::make_unique<ExecutionRecord>(options.keep_record);
   return std::unique_ptr<Runtime>(new Runtime(std::move(s)));
 }
@@ -128,7 +143,7 @@ void Runtime::SetPolicyProvider(PolicyProvider provider) { s_->provider = std::m
 // ---------------------------------------------------------------------------
 // Slots and the ledger.
 
-absl::StatusOr<int32_t> Runtime::State::SlotOf(TensorHandle t) const {
+absl::StatusOr<int32_t> ResidencyTable::SlotOf(TensorHandle t) const {
   const uint64_t index = (t & 0xffffffffu);
   const uint32_t gen = static_cast<uint32_t>(t >> 32);
   if (index == 0 || index > slots.size() || !slots[index - 1].live ||
@@ -139,7 +154,7 @@ absl::StatusOr<int32_t> Runtime::State::SlotOf(TensorHandle t) const {
   return static_cast<int32_t>(index - 1);
 }
 
-TensorHandle Runtime::State::HandleOf(int32_t slot) const {
+TensorHandle ResidencyTable::HandleOf(int32_t slot) const {
   return (static_cast<uint64_t>(slots[slot].generation) << 32) | static_cast<uint64_t>(slot + 1);
 }
 
@@ -147,23 +162,23 @@ int32_t Runtime::State::PositionBefore() const { return in_op ? ordinal : ordina
 int32_t Runtime::State::PositionAfter() const { return ordinal; }
 
 void Runtime::State::Account(int64_t delta) {
-  resident_bytes += delta;
+  residency.resident_bytes += delta;
   if (delta > 0) {
-    peak_bytes = std::max(peak_bytes, resident_bytes);
-    row.peak_bytes = std::max(row.peak_bytes, resident_bytes);
+    residency.peak_bytes = std::max(residency.peak_bytes, residency.resident_bytes);
+    stats.row.peak_bytes = std::max(stats.row.peak_bytes, residency.resident_bytes);
   }
 }
 
 absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool owned, void* device) {
   int32_t slot;
-  if (!free_slots.empty()) {
-    slot = free_slots.back();
-    free_slots.pop_back();
+  if (!residency.free_slots.empty()) {
+    slot = residency.free_slots.back();
+    residency.free_slots.pop_back();
   } else {
-    slot = static_cast<int32_t>(slots.size());
-    slots.emplace_back();
+    slot = static_cast<int32_t>(residency.slots.size());
+    residency.slots.emplace_back();
   }
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   const uint32_t gen = t.generation;
   std::vector<int64_t> shape = std::move(t.shape);  // keeps its capacity
   t = Slot{};
@@ -182,10 +197,10 @@ absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool own
   t.device = device;
   t.resident_since_op = in_iteration ? PositionBefore() : -1;
   Touch(slot);
-  ++live;
-  table.Grow(slot + 1);
-  table[slot] = RuntimeTensor{};
-  table.Describe(slot, t.dtype, t.size, t.shape_hash);
+  ++residency.live;
+  residency.table.Grow(slot + 1);
+  residency.table[slot] = RuntimeTensor{};
+  residency.table.Describe(slot, t.dtype, t.size, t.shape_hash);
   RecordTensor rt;
   rt.size_bytes = desc.size_bytes;
   rt.dtype = desc.dtype;
@@ -203,10 +218,10 @@ absl::StatusOr<int32_t> Runtime::State::NewSlot(const TensorDesc& desc, bool own
 
 absl::Status Runtime::State::Reserve(int64_t bytes, bool owned, void** device, int32_t requester) {
   absl::Status st;
-  if (resident_bytes + bytes > budget) {
+  if (residency.resident_bytes + bytes > budget) {
     st = WithRule(Error(ErrorKind::kResourceLimit,
                         absl::StrCat("device budget exceeded: ", bytes, " bytes requested, ",
-                                     resident_bytes, " of ", budget, " bytes in use")),
+                                     residency.resident_bytes, " of ", budget, " bytes in use")),
                   "out-of-memory");
   } else if (owned) {
     absl::StatusOr<void*> p = backend->AllocAsync(bytes, compute);
@@ -219,13 +234,14 @@ absl::Status Runtime::State::Reserve(int64_t bytes, bool owned, void** device, i
   }
   if (!IsOom(st)) return st;
   const bool handle = options.oom_handling == OomHandling::kAllStages ||
-                      (options.oom_handling == OomHandling::kWarmUpOnly && stage == Stage::kWarmUp);
+                      (options.oom_handling == OomHandling::kWarmUpOnly &&
+                       library->stage() == Stage::kWarmUp);
   if (!handle) {
-    ++counts.ooms;
-    ++row.counts.ooms;
+    stats.Count(&SwapCounts::ooms);
     return WithRule(Error(ErrorKind::kResourceLimit,
                           absl::StrCat("device out of memory at op ", PositionBefore(),
-                                       " of iteration ", iteration, " (", StageName(stage),
+                                       " of iteration ", iteration, " (",
+                                       StageName(library->stage()),
                                        ", OOM handling off): ", st.message())),
                     "out-of-memory");
   }
@@ -234,10 +250,9 @@ absl::Status Runtime::State::Reserve(int64_t bytes, bool owned, void** device, i
 
 absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device,
                                         int32_t requester, absl::Status first_failure) {
-  ++counts.allocation_failures;
-  ++row.counts.allocation_failures;
+  stats.Count(&SwapCounts::allocation_failures);
   auto try_once = [&]() -> absl::Status {
-    if (resident_bytes + bytes > budget) {
+    if (residency.resident_bytes + bytes > budget) {
       return WithRule(absl::ResourceExhaustedError("budget"), "out-of-memory");
     }
     if (owned) {
@@ -253,16 +268,15 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   // ComputeStream.eventWait), no host sync.
   const int32_t pos = PositionBefore();
   int32_t early = 0;
-  for (int32_t k = 0; k < static_cast<int32_t>(slots.size()); ++k) {
-    const Slot& t = slots[k];
+  for (int32_t k = 0; k < static_cast<int32_t>(residency.slots.size()); ++k) {
+    const Slot& t = residency.slots[k];
     if (!t.live || t.state != Residency::kSwappingOut || k == requester || t.last_use_op >= pos) {
       continue;
     }
     SWAPPLAN_RETURN_IF_ERROR(Release(k, /*for_allocation=*/true));
     ++early;
   }
-  counts.early_releases += early;
-  row.counts.early_releases += early;
+  stats.Count(&SwapCounts::early_releases, early);
   absl::Status st = try_once();
   if (st.ok() || !IsOom(st)) return st;
   // (ii) PassiveSwap: the resident tensor closest in size to what is
@@ -271,8 +285,8 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   // earliest registered goes first — the same order whatever slots were
   // reused before (the simulator's Algorithm 3 orders them by trace order).
   std::vector<std::tuple<int64_t, int64_t, int32_t>> cand;
-  for (int32_t k = 0; k < static_cast<int32_t>(slots.size()); ++k) {
-    const Slot& t = slots[k];
+  for (int32_t k = 0; k < static_cast<int32_t>(residency.slots.size()); ++k) {
+    const Slot& t = residency.slots[k];
     if (!t.live || t.state != Residency::kResident || t.persistent || k == requester ||
         t.size <= 0 || t.last_use_op >= pos || t.resident_since_op >= pos) {
       continue;
@@ -283,7 +297,8 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   int32_t passive = 0;
   int64_t passive_bytes = 0;
   while (!cand.empty()) {
-    const int64_t target = std::max<int64_t>(resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
+    const int64_t target =
+        std::max<int64_t>(residency.resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
     auto right = std::lower_bound(cand.begin(), cand.end(),
                                   std::make_tuple(target, int64_t{-1}, int32_t{-1}));
     auto pick = right;
@@ -305,21 +320,20 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
     SWAPPLAN_RETURN_IF_ERROR(out);
     SWAPPLAN_RETURN_IF_ERROR(Release(victim, /*for_allocation=*/true));
     ++passive;
-    passive_bytes += slots[victim].size;
+    passive_bytes += residency.slots[victim].size;
     st = try_once();
     if (st.ok() || !IsOom(st)) return st;
   }
   // (iii) Throw Error.
-  ++counts.ooms;
-  ++row.counts.ooms;
+  stats.Count(&SwapCounts::ooms);
   const std::string op = in_op && op_id >= 0 && op_id < static_cast<int32_t>(op_names.size())
                              ? absl::StrCat(" (", op_names[op_id], ")")
                              : std::string();
   return WithRule(
       Error(ErrorKind::kResourceLimit,
             absl::StrCat("device out of memory at op ", pos, op, " of iteration ", iteration,
-                         ": ", bytes, " bytes requested, ", resident_bytes, " of ", budget,
-                         " bytes in use (", first_failure.message(), "); Algorithm 3 released ",
+                         ": ", bytes, " bytes requested, ", residency.resident_bytes, " of ",
+                         budget, " bytes in use (", first_failure.message(), "); Algorithm 3 released ",
                          early, " blocks of swap-outs under way and swapped out ", passive,
                          " tensors (", passive_bytes, " bytes) passively; no other tensor may "
                          "leave the device (used by this op, persistent, or just allocated)")),
@@ -359,18 +373,16 @@ absl::Status Runtime::State::TimedComputeWait(TicketId ticket) {
   absl::Status st = queue->WaitOn(ticket, compute);
   const int64_t dt = HostBackend::NowNs() - t0;
   if (dt > kStallThresholdNs) {
-    ++counts.stalls;
-    ++row.counts.stalls;
-    counts.stall_ns += dt;
-    row.counts.stall_ns += dt;
+    stats.Count(&SwapCounts::stalls);
+    stats.Count(&SwapCounts::stall_ns, dt);
   }
   return st;
 }
 
 absl::Status Runtime::State::StartSwapOut(int32_t slot, SwapReason reason) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (t.state != Residency::kResident || t.size <= 0) {
-    return CallOrder(absl::StrCat("runtime: swap-out of tensor ", HandleOf(slot),
+    return CallOrder(absl::StrCat("runtime: swap-out of tensor ", residency.HandleOf(slot),
                                   " which is not resident or has no bytes"));
   }
   const bool passive = reason == SwapReason::kPassive;
@@ -401,20 +413,18 @@ absl::Status Runtime::State::StartSwapOut(int32_t slot, SwapReason reason) {
   t.host = host;
   t.state = Residency::kSwappingOut;
   t.reason = reason;
-  counts.bytes_d2h += t.size;
-  row.counts.bytes_d2h += t.size;
+  stats.Count(&SwapCounts::bytes_d2h, t.size);
   int64_t SwapCounts::*field = reason == SwapReason::kPolicy   ? &SwapCounts::policy_swap_outs
                                : reason == SwapReason::kManual ? &SwapCounts::manual_swap_outs
                                                                : &SwapCounts::passive_swap_outs;
-  ++(counts.*field);
-  ++(row.counts.*field);
+  stats.Count(field);
   return absl::OkStatus();
 }
 
 absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (t.state != Residency::kSwappingOut) {
-    return CallOrder(absl::StrCat("runtime: release of tensor ", HandleOf(slot),
+    return CallOrder(absl::StrCat("runtime: release of tensor ", residency.HandleOf(slot),
                                   " which is not being swapped out"));
   }
   // Rule 2: the block is released only after the copy out has finished —
@@ -426,8 +436,7 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
     // The error came back from the wait itself: the copy is over, and its
     // buffer is free without waiting on the failed event (a stream that
     // waits on a failed event fails with it).
-    ++counts.copy_errors;
-    ++row.counts.copy_errors;
+    stats.Count(&SwapCounts::copy_errors);
     DropHost(t, kNoEvent);
     queue->Retire(t.out);
     t.out = kNoTicket;
@@ -435,8 +444,8 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
     t.reason = SwapReason::kNone;
     (void)Unhold(t, false);
     return WithRule(Error(ErrorKind::kUnavailable,
-                          absl::StrCat("swap-out of tensor ", HandleOf(slot), " (", t.size,
-                                       " bytes) failed: ", st.message(),
+                          absl::StrCat("swap-out of tensor ", residency.HandleOf(slot), " (",
+                                       t.size, " bytes) failed: ", st.message(),
                                        "; the tensor keeps its device block")),
                     "copy-failed");
   }
@@ -453,8 +462,7 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
     t.state = Residency::kResident;
     t.reason = SwapReason::kNone;
     t.persistent = true;
-    ++counts.cancelled_swap_outs;
-    ++row.counts.cancelled_swap_outs;
+    stats.Count(&SwapCounts::cancelled_swap_outs);
     return absl::OkStatus();
   }
   t.device = nullptr;
@@ -468,7 +476,7 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
 }
 
 absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (queue->Erase(t.out)) {
     DropHost(t, kNoEvent);
   } else {
@@ -480,8 +488,7 @@ absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
       ready = queue->done_event(t.out);
       events->Ref(ready);
     } else {
-      ++counts.copy_errors;
-      ++row.counts.copy_errors;
+      stats.Count(&SwapCounts::copy_errors);
     }
     DropHost(t, ready);
     queue->Retire(t.out);
@@ -489,13 +496,12 @@ absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
   t.out = kNoTicket;
   t.state = Residency::kResident;
   t.reason = SwapReason::kNone;
-  ++counts.cancelled_swap_outs;
-  ++row.counts.cancelled_swap_outs;
+  stats.Count(&SwapCounts::cancelled_swap_outs);
   return Unhold(t, false);
 }
 
 absl::StatusOr<void*> Runtime::State::ClaimBlock(int32_t slot) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   void* device = nullptr;
   if (absl::Status st = Reserve(t.size, t.owned, &device, slot); !st.ok()) {
     // A framework tensor must come back and its memory is real: over the
@@ -520,9 +526,9 @@ absl::StatusOr<void*> Runtime::State::ClaimBlock(int32_t slot) {
 }
 
 absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (t.state != Residency::kOffDevice) {
-    return CallOrder(absl::StrCat("runtime: swap-in of tensor ", HandleOf(slot),
+    return CallOrder(absl::StrCat("runtime: swap-in of tensor ", residency.HandleOf(slot),
                                   " which is not off the device"));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(void* device, ClaimBlock(slot));
@@ -548,8 +554,7 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
   t.state = Residency::kSwappingIn;
   t.resident_since_op = PositionBefore();
   Touch(slot);
-  counts.bytes_h2d += t.size;
-  row.counts.bytes_h2d += t.size;
+  stats.Count(&SwapCounts::bytes_h2d, t.size);
   record->AddEvent(PositionBefore(), MemoryEventKind::kSwapIn, t.record_id, demand);
   return absl::OkStatus();
 }
@@ -568,21 +573,20 @@ absl::Status Runtime::State::FreeDeviceBlock(Slot& t, bool after_copy) {
 }
 
 absl::Status Runtime::State::WaitIn(int32_t slot) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   // Rule 3: the tensor is used only after its copy in has finished — the
   // compute stream waits for its event.
   absl::Status st = TimedComputeWait(t.in);
   if (!st.ok()) {
     // The block holds garbage; the host copy is intact: back off the device.
-    ++counts.copy_errors;
-    ++row.counts.copy_errors;
+    stats.Count(&SwapCounts::copy_errors);
     queue->Retire(t.in);
     t.in = kNoTicket;
     (void)FreeDeviceBlock(t, true);
     t.state = Residency::kOffDevice;
     record->AddEvent(PositionAfter(), MemoryEventKind::kSwapOut, t.record_id, true, t.size);
     return WithRule(Error(ErrorKind::kUnavailable,
-                          absl::StrCat("swap-in of tensor ", HandleOf(slot), " (", t.size,
+                          absl::StrCat("swap-in of tensor ", residency.HandleOf(slot), " (", t.size,
                                        " bytes) failed: ", st.message(),
                                        "; its bytes stay on the host")),
                     "copy-failed");
@@ -600,7 +604,7 @@ absl::Status Runtime::State::WaitIn(int32_t slot) {
 }
 
 absl::Status Runtime::State::EnsureResident(int32_t slot) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   switch (t.state) {
     case Residency::kResident:
       return absl::OkStatus();
@@ -619,8 +623,8 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
       if (t.reason == SwapReason::kRecompute) {
         // Dropped by a RECOMPUTE item and used before its swap-in anchor:
         // rematerialised on demand, counted as a passive swap-in.
-        Count(&SwapCounts::uses_while_off_device);
-        Count(&SwapCounts::passive_swap_ins);
+        stats.Count(&SwapCounts::uses_while_off_device);
+        stats.Count(&SwapCounts::passive_swap_ins);
         return Rematerialise(slot, /*demand=*/true);
       }
       // Off the device by a policy's decision and touched before its
@@ -628,11 +632,9 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
       // it back). Algorithm 3's victims and seed 004's manual swap-outs come
       // back this way by design: passive swap-ins only.
       if (t.reason == SwapReason::kPolicy) {
-        ++counts.uses_while_off_device;
-        ++row.counts.uses_while_off_device;
+        stats.Count(&SwapCounts::uses_while_off_device);
       }
-      ++counts.passive_swap_ins;
-      ++row.counts.passive_swap_ins;
+      stats.Count(&SwapCounts::passive_swap_ins);
       SWAPPLAN_RETURN_IF_ERROR(StartSwapIn(slot, /*demand=*/true));
       return WaitIn(slot);
   }

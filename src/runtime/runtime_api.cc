@@ -27,7 +27,7 @@ absl::StatusOr<TensorHandle> Runtime::AllocTensor(const TensorDesc& desc, void**
   SWAPPLAN_RETURN_IF_ERROR(s.Reserve(desc.size_bytes, /*owned=*/true, &p, -1));
   SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.NewSlot(desc, true, p));
   if (device != nullptr) *device = p;
-  return s.HandleOf(slot);
+  return s.residency.HandleOf(slot);
 }
 
 absl::StatusOr<TensorHandle> Runtime::RegisterTensor(const TensorDesc& desc, void* device) {
@@ -44,13 +44,13 @@ absl::StatusOr<TensorHandle> Runtime::RegisterTensor(const TensorDesc& desc, voi
     s.Account(desc.size_bytes);
   }
   SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.NewSlot(desc, false, device));
-  return s.HandleOf(slot);
+  return s.residency.HandleOf(slot);
 }
 
 absl::Status Runtime::FreeTensor(TensorHandle handle) {
   State& s = *s_;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
-  Slot& t = s.slots[slot];
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+  Slot& t = s.residency.slots[slot];
   absl::Status st;
   const int64_t on_device = t.state == Residency::kOffDevice ? 0 : t.size;
   switch (t.state) {
@@ -97,15 +97,15 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
   const uint32_t gen = t.generation + 1;
   t = Slot{};
   t.generation = gen;
-  s.free_slots.push_back(slot);
-  --s.live;
+  s.residency.free_slots.push_back(slot);
+  --s.residency.live;
   return st;
 }
 
 absl::StatusOr<void*> Runtime::TensorData(TensorHandle handle) const {
   const State& s = *s_;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
-  const Slot& t = s.slots[slot];
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+  const Slot& t = s.residency.slots[slot];
   if (t.state == Residency::kOffDevice || t.state == Residency::kSwappingIn) {
     return CallOrder(absl::StrCat("runtime: tensor ", handle, " is off the device"));
   }
@@ -114,8 +114,8 @@ absl::StatusOr<void*> Runtime::TensorData(TensorHandle handle) const {
 
 absl::StatusOr<bool> Runtime::IsResident(TensorHandle handle) const {
   const State& s = *s_;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
-  const Residency r = s.slots[slot].state;
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+  const Residency r = s.residency.slots[slot].state;
   return r == Residency::kResident || r == Residency::kSwappingOut;
 }
 
@@ -124,8 +124,8 @@ absl::StatusOr<bool> Runtime::IsResident(TensorHandle handle) const {
 
 absl::Status Runtime::PageOut(TensorHandle handle) {
   State& s = *s_;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
-  if (s.slots[slot].state != Residency::kResident) {
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+  if (s.residency.slots[slot].state != Residency::kResident) {
     return CallOrder(absl::StrCat("pageout_manual: tensor ", handle, " is not resident"));
   }
   SWAPPLAN_RETURN_IF_ERROR(s.StartSwapOut(slot, SwapReason::kManual));
@@ -135,8 +135,8 @@ absl::Status Runtime::PageOut(TensorHandle handle) {
 
 absl::Status Runtime::NeedPrefetch(TensorHandle handle) {
   State& s = *s_;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(handle));
-  const Residency r = s.slots[slot].state;
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+  const Residency r = s.residency.slots[slot].state;
   if (r != Residency::kOffDevice && r != Residency::kSwappingOut) {
     return CallOrder(absl::StrCat("need_prefetch: tensor ", handle, " is not swapped out"));
   }
@@ -157,7 +157,7 @@ absl::Status Runtime::WaitAllSwapOuts() {
   const std::vector<int32_t> manual = std::move(s.manual_out);
   s.manual_out.clear();
   for (int32_t slot : manual) {
-    if (s.slots[slot].state != Residency::kSwappingOut) continue;
+    if (s.residency.slots[slot].state != Residency::kSwappingOut) continue;
     absl::Status st = s.Release(slot);
     if (!st.ok() && first.ok()) first = st;
   }
@@ -170,7 +170,7 @@ absl::Status Runtime::PrefetchAll() {
   const std::vector<int32_t> list = std::move(s.prefetch_list);
   s.prefetch_list.clear();
   for (int32_t slot : list) {
-    Slot& t = s.slots[slot];
+    Slot& t = s.residency.slots[slot];
     absl::Status st;
     if (t.state == Residency::kSwappingOut) {
       std::erase(s.manual_out, slot);
@@ -178,8 +178,7 @@ absl::Status Runtime::PrefetchAll() {
     } else if (t.state == Residency::kOffDevice) {
       st = s.StartSwapIn(slot, /*demand=*/false);
       if (st.ok()) {
-        ++s.counts.manual_swap_ins;
-        ++s.row.counts.manual_swap_ins;
+        s.stats.Count(&SwapCounts::manual_swap_ins);
       }
     }
     if (!st.ok() && first.ok()) first = st;
@@ -194,18 +193,18 @@ absl::Status Runtime::PrefetchAll() {
 RuntimeStats Runtime::Stats() const {
   const State& s = *s_;
   RuntimeStats r;
-  r.counts = s.counts;
-  r.iterations = static_cast<int32_t>(s.rows.size());
-  r.stage = s.stage;
+  r.counts = s.stats.counts;
+  r.iterations = static_cast<int32_t>(s.stats.rows.size());
+  r.stage = s.library->stage();
   r.device_budget_bytes = s.budget;
-  r.device_bytes_in_use = s.resident_bytes;
-  r.peak_device_bytes = s.peak_bytes;
-  r.live_tensors = s.live;
+  r.device_bytes_in_use = s.residency.resident_bytes;
+  r.peak_device_bytes = s.residency.peak_bytes;
+  r.live_tensors = s.residency.live;
   r.policies_loaded = static_cast<int32_t>(s.policies.size());
   r.active_policy = s.active;
-  r.policy_of_other_input = s.policy_of_other_input;
-  r.known_sequence_returns = s.known_sequence_returns;
-  r.policy_keys = static_cast<int32_t>(s.keys.size());
+  r.policy_of_other_input = s.stats.policy_of_other_input;
+  r.known_sequence_returns = s.library->known_sequence_returns();
+  r.policy_keys = static_cast<int32_t>(s.library->keys().size());
   r.pinned = s.pinned->stats();
   r.queue = s.queue->stats();
   r.events_created = s.events->created();
@@ -213,7 +212,7 @@ RuntimeStats Runtime::Stats() const {
   return r;
 }
 
-const std::vector<IterationStats>& Runtime::IterationRows() const { return s_->rows; }
+const std::vector<IterationStats>& Runtime::IterationRows() const { return s_->stats.rows; }
 
 absl::StatusOr<Trace> Runtime::RecordTrace() const {
   const State& s = *s_;
@@ -236,8 +235,8 @@ absl::Status Runtime::Close() {
   s.closed = true;
   absl::Status first = s.queue->WaitAll(true);
   s.budget = std::numeric_limits<int64_t>::max() / 4;  // everything comes back
-  for (int32_t k = 0; k < static_cast<int32_t>(s.slots.size()); ++k) {
-    Slot& t = s.slots[k];
+  for (int32_t k = 0; k < static_cast<int32_t>(s.residency.slots.size()); ++k) {
+    Slot& t = s.residency.slots[k];
     if (!t.live) continue;
     absl::Status st;
     switch (t.state) {

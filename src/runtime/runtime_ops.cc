@@ -39,10 +39,10 @@ absl::Status Runtime::IterationBegin() {
   s.fingerprint.Reset();
   s.first_divergent = -1;
   s.policy_stopped = false;
-  s.row = IterationStats{};
-  s.row.iteration = s.iteration;
-  s.row.stage = s.stage;
-  s.row.peak_bytes = s.resident_bytes;
+  s.stats.row = IterationStats{};
+  s.stats.row.iteration = s.iteration;
+  s.stats.row.stage = s.library->stage();
+  s.stats.row.peak_bytes = s.residency.resident_bytes;
   if (s.staged_policy != -2) {
     s.user_policy = s.staged_policy;
     s.staged_policy = -2;
@@ -56,20 +56,21 @@ absl::Status Runtime::IterationBegin() {
   s.token_phases.clear();
   s.stage_policy = -1;
   s.active = s.user_policy;
-  s.choose_pending = s.user_policy < 0 && s.stage != Stage::kWarmUp;
-  s.row.policy = s.active;
-  s.row.policy_planner = s.active >= 0 ? s.policies[s.active]->mp.policy.planner : std::string();
+  s.choose_pending = s.user_policy < 0 && s.library->stage() != Stage::kWarmUp;
+  s.stats.row.policy = s.active;
+  s.stats.row.policy_planner =
+      s.active >= 0 ? s.policies[s.active]->mp.policy.planner : std::string();
   // Only the slots the last iteration touched carry state to reset: the
   // boundary costs O(tensors used), not O(tensors alive).
-  for (int32_t k : s.touched) {
-    Slot& t = s.slots[k];
+  for (int32_t k : s.residency.touched) {
+    Slot& t = s.residency.slots[k];
     t.last_use_op = -1;
     t.resident_since_op = -1;
     t.item = -1;
-    s.table[k] = RuntimeTensor{};
-    if (t.live) s.table.Describe(k, t.dtype, t.size, t.shape_hash);
+    s.residency.table[k] = RuntimeTensor{};
+    if (t.live) s.residency.table.Describe(k, t.dtype, t.size, t.shape_hash);
   }
-  s.touched.clear();
+  s.residency.touched.clear();
   s.items.clear();
   s.late_releases.clear();
   s.due_late.clear();
@@ -99,8 +100,8 @@ absl::Status Runtime::IterationEnd() {
   absl::Status first;
   // Policy swap-outs whose release never came keep their blocks (they were
   // decided at ops of this iteration: touched slots).
-  for (int32_t k : s.touched) {
-    Slot& t = s.slots[k];
+  for (int32_t k : s.residency.touched) {
+    Slot& t = s.residency.slots[k];
     if (t.live && t.state == Residency::kSwappingOut && t.reason == SwapReason::kPolicy) {
       absl::Status st = s.CancelSwapOut(k);
       if (!st.ok() && first.ok()) first = st;
@@ -110,25 +111,24 @@ absl::Status Runtime::IterationEnd() {
   }
   for (const ItemRun& run : s.items) {
     if (!run.matched) {
-      ++s.counts.items_missed;
-      ++s.row.counts.items_missed;
+      s.stats.Count(&SwapCounts::items_missed);
     }
   }
   const int64_t wall = now - s.iteration_start_ns;
   s.record->EndIteration(wall);
-  s.row.ops = s.ordinal + 1;
-  s.row.wall_ns = wall;
-  s.row.first_divergent_op = s.first_divergent;
-  s.row.input_signature_hash = s.input.hash;
-  s.row.input_signature_bytes = s.input.bytes;
+  s.stats.row.ops = s.ordinal + 1;
+  s.stats.row.wall_ns = wall;
+  s.stats.row.first_divergent_op = s.first_divergent;
+  s.stats.row.input_signature_hash = s.input.hash;
+  s.stats.row.input_signature_bytes = s.input.bytes;
   if (s.active >= 0) {
     const PolicyFingerprint& fp = s.policies[s.active]->mp.policy.fingerprint;
-    s.row.fingerprint_matched = fp.op_sequence_hash == s.fingerprint.value() &&
+    s.stats.row.fingerprint_matched = fp.op_sequence_hash == s.fingerprint.value() &&
                                 fp.iteration_ops == s.fingerprint.ops();
   }
   absl::Status st = s.EndOfIterationStages();
   if (!st.ok() && first.ok()) first = st;
-  s.rows.push_back(s.row);
+  s.stats.rows.push_back(s.stats.row);
   s.in_iteration = false;
   ++s.iteration;
   return first;
@@ -155,77 +155,34 @@ TraceMetadata Runtime::State::RecordMetadata() const {
   return md;
 }
 
-// The stage machine at the end of an iteration (runtime.h, "Stages"); the
-// replay's loop (eval/replay.cc) does the same with the same options.
+// The stage machine at the end of an iteration (runtime.h, "Stages"): the
+// policy library's, which the replay (eval/replay.cc) runs too.
 absl::Status Runtime::State::EndOfIterationStages() {
-  const Stage current = stage;
   // A policy the stage machine chose missed when an allocation did not fit
   // (Algorithm 3 ran, resolved or not) or one of its tensors was used while
   // off device; repeated misses in Stable send the tracker back to GenPolicy
   // (StageTrackerOptions::max_policy_misses), which plans on this record.
-  PolicyOutcome outcome;
-  outcome.missed = active >= 0 && user_policy < 0 &&
-                   (row.counts.allocation_failures > 0 || row.counts.uses_while_off_device > 0);
-  const StageDecision d = tracker->Observe(tokens, outcome);
-  row.sequence_stable = d.sequence_stable;
-  row.next_stage = d.stage;
-  row.stage_change = d.change;
-  row.policy_misses = d.policy_misses;
-  if (current == Stage::kGenPolicy && stage_policy >= 0 && user_policy < 0 &&
-      !row.policy_of_other_input) {
-    LoadedPolicy& p = *policies[stage_policy];
-    ++p.runs;
-    p.measured_ns += row.wall_ns;
-    p.trouble += row.counts.ooms + row.counts.uses_while_off_device;
-  }
-  stage = d.stage;
-  const bool plan = provider && user_policy < 0 && staged_policy < 0;
+  EndedIteration end;
+  end.tokens = tokens;
+  end.input = input;
+  end.policy = user_policy < 0 ? stage_policy : -1;
+  end.policy_of_other_input = stats.row.policy_of_other_input;
+  const SwapCounts& counts = stats.row.counts;
+  end.missed = end.policy >= 0 &&
+               (counts.allocation_failures > 0 || counts.uses_while_off_device > 0);
+  end.run.time_ns = end.run.clock_ns = stats.row.wall_ns;
+  end.run.allocation_failures = counts.allocation_failures;
+  end.run.trouble = counts.ooms + counts.uses_while_off_device;
+  end.can_plan = provider && user_policy < 0 && staged_policy < 0;
   const int32_t last = record->num_iterations() - 1;
-  if (d.stage == Stage::kWarmUp) {
-    // Leaving a sequence: remember its keys if it reached Stable.
-    const bool had_stable = std::any_of(keys.begin(), keys.end(),
-                                        [](const PolicyKey& k) { return k.stable >= 0; });
-    if (had_stable && options.remembered_sequences > 0) {
-      library.push_back({stable_tokens, std::move(keys)});
-      if (static_cast<int32_t>(library.size()) > options.remembered_sequences) {
-        library.erase(library.begin());
-      }
-    }
-    keys.clear();
-    // Back on a sequence left before: its keys, straight to Stable.
-    for (size_t f = library.size(); f-- > 0;) {
-      if (!SameOpSequence(options.tracker, tokens, library[f].tokens)) continue;
-      keys = std::move(library[f].keys);
-      stable_tokens = std::move(library[f].tokens);
-      library.erase(library.begin() + static_cast<std::ptrdiff_t>(f));
-      tracker->ResumeStable();
-      stage = Stage::kStable;
-      row.next_stage = Stage::kStable;
-      row.stage_change = StageChange::kKnownSequence;
-      ++known_sequence_returns;
-      break;
-    }
-    return absl::OkStatus();
-  }
-  const bool observed = options.planning == PolicyPlanning::kObserved;
-  if (plan && (d.stage == Stage::kGenPolicy || (current == Stage::kGenPolicy && observed))) {
-    PlanForKey(last, KeyFor(input));
-  }
-  if (plan && current == Stage::kStable && d.stage == Stage::kStable &&
-      row.policy_of_other_input && options.policies_by_input) {
-    // A Stable iteration whose input no policy was made for ran the nearest
-    // one: its own is planned now and runs from its next iteration on.
-    PolicyKey& key = KeyFor(input);
-    PlanForKey(last, key);
-    key.stable = key.latest;
-  }
-  if (current == Stage::kGenPolicy && d.stage == Stage::kStable) {
-    stable_tokens = tokens;
-    for (PolicyKey& k : keys) {
-      k.stable = observed ? k.latest : BestCandidate(k.candidates);
-      k.candidates.clear();
-    }
-  }
+  auto plan = [&](LibraryKey& key) -> absl::StatusOr<PlanOutcome> {
+    return PlanForKey(last, key);
+  };
+  SWAPPLAN_ASSIGN_OR_RETURN(const StageDecision d, library->EndIteration(end, plan));
+  stats.row.sequence_stable = d.sequence_stable;
+  stats.row.next_stage = d.stage;
+  stats.row.stage_change = d.change;
+  stats.row.policy_misses = d.policy_misses;
   return absl::OkStatus();
 }
 
@@ -280,9 +237,9 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
   s.op_slots.clear();
   s.op_rec.clear();
   for (TensorHandle h : inputs) {
-    SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.SlotOf(h));
+    SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(h));
     s.op_slots.push_back(slot);
-    s.op_rec.push_back(s.slots[slot].record_id);
+    s.op_rec.push_back(s.residency.slots[slot].record_id);
   }
   s.op_inputs = static_cast<int32_t>(s.op_slots.size());
   const int64_t now = OpClockNs(s.options);
@@ -312,7 +269,7 @@ absl::Status Runtime::OpBegin(int32_t op, Phase phase, absl::Span<const TensorHa
     }
   }
   for (int32_t slot : s.op_slots) {
-    s.slots[slot].last_use_op = s.ordinal;
+    s.residency.slots[slot].last_use_op = s.ordinal;
     s.Touch(slot);
   }
   absl::Status st = s.queue->Pump();
@@ -342,8 +299,7 @@ absl::Status Runtime::OpReserve(int64_t bytes) {
   if (s.options.overcommit_on_oom && RuleOf(st) == "out-of-memory") {
     // The registration after the kernel takes the bytes over the budget and
     // counts the OOM: counted once, there.
-    --s.counts.ooms;
-    --s.row.counts.ooms;
+    s.stats.Count(&SwapCounts::ooms, -1);
     return absl::OkStatus();
   }
   return st;
@@ -355,12 +311,12 @@ absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
   absl::Status first;
   const size_t before = s.op_slots.size();
   for (TensorHandle h : outputs) {
-    absl::StatusOr<int32_t> slot = s.SlotOf(h);
+    absl::StatusOr<int32_t> slot = s.residency.SlotOf(h);
     if (!slot.ok()) {
       if (first.ok()) first = slot.status();
       continue;
     }
-    Slot& t = s.slots[*slot];
+    Slot& t = s.residency.slots[*slot];
     t.last_use_op = s.ordinal;
     s.Touch(*slot);
     s.op_slots.push_back(*slot);
@@ -372,7 +328,7 @@ absl::Status Runtime::OpEnd(absl::Span<const TensorHandle> outputs) {
       // Written after its decision: re-running its producer would not give
       // this value any more. It keeps its block.
       t.reason = SwapReason::kNone;
-      s.Count(&SwapCounts::cancelled_swap_outs);
+      s.stats.Count(&SwapCounts::cancelled_swap_outs);
     } else if (t.state != Residency::kResident) {
       st = s.EnsureResident(*slot);
     }
@@ -386,7 +342,7 @@ void Runtime::State::TakeInput() {
   // varying/policy_set.h: the op's tensors, inputs then outputs.
   InputSignature sig;
   for (int32_t slot : op_slots) {
-    const Slot& t = slots[slot];
+    const Slot& t = residency.slots[slot];
     sig.Add(t.dtype, t.shape, t.size);
   }
   input = sig;
@@ -394,12 +350,11 @@ void Runtime::State::TakeInput() {
   input_taken = true;
   if (!choose_pending) return;
   choose_pending = false;
-  bool exact = true;
-  const int32_t index = ChoosePolicy(stage, input, &exact);
-  if (index >= 0) {
-    row.policy_of_other_input = !exact;
-    if (!exact) ++policy_of_other_input;
-    Activate(index);
+  const PolicyLibrary::Choice c = library->Choose(input);
+  if (c.policy >= 0) {
+    stats.row.policy_of_other_input = !c.exact;
+    if (!c.exact) ++stats.policy_of_other_input;
+    Activate(c.policy);
   }
   pending_ops.clear();
   pending_slots.clear();
@@ -408,9 +363,9 @@ void Runtime::State::TakeInput() {
 void Runtime::State::Activate(int32_t index) {
   stage_policy = index;
   active = index;
-  row.policy = index;
+  stats.row.policy = index;
   LoadedPolicy& p = *policies[index];
-  row.policy_planner = p.mp.policy.planner;
+  stats.row.policy_planner = p.mp.policy.planner;
   items.assign(p.mp.items.size(), ItemRun{});
   p.matcher->BeginIteration();
   // The ops already run (this one included): the op-sequence check, and
@@ -430,8 +385,8 @@ void Runtime::State::Activate(int32_t index) {
   for (const PendingOp& o : pending_ops) {
     decisions.clear();
     p.matcher->OnOp(PolicyName(p, o.op), o.phase,
-                    absl::MakeConstSpan(pending_slots).subspan(o.begin, o.end - o.begin), table,
-                    &decisions);
+                    absl::MakeConstSpan(pending_slots).subspan(o.begin, o.end - o.begin),
+                    residency.table, &decisions);
   }
   decisions.clear();
 }
@@ -451,17 +406,16 @@ absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool abo
     LoadedPolicy& p = *policies[active];
     const NameId name = PolicyName(p, op_id);
     decisions.clear();
-    p.matcher->OnOp(name, op_phase, op_slots, table, &decisions);
+    p.matcher->OnOp(name, op_phase, op_slots, residency.table, &decisions);
     if (!aborted && !policy_stopped) first = ApplyDecisions();
     decisions.clear();
     // Releases scheduled after the previous op, then those due at this one.
     if (first.ok() && !aborted) {
       for (int32_t k : due_late) {
         ItemRun& run = items[k];
-        if (run.released || run.slot < 0 || slots[run.slot].generation != run.generation ||
-            !ReleasePending(slots[run.slot]) || slots[run.slot].item != k) {
-          continue;
-        }
+        if (run.released || run.slot < 0) continue;
+        const Slot& t = residency.slots[run.slot];
+        if (t.generation != run.generation || !ReleasePending(t) || t.item != k) continue;
         first = ReleaseItem(run.slot);
         run.released = true;
         if (!first.ok()) break;
@@ -481,7 +435,7 @@ absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool abo
     std::vector<int64_t>& list = static_cast<int32_t>(k) < op_inputs ? rop.inputs : rop.outputs;
     if (std::find(list.begin(), list.end(), op_rec[k]) == list.end()) list.push_back(op_rec[k]);
   }
-  rop.bytes_in_use = resident_bytes;
+  rop.bytes_in_use = residency.resident_bytes;
   record->AddOp(std::move(rop));
   in_op = false;
   op_slots.clear();
@@ -493,9 +447,8 @@ absl::Status Runtime::State::CloseOp(absl::Span<const int32_t> outputs, bool abo
 absl::Status Runtime::State::ApplyDecisions() {
   for (const MatchDecision& d : decisions) {
     ItemRun& run = items[d.item];
-    Slot& t = slots[d.slot];
-    ++counts.items_matched;
-    ++row.counts.items_matched;
+    Slot& t = residency.slots[d.slot];
+    stats.Count(&SwapCounts::items_matched);
     run.slot = d.slot;
     run.generation = t.generation;
     run.matched = true;
@@ -512,7 +465,7 @@ absl::Status Runtime::State::ApplyDecisions() {
         if (AnchorPassed(it.release)) late_releases.push_back(d.item);
         continue;
       }
-      Count(&SwapCounts::recompute_fallbacks_to_swap);
+      stats.Count(&SwapCounts::recompute_fallbacks_to_swap);
     }
     SWAPPLAN_RETURN_IF_ERROR(StartSwapOut(d.slot, SwapReason::kPolicy));
     if (AnchorPassed(it.release)) late_releases.push_back(d.item);
@@ -529,7 +482,7 @@ absl::Status Runtime::State::FireReleases(Phase phase, int32_t phase_ordinal) {
   for (int32_t k : p.release_at[ph][at]) {
     ItemRun& run = items[k];
     if (run.released || run.slot < 0) continue;
-    Slot& t = slots[run.slot];
+    Slot& t = residency.slots[run.slot];
     if (t.generation != run.generation || t.item != k || !ReleasePending(t)) continue;
     run.released = true;
     SWAPPLAN_RETURN_IF_ERROR(ReleaseItem(run.slot));
@@ -547,7 +500,7 @@ absl::Status Runtime::State::FireSwapIns(Phase phase, int32_t phase_ordinal) {
   for (int32_t k : p.swap_in_at[ph][at]) {
     ItemRun& run = items[k];
     if (run.swapped_in || run.slot < 0) continue;
-    Slot& t = slots[run.slot];
+    Slot& t = residency.slots[run.slot];
     if (t.generation != run.generation || t.item != k) continue;
     run.swapped_in = true;
     if (t.state == Residency::kResident && t.reason == SwapReason::kRecompute) {
@@ -558,7 +511,7 @@ absl::Status Runtime::State::FireSwapIns(Phase phase, int32_t phase_ordinal) {
       t.reason = SwapReason::kNone;
     } else if (t.state == Residency::kOffDevice && t.reason == SwapReason::kRecompute) {
       SWAPPLAN_RETURN_IF_ERROR(Rematerialise(run.slot, /*demand=*/false));
-      Count(&SwapCounts::policy_recomputes);
+      stats.Count(&SwapCounts::policy_recomputes);
     } else if (t.state == Residency::kSwappingOut) {
       // Its release has not come: it never left; keep it.
       std::erase(late_releases, k);
@@ -567,8 +520,7 @@ absl::Status Runtime::State::FireSwapIns(Phase phase, int32_t phase_ordinal) {
       SWAPPLAN_RETURN_IF_ERROR(CancelSwapOut(run.slot));
     } else if (t.state == Residency::kOffDevice) {
       SWAPPLAN_RETURN_IF_ERROR(StartSwapIn(run.slot, /*demand=*/false));
-      ++counts.policy_swap_ins;
-      ++row.counts.policy_swap_ins;
+      stats.Count(&SwapCounts::policy_swap_ins);
     }
   }
   return absl::OkStatus();

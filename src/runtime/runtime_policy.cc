@@ -1,9 +1,7 @@
-// Runtime: loading policies (matcher, name mapping, trigger tables), the
-// GenPolicy provider call and the choice of the Stable policy. See
-// runtime.h.
+// Runtime: loading policies (matcher, name mapping, trigger tables) and the
+// GenPolicy provider call the policy library asks for (the Stable choice is
+// the library's: varying/policy_library.h). See runtime.h.
 #include <algorithm>
-#include <limits>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,8 +23,9 @@ NameId Runtime::State::PolicyName(LoadedPolicy& p, int32_t op) {
   return op < static_cast<int32_t>(p.name_of_op.size()) ? p.name_of_op[op] : -1;
 }
 
-absl::StatusOr<int32_t> Runtime::State::AddPolicy(MatchablePolicy mp,
-                                                  const std::vector<std::string>& names) {
+absl::StatusOr<int32_t> Runtime::State::AddPolicy(PreparedPolicy prepared) {
+  MatchablePolicy& mp = prepared.mp;
+  const std::vector<std::string>& names = prepared.names;
   SWAPPLAN_RETURN_IF_ERROR(CheckRuntimeExecutable(mp.policy));
   auto lp = std::make_unique<LoadedPolicy>();
   lp->mp = std::move(mp);
@@ -55,93 +54,42 @@ absl::StatusOr<int32_t> Runtime::LoadPolicyForTrace(Policy policy, const Trace& 
   State& s = *s_;
   SWAPPLAN_RETURN_IF_ERROR(policy.Validate());
   SWAPPLAN_ASSIGN_OR_RETURN(
-      MatchablePolicy mp,
-      MakeMatchablePolicy(trace, iteration, std::move(policy), s.options.runtime_key_bits));
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(mp), trace.op_names()));
+      PreparedPolicy prepared,
+      PrepareForMatching(std::move(policy), {.trace = &trace,
+                                             .iteration = iteration,
+                                             .rebuild = true,
+                                             .mask_bits = s.options.runtime_key_bits}));
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(prepared)));
   s.staged_policy = index;
   return index;
 }
 
 absl::StatusOr<int32_t> Runtime::LoadPolicy(Policy policy) {
   State& s = *s_;
-  if (policy.runtime.empty()) {
-    return absl::InvalidArgumentError(
-        "runtime: the policy has no runtime section (schema v1): add one with `swapplan policy "
-        "upgrade` or load it with the trace it was made for");
-  }
-  SWAPPLAN_ASSIGN_OR_RETURN(MatchablePolicy mp, MakeMatchablePolicy(std::move(policy)));
-  const std::vector<std::string> names = mp.policy.runtime.op_names;
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(mp), names));
+  SWAPPLAN_ASSIGN_OR_RETURN(PreparedPolicy prepared, PrepareForMatching(std::move(policy), {}));
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, s.AddPolicy(std::move(prepared)));
   s.staged_policy = index;
   return index;
 }
 
 void Runtime::ClearPolicy() { s_->staged_policy = -1; }
 
-int32_t Runtime::State::BestCandidate(const std::vector<int32_t>& candidates) const {
-  bool all_simulated = true;
-  for (int32_t c : candidates) {
-    const LoadedPolicy& p = *policies[c];
-    if (p.runs > 0 && p.mp.policy.simulated_iteration_time_ns <= 0) all_simulated = false;
-  }
-  int32_t best = -1;
-  std::tuple<bool, int64_t, int32_t> best_key{true, std::numeric_limits<int64_t>::max(), 0};
-  for (int32_t c : candidates) {
-    const LoadedPolicy& p = *policies[c];
-    if (p.runs == 0) continue;
-    const int64_t time =
-        all_simulated ? p.mp.policy.simulated_iteration_time_ns : p.measured_ns / p.runs;
-    const std::tuple<bool, int64_t, int32_t> key{p.trouble > 0, time, c};
-    if (best < 0 || key < best_key) {
-      best = c;
-      best_key = key;
-    }
-  }
-  if (best < 0 && !candidates.empty()) best = candidates.back();
-  return best;
+PlanOutcome Runtime::State::PlanForKey(int32_t record_iteration, LibraryKey& key) {
+  absl::StatusOr<PlanOutcome> made = GeneratePolicy(record_iteration, key);
+  if (made.ok()) return *std::move(made);
+  stats.row.plan_error = std::string(made.status().message());
+  return PlanOutcome{};
 }
 
-PolicyKey& Runtime::State::KeyFor(const InputSignature& sig) {
-  const InputSignature key = options.policies_by_input ? sig : InputSignature{};
-  for (PolicyKey& k : keys) {
-    if (k.sig == key) return k;
-  }
-  keys.emplace_back();
-  keys.back().sig = key;
-  return keys.back();
-}
-
-int32_t Runtime::State::ChoosePolicy(Stage for_stage, const InputSignature& sig,
-                                     bool* exact) const {
-  *exact = true;
-  if (for_stage == Stage::kWarmUp) return -1;
-  auto pick = [&](const PolicyKey& k) {
-    return for_stage == Stage::kStable ? k.stable : k.latest;
-  };
-  PolicySet set;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (pick(keys[i]) >= 0) set.Insert(keys[i].sig, static_cast<int32_t>(i));
-  }
-  const PolicySet::Choice c = set.Select(options.policies_by_input ? sig : InputSignature{});
-  if (c.index < 0) return -1;
-  *exact = c.exact;
-  return pick(keys[c.index]);
-}
-
-void Runtime::State::PlanForKey(int32_t record_iteration, PolicyKey& key) {
-  absl::Status st = GeneratePolicy(record_iteration, key);
-  if (st.ok()) return;
-  row.plan_error = std::string(st.message());
-  if (options.planning == PolicyPlanning::kIteration) key.latest = -1;
-}
-
-absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration, PolicyKey& key) {
+absl::StatusOr<PlanOutcome> Runtime::State::GeneratePolicy(int32_t record_iteration,
+                                                           LibraryKey& key) {
   if (options.work_dir.empty()) {
     return absl::FailedPreconditionError(
         "runtime: a policy provider needs RuntimeOptions::work_dir for its records");
   }
   SWAPPLAN_ASSIGN_OR_RETURN(
-      Trace trace, record->BuildTrace(op_names, RecordMetadata(), record_iteration, record_iteration));
+      Trace trace,
+      record->BuildTrace(op_names, RecordMetadata(), record_iteration, record_iteration));
   PolicyRequest req;
   req.record_path =
       absl::StrCat(options.work_dir, "/genpolicy-", genpolicy_records++, ".json.gz");
@@ -155,37 +103,32 @@ absl::Status Runtime::State::GeneratePolicy(int32_t record_iteration, PolicyKey&
   const size_t kept = options.planning == PolicyPlanning::kObserved
                           ? static_cast<size_t>(options.observed_records)
                           : 1;
-  key.records.push_back(req.record_path);
-  if (key.records.size() > kept) {
-    key.records.erase(key.records.begin(),
-                      key.records.begin() + static_cast<std::ptrdiff_t>(key.records.size() - kept));
+  std::vector<std::string>& records = key.Data<RuntimeKey>().records;
+  records.push_back(req.record_path);
+  if (records.size() > kept) {
+    records.erase(records.begin(),
+                  records.begin() + static_cast<std::ptrdiff_t>(records.size() - kept));
   }
-  req.observed_record_paths = key.records;
+  req.observed_record_paths = records;
   SWAPPLAN_ASSIGN_OR_RETURN(std::string path, provider(req));
-  if (path.empty()) {
-    // No policy this time: with kIteration the key has none to run.
-    if (options.planning == PolicyPlanning::kIteration) key.latest = -1;
-    return absl::OkStatus();
-  }
+  // No policy this time: the library keeps or clears the key's.
+  if (path.empty()) return PlanOutcome{};
   SWAPPLAN_ASSIGN_OR_RETURN(Policy policy, ReadPolicyFile(path));
   // A self-contained policy is taken as it is; one without a runtime
   // section is prepared from the record it was planned on.
-  std::vector<std::string> names;
-  absl::StatusOr<MatchablePolicy> mp;
-  if (!policy.runtime.empty()) {
-    names = policy.runtime.op_names;
-    mp = MakeMatchablePolicy(std::move(policy));
-  } else {
-    names = trace.op_names();
-    mp = MakeMatchablePolicy(trace, 0, std::move(policy), options.runtime_key_bits);
-  }
-  if (!mp.ok()) return mp.status();
-  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(*mp), names));
-  key.candidates.push_back(index);
-  key.latest = index;
-  row.generated_policy = index;
-  row.generated_by = policies[index]->mp.policy.planner;
-  return absl::OkStatus();
+  SWAPPLAN_ASSIGN_OR_RETURN(
+      PreparedPolicy prepared,
+      PrepareForMatching(std::move(policy),
+                         {.trace = &trace, .iteration = 0, .mask_bits = options.runtime_key_bits}));
+  SWAPPLAN_ASSIGN_OR_RETURN(int32_t index, AddPolicy(std::move(prepared)));
+  const Policy& made = policies[index]->mp.policy;
+  stats.row.generated_policy = index;
+  stats.row.generated_by = made.planner;
+  PlanOutcome out;
+  out.policy = index;
+  out.simulated_iteration_time_ns = made.simulated_iteration_time_ns;
+  out.planner = made.planner;
+  return out;
 }
 
 }  // namespace swapplan::runtime

@@ -14,9 +14,9 @@ bool Runtime::State::CanRecompute(const Slot& t) const {
 }
 
 absl::Status Runtime::State::Drop(int32_t slot) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (t.state != Residency::kResident || t.reason != SwapReason::kRecompute) {
-    return CallOrder(absl::StrCat("runtime: drop of tensor ", HandleOf(slot),
+    return CallOrder(absl::StrCat("runtime: drop of tensor ", residency.HandleOf(slot),
                                   " which is not a resident RECOMPUTE item's tensor"));
   }
   if (t.owned) {
@@ -27,26 +27,26 @@ absl::Status Runtime::State::Drop(int32_t slot) {
     // The framework cannot free this storage: it stays, for good.
     t.reason = SwapReason::kNone;
     t.persistent = true;
-    Count(&SwapCounts::cancelled_swap_outs);
+    stats.Count(&SwapCounts::cancelled_swap_outs);
     return absl::OkStatus();
   }
   t.device = nullptr;
   t.state = Residency::kOffDevice;
   Account(-t.size);
-  Count(&SwapCounts::policy_drops);
+  stats.Count(&SwapCounts::policy_drops);
   record->AddEvent(PositionAfter(), MemoryEventKind::kSwapOut, t.record_id, false, t.size);
   return absl::OkStatus();
 }
 
 absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
-  Slot& t = slots[slot];
+  Slot& t = residency.slots[slot];
   if (t.state != Residency::kOffDevice || t.reason != SwapReason::kRecompute) {
-    return CallOrder(absl::StrCat("runtime: recomputation of tensor ", HandleOf(slot),
+    return CallOrder(absl::StrCat("runtime: recomputation of tensor ", residency.HandleOf(slot),
                                   " which was not dropped for recomputation"));
   }
   if (!callbacks.recompute) {
     return WithRule(absl::FailedPreconditionError(absl::StrCat(
-                        "runtime: tensor ", HandleOf(slot),
+                        "runtime: tensor ", residency.HandleOf(slot),
                         " was dropped for recomputation but no recompute callback is set")),
                     "recompute-failed");
   }
@@ -56,9 +56,9 @@ absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
   // its storage restored but its bytes half-written. Every such copy is
   // waited for first (the compute stream waits, as for a use), so the
   // recipe never reads a partial input. O(slots) per recomputation.
-  for (size_t k = 0; k < slots.size(); ++k) {
-    if (static_cast<int32_t>(k) == slot || !slots[k].live ||
-        slots[k].state != Residency::kSwappingIn) {
+  for (size_t k = 0; k < residency.slots.size(); ++k) {
+    if (static_cast<int32_t>(k) == slot || !residency.slots[k].live ||
+        residency.slots[k].state != Residency::kSwappingIn) {
       continue;
     }
     SWAPPLAN_RETURN_IF_ERROR(WaitIn(static_cast<int32_t>(k)));
@@ -92,7 +92,7 @@ absl::Status Runtime::State::Rematerialise(int32_t slot, bool demand) {
     // the next use asks the framework again.
     (void)FreeDeviceBlock(t, false);
     return WithRule(Error(ErrorKind::kUnavailable,
-                          absl::StrCat("recomputation of tensor ", HandleOf(slot), " (",
+                          absl::StrCat("recomputation of tensor ", residency.HandleOf(slot), " (",
                                        t.size, " bytes, framework id ", t.framework_id,
                                        ") failed: ", st.message(),
                                        "; it stays off the device")),

@@ -1,6 +1,12 @@
 // Runtime internals shared by runtime.cc (tensors, swaps, Algorithm 3),
 // runtime_ops.cc (iterations, ops, stages) and runtime_policy.cc (policies).
-// See swapplan/runtime/runtime.h for the behaviour.
+// See swapplan/runtime/runtime.h for the behaviour. The state is made of
+// three parts and the machinery around them:
+//   ResidencyTable  the tensor slots, the bytes on the device, runtime keys
+//   RunStats        totals and per-iteration rows (Stats, IterationRows)
+//   PolicyLibrary   the stage machine (varying/policy_library.h: the same
+//                   one the replay runs), its keys and remembered sequences;
+//                   the loaded policies it names stay here (LoadedPolicy)
 //
 // Per tensor slot, the residency state machine:
 //
@@ -34,6 +40,7 @@
 #include "swapplan/runtime/runtime.h"
 #include "swapplan/runtime/transfer_queue.h"
 #include "swapplan/varying/matcher.h"
+#include "swapplan/varying/policy_library.h"
 #include "swapplan/varying/policy_set.h"
 #include "swapplan/varying/stage_tracker.h"
 
@@ -103,31 +110,52 @@ struct LoadedPolicy {
   // by op ordinal (naive, phase index 0): item indices.
   std::vector<std::vector<int32_t>> release_at[kNumPhases];
   std::vector<std::vector<int32_t>> swap_in_at[kNumPhases];
-  // Outcome of the GenPolicy iterations that ran it.
-  int32_t runs = 0;
-  int64_t measured_ns = 0;
-  int64_t trouble = 0;  // ooms + uses while off device
 };
 
-// The stage machine's policies for one input signature (runtime.h,
-// "Stages").
-struct PolicyKey {
-  InputSignature sig;
-  // Records of the iterations planned with this key, oldest first
-  // (PolicyRequest::observed_record_paths).
+// What the runtime keeps per policy key of its library beside the library's
+// figures: the records of the iterations planned with it, oldest first
+// (PolicyRequest::observed_record_paths).
+struct RuntimeKey : LibraryKeyData {
   std::vector<std::string> records;
-  int32_t latest = -1;  // runs in GenPolicy
-  int32_t stable = -1;  // runs in Stable
-  // kIteration: the policies made since GenPolicy was entered, the Stable
-  // candidates.
-  std::vector<int32_t> candidates;
 };
 
-// The policy keys of a sequence the run left, and the op tokens of the
-// iteration that moved it to Stable (RuntimeOptions::remembered_sequences).
-struct SequenceFamily {
-  std::vector<int32_t> tokens;
-  std::vector<PolicyKey> keys;
+// The residency table: every tensor slot (live or free for reuse), the
+// bytes they hold on the device, and the runtime keys the matchers read.
+struct ResidencyTable {
+  std::vector<Slot> slots;
+  std::vector<int32_t> free_slots;
+  int32_t live = 0;
+  int64_t resident_bytes = 0;
+  int64_t peak_bytes = 0;
+  RuntimeTensorTable table;
+  std::vector<int32_t> touched;  // slots touched in this iteration
+
+  // The slot a handle names; InvalidArgument when it names no live tensor.
+  absl::StatusOr<int32_t> SlotOf(TensorHandle t) const;
+  TensorHandle HandleOf(int32_t slot) const;
+  // Notes a slot whose per-iteration state changes in `iteration`. O(1).
+  void Touch(int32_t slot, int32_t iteration) {
+    Slot& t = slots[slot];
+    if (t.touched != iteration + 1) {
+      t.touched = iteration + 1;
+      touched.push_back(slot);
+    }
+  }
+};
+
+// The statistics: the run's totals, the open iteration's row and the rows
+// of those that ended (RuntimeStats, IterationStats).
+struct RunStats {
+  SwapCounts counts;
+  IterationStats row;
+  std::vector<IterationStats> rows;
+  int32_t policy_of_other_input = 0;  // iterations
+
+  // Adds `n` to one count, in the totals and in the open iteration's row.
+  void Count(int64_t SwapCounts::*field, int64_t n = 1) {
+    counts.*field += n;
+    row.counts.*field += n;
+  }
 };
 
 struct Runtime::State {
@@ -148,14 +176,8 @@ struct Runtime::State {
   std::vector<std::string> op_names;
   std::vector<uint64_t> op_name_hash;
 
-  // Tensors.
-  std::vector<Slot> slots;
-  std::vector<int32_t> free_slots;
-  int32_t live = 0;
-  int64_t resident_bytes = 0;
-  int64_t peak_bytes = 0;
-  RuntimeTensorTable table;
-  std::vector<int32_t> touched;  // slots touched in this iteration
+  ResidencyTable residency;
+  RunStats stats;
 
   // Iteration and op clock.
   bool in_iteration = false;
@@ -180,20 +202,14 @@ struct Runtime::State {
   FingerprintState fingerprint;
   int32_t first_divergent = -1;
   bool policy_stopped = false;  // strict fingerprint tripped
-  IterationStats row;
-  std::vector<IterationStats> rows;
-  SwapCounts counts;
 
-  // Stages and policies.
-  std::optional<StageTracker> tracker;  // set by Create
-  Stage stage = Stage::kWarmUp;
+  // Stages and policies: the library's stage machine (set by Create) and
+  // the policies it and LoadPolicy loaded (library ids: indices here).
+  std::optional<PolicyLibrary> library;
   std::vector<std::unique_ptr<LoadedPolicy>> policies;
   int32_t user_policy = -1;     // LoadPolicy: runs every iteration
   int32_t staged_policy = -2;   // -2: no change pending; -1: clear; else index
   int32_t stage_policy = -1;    // the stage machine's choice for this iteration
-  std::vector<PolicyKey> keys;       // of the current sequence
-  std::vector<int32_t> stable_tokens;  // tokens of the iteration that entered Stable
-  std::vector<SequenceFamily> library;  // remembered sequences, most recent last
   // This iteration's input signature: taken (at the first FORWARD op's
   // end, else the first op's) and whether the stage machine's policy is
   // still to be chosen there.
@@ -215,9 +231,6 @@ struct Runtime::State {
   std::vector<int32_t> late_releases;  // items to release after the next op
   std::vector<int32_t> due_late;       // swap of late_releases at an op's end
 
-  int32_t policy_of_other_input = 0;  // iterations (RuntimeStats)
-  int32_t known_sequence_returns = 0;
-
   // seed 004.
   std::vector<int32_t> manual_out;  // slots swapped out by PageOut, not released
   std::vector<int32_t> prefetch_list;
@@ -227,16 +240,8 @@ struct Runtime::State {
   int32_t genpolicy_records = 0;
 
   // --- runtime.cc ---
-  absl::StatusOr<int32_t> SlotOf(TensorHandle t) const;
-  TensorHandle HandleOf(int32_t slot) const;
   // Notes a slot whose per-iteration state changes now. O(1).
-  void Touch(int32_t slot) {
-    Slot& t = slots[slot];
-    if (t.touched != iteration + 1) {
-      t.touched = iteration + 1;
-      touched.push_back(slot);
-    }
-  }
+  void Touch(int32_t slot) { residency.Touch(slot, iteration); }
   absl::StatusOr<int32_t> NewSlot(const TensorDesc& desc, bool owned, void* device);
   // Reserves `bytes` for an allocation at the current position (Algorithm 3
   // on failure); owned: also allocates the block into *device. `requester`
@@ -282,11 +287,7 @@ struct Runtime::State {
            (t.state == Residency::kResident && t.reason == SwapReason::kRecompute);
   }
   absl::Status ReleaseItem(int32_t slot) {
-    return slots[slot].reason == SwapReason::kRecompute ? Drop(slot) : Release(slot);
-  }
-  void Count(int64_t SwapCounts::*field) {
-    ++(counts.*field);
-    ++(row.counts.*field);
+    return residency.slots[slot].reason == SwapReason::kRecompute ? Drop(slot) : Release(slot);
   }
   absl::Status FreeDeviceBlock(Slot& s, bool after_copy);
   absl::Status Hold(Slot& s);
@@ -307,22 +308,14 @@ struct Runtime::State {
   TraceMetadata RecordMetadata() const;
 
   // --- runtime_policy.cc ---
-  // Prepares a policy for running; `names` is the table its name ids index.
-  absl::StatusOr<int32_t> AddPolicy(MatchablePolicy mp, const std::vector<std::string>& names);
+  // Prepares a policy for running (its matcher, name table, triggers).
+  absl::StatusOr<int32_t> AddPolicy(PreparedPolicy prepared);
   NameId PolicyName(LoadedPolicy& p, int32_t op);
-  int32_t BestCandidate(const std::vector<int32_t>& candidates) const;
   // Writes the record of iteration `record_iteration`, adds it to the key's
-  // records and asks the provider; a policy becomes the key's latest (and
-  // a candidate). A failed plan: the row's plan_error, and with kIteration
-  // the key's latest is cleared.
-  void PlanForKey(int32_t record_iteration, PolicyKey& key);
-  absl::Status GeneratePolicy(int32_t record_iteration, PolicyKey& key);
-  // The key of `sig` (the one key without policies_by_input), created when
-  // new.
-  PolicyKey& KeyFor(const InputSignature& sig);
-  // The stage machine's policy for `stage` and `sig`: the key's own, else
-  // the nearest key's by bytes (*exact false); -1: none.
-  int32_t ChoosePolicy(Stage stage, const InputSignature& sig, bool* exact) const;
+  // records and asks the provider: the policy it made for the library. A
+  // failed plan: the row's plan_error, no policy.
+  PlanOutcome PlanForKey(int32_t record_iteration, LibraryKey& key);
+  absl::StatusOr<PlanOutcome> GeneratePolicy(int32_t record_iteration, LibraryKey& key);
   // Takes the iteration's input signature from the open op's tensors and,
   // when pending, chooses and starts the stage machine's policy.
   void TakeInput();

@@ -79,8 +79,8 @@
 // its copy, retry, repeat; (iii) else ResourceExhausted tagged
 // "out-of-memory" naming the op, the request and what was tried.
 //
-// Stages (StageTracker, varying/stage_tracker.h): at IterationEnd the op
-// sequence goes to the tracker. Policies are kept per key: the iteration's
+// Stages (the policy library, varying/policy_library.h: the stage machine
+// the replay runs too): at IterationEnd the op sequence goes to its tracker. Policies are kept per key: the iteration's
 // input signature (varying/policy_set.h — dtypes and shapes of the first
 // FORWARD op's inputs then outputs, taken at that op's OpEnd, where the
 // stage machine's policy for the iteration is chosen and starts matching;
@@ -93,9 +93,10 @@
 // and returns a policy, the key's latest, which runs in the next iteration
 // with that key. Entering Stable (RuntimeOptions::planning): kObserved —
 // that iteration is planned too and each key's latest runs from then on;
-// kIteration — each key's best GenPolicy policy (no OOM, no use while off
-// device, then the shortest simulated iteration time, the policy's, then
-// the shortest measured one). A Stable iteration that ran another input's
+// kIteration — each key's best candidate (StableChoice::kBestCandidate:
+// no unresolved OOM or use while off device, then the shortest simulated
+// iteration time when every candidate has one, else the shortest measured
+// mean, then the earliest). A Stable iteration that ran another input's
 // policy has its own planned at its end, the Stable policy of its key. A
 // Stable iteration whose policy missed (an allocation Algorithm 3 had to
 // handle, or a use while off device) counts; tracker.max_policy_misses of
