@@ -390,12 +390,13 @@ swapplan_rt_status swapplan_rt_prefetch_all(swapplan_rt_env* env) {
 
 swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swapplan_rt_framework* fw) {
   // Accepted sizes: ABI 1 (no recompute callbacks), 2 (no
-  // rng_state_restorable), 3 (the whole struct).
+  // rng_state_restorable), 3 and 4 (no copy), 5 (the whole struct).
   constexpr uint32_t kWithoutRecompute = offsetof(swapplan_rt_framework, can_recompute);
   constexpr uint32_t kWithoutRng = offsetof(swapplan_rt_framework, rng_state_restorable);
+  constexpr uint32_t kWithoutCopy = offsetof(swapplan_rt_framework, copy);
   if (fw == nullptr ||
-      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutRng &&
-       fw->struct_size != kWithoutRecompute) ||
+      (fw->struct_size != sizeof(swapplan_rt_framework) && fw->struct_size != kWithoutCopy &&
+       fw->struct_size != kWithoutRng && fw->struct_size != kWithoutRecompute) ||
       fw->hold == nullptr || fw->release == nullptr || fw->restore == nullptr) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 "set_framework: need a swapplan_rt_framework with struct_size set and the hold, "
@@ -407,7 +408,7 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 "set_framework: can_recompute and recompute go together (set both or neither)");
   }
-  if (fw->struct_size == sizeof(swapplan_rt_framework) && fw->rng_state_restorable != 0 &&
+  if (fw->struct_size >= kWithoutCopy && fw->rng_state_restorable != 0 &&
       fw->rng_state_restorable != 1) {
     return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
                 absl::StrCat("set_framework: rng_state_restorable is ", fw->rng_state_restorable,
@@ -443,6 +444,14 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
       };
       // Zero-filled above when the caller's struct ends before the field.
       cb.rng_state_restorable = f->rng_state_restorable == 1;
+    }
+    if (fw->struct_size == sizeof(swapplan_rt_framework) && f->copy != nullptr) {
+      cb.copy = [f](uint64_t id, FrameworkCopy action, int64_t bytes) {
+        static constexpr const char* kNames[] = {"copy(out)", "copy(in)", "copy(wait)",
+                                                 "copy(discard)"};
+        return FromCallback(f->copy(f->user, id, static_cast<int32_t>(action), bytes),
+                            kNames[static_cast<int>(action)], id);
+      };
     }
     rt.SetFrameworkCallbacks(std::move(cb));
     return absl::OkStatus();
