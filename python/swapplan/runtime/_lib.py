@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import os
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 OK = 0
 INVALID_ARGUMENT = 1
@@ -38,6 +38,7 @@ BACKEND_FROM_ENV, BACKEND_HOST, BACKEND_CUDA, BACKEND_ASCEND = -1, 0, 1, 2
 FAULT_COPY_ERROR, FAULT_ALLOC_FAILURE, FAULT_SLOW_COPY = 0, 1, 2
 D2H, H2D = 0, 1
 PLANNING_OBSERVED, PLANNING_ITERATION = 0, 1
+COPY_OUT, COPY_IN, COPY_WAIT, COPY_DISCARD = 0, 1, 2, 3
 
 
 class SwapRuntimeError(RuntimeError):
@@ -156,6 +157,8 @@ RESTORE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, 
                               ctypes.POINTER(ctypes.c_void_p))
 CAN_RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64)
 RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p)
+COPY_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32,
+                           ctypes.c_int64)
 
 
 class Framework(ctypes.Structure):
@@ -170,6 +173,9 @@ class Framework(ctypes.Structure):
         # 1: recompute restores the generator state of random ops (the
         # execution record then says rng_state_restorable, swapplan_runtime.h).
         ("rng_state_restorable", ctypes.c_int32),
+        # ABI 5: the framework moves its storages' bytes (CUDA: CudaSwapper);
+        # NULL: the backend copies.
+        ("copy", COPY_FN),
     ]
 
 
