@@ -11,6 +11,8 @@ takes or returns the block)."""
 
 import contextlib
 
+import torch
+
 
 class FakeOOM(RuntimeError):
     """Stands for torch.cuda.OutOfMemoryError."""
@@ -90,12 +92,14 @@ class FakeStorage:
         self.cuda = cuda
         self.size = nbytes
         cuda.allocated += nbytes
+        cuda.max_allocated = max(cuda.max_allocated, cuda.allocated)
 
     def nbytes(self):
         return self.size
 
     def resize_(self, n):
         self.cuda.allocated += n - self.size
+        self.cuda.max_allocated = max(self.cuda.max_allocated, self.cuda.allocated)
         self.size = n
         self.cuda.host_log.append(("resize", self, n, self.cuda.current_stream(),
                                    len(self.cuda.nodes)))
@@ -120,6 +124,8 @@ class FakeCuda:
         self.blocks = []         # every FakeBlock allocated (PinnedPool growth)
         self.allocated = 0
         self.reserved = 0
+        self.max_allocated = 0
+        self.max_reserved = 0
         self._streams = 0
         self.rng = b"cuda-state-0"
         self.rng_sets = []
@@ -154,6 +160,12 @@ class FakeCuda:
 
     def memory_reserved(self):
         return self.reserved
+
+    def max_memory_allocated(self):
+        return self.max_allocated
+
+    def max_memory_reserved(self):
+        return max(self.max_reserved, self.reserved)
 
     def get_rng_state(self, device=None):
         return self.rng
@@ -197,3 +209,66 @@ class FakeCuda:
                 seen.add(n)
                 todo.extend(self.preds[n])
         return False
+
+
+class RealView:
+    """A byte range of a real CPU tensor (a storage's bytes, or a pinned
+    block's slice): copy_ copies the bytes and enqueues the copy node, whose
+    info names the storages (`key`: the storage id, or the block)."""
+
+    def __init__(self, cuda, key, tensor):
+        self.cuda = cuda
+        self.key = key
+        self.t = tensor
+
+    def copy_(self, src, non_blocking=False):
+        if not non_blocking:
+            self.cuda.host_syncs.append(("blocking copy", self.key))
+        self.cuda.quiet += 1
+        try:
+            self.t.copy_(src.t)
+        finally:
+            self.cuda.quiet -= 1
+        node = self.cuda._enqueue("copy", self.cuda.current_stream(), (self.key, src.key))
+        self.cuda.copies.append(node)
+        return self
+
+
+class RealBlock:
+    def __init__(self, cuda, nbytes):
+        self.cuda = cuda
+        self.t = torch.empty(nbytes, dtype=torch.uint8)
+
+    def numel(self):
+        return self.t.numel()
+
+    def __getitem__(self, sl):
+        return RealView(self.cuda, ("pinned", id(self), sl.start), self.t[sl])
+
+
+class RealBytesCuda(FakeCuda):
+    """FakeCuda for SwapRuntime(device="cuda") on the CPU: the "CUDA"
+    storages are real CPU storages (device_type "cpu"), pinned blocks are
+    CPU tensors, copies move the real bytes, and every stream operation is a
+    node of the happens-before graph. KernelLog (below) adds the ops'
+    kernels. `quiet` > 0: work of the swap machinery, not kernels."""
+
+    device_type = "cpu"
+
+    def __init__(self):
+        super().__init__()
+        self.quiet = 0
+        self.storage_id = None  # set by the test (_torch_compat.storage_id)
+
+    def block(self, nbytes):
+        b = RealBlock(self, nbytes)
+        self.blocks.append(b)
+        return b
+
+    def byte_view(self, storage):
+        self.quiet += 1
+        try:
+            t = torch.empty(0, dtype=torch.uint8).set_(storage)
+        finally:
+            self.quiet -= 1
+        return RealView(self, ("storage", storage._cdata), t)

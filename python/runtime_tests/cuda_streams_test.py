@@ -95,6 +95,64 @@ class ReleaseTest(unittest.TestCase):
         self._reuse_after_release(True)
 
 
+class ReleaseReadersTest(unittest.TestCase):
+    """Rule 2b: released while another stream than the block's is current,
+    the block's stream also waits for the work issued on the current one (an
+    op there may still read the tensor)."""
+
+    def test_reader_on_the_current_stream_precedes_reuse(self):
+        cuda, _, sw = make_rig()
+        side = cuda.Stream()
+        st = FakeStorage(cuda, 8 * KiB)
+        with cuda.stream(side):
+            cuda.launch("produce")
+            swap = sw.swap_out(st)
+        reader = cuda.launch("reads it on compute")  # not ordered with the copy
+        sw.release(swap)                             # compute is current
+        reuse = cuda.launch("reuse", side)
+        self.assertTrue(cuda.happens_before(reader, reuse))
+
+    def test_drop_orders_reuse_after_the_current_stream(self):
+        cuda, _, sw = make_rig()
+        side = cuda.Stream()
+        st = FakeStorage(cuda, 4 * KiB)
+        reader = cuda.launch("reads it on compute")
+        sw.drop(st, side)
+        reuse = cuda.launch("reuse", side)
+        self.assertTrue(cuda.happens_before(reader, reuse))
+        self.assertEqual(st.nbytes(), 0)
+
+
+class SplitSwapInTest(unittest.TestCase):
+    """Rule 4b: a prefetch (allocate + fill at its anchor) does not make the
+    consumer wait; the consumer waits at its use (wait_filled)."""
+
+    def test_fill_does_not_stall_the_consumer_until_the_use(self):
+        cuda, pool, sw = make_rig()
+        st = FakeStorage(cuda, 6 * KiB)
+        swap = sw.swap_out(st)
+        sw.release(swap)
+        sw.allocate(swap)
+        sw.fill(swap)
+        h2d = cuda.copies[-1]
+        between = cuda.launch("an op before the use")
+        self.assertFalse(cuda.happens_before(h2d, between))  # overlapped
+        sw.wait_filled(swap)
+        use = cuda.launch("the use")
+        self.assertTrue(cuda.happens_before(h2d, use))
+        self.assertEqual(pool.in_use_bytes, 0)  # the slice is back, fenced by the copy
+
+    def test_discard_waits_for_the_copy_before_a_write(self):
+        cuda, pool, sw = make_rig()
+        st = FakeStorage(cuda, 6 * KiB)
+        swap = sw.swap_out(st)
+        d2h = cuda.copies[-1]
+        sw.discard(swap)
+        write = cuda.launch("writes it")
+        self.assertTrue(cuda.happens_before(d2h, write))
+        self.assertEqual((pool.in_use_bytes, st.nbytes()), (0, 6 * KiB))
+
+
 class HotPathTest(unittest.TestCase):
     """Rule 3: no host synchronization, no record_stream, non-blocking copies."""
 
@@ -268,19 +326,23 @@ class OomRetryTest(unittest.TestCase):
 class BudgetMeasureTest(unittest.TestCase):
     def test_allocated_and_reserved(self):
         cuda = FakeCuda()
-        FakeStorage(cuda, 3 * KiB)
+        st = FakeStorage(cuda, 3 * KiB)
+        st.resize_(5 * KiB)
+        st.resize_(3 * KiB)              # peak 5 KiB
         cuda.reserved = 2 << 20
         d = K.device_memory(cuda)
         self.assertEqual(d, {"cuda_memory_allocated_bytes": 3 * KiB,
-                             "cuda_memory_reserved_bytes": 2 << 20})
+                             "cuda_memory_reserved_bytes": 2 << 20,
+                             "cuda_max_memory_allocated_bytes": 5 * KiB,
+                             "cuda_max_memory_reserved_bytes": 2 << 20})
         self.assertTrue(K.fits(cuda, 4 * KiB, KiB))
         self.assertFalse(K.fits(cuda, 4 * KiB, KiB + 1))
 
 
 class DeviceTest(unittest.TestCase):
-    def test_cuda_with_cuda_says_what_is_missing(self):
-        with self.assertRaisesRegex(NotImplementedError, "does not drive it yet"):
-            K.check_device("cuda", FakeCuda())
+    def test_cuda_with_cuda_is_the_cuda_device(self):
+        self.assertEqual(K.check_device("cuda", FakeCuda()), "cuda")
+        self.assertEqual(K.check_device("cuda:0", FakeCuda()), "cuda")
         self.assertEqual(K.check_device("cpu", FakeCuda()), "cpu")
 
 

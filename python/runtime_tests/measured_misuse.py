@@ -14,7 +14,9 @@ from outside by a ResidencyMeter:
    (unrepeated_iterations, unrepeated_warning); a loop that repeats gets
    neither.
 A torch.compile region inside the block is seen op by op, not skipped, and
-a compiled model trains with identical losses within the budget.
+reported (stats["compiled_frames_run_eagerly"], one RuntimeWarning); a
+compiled model trains with identical losses within the budget and is
+reported (stats["compiled_modules"]).
 And SwapRuntime(device="cuda") without CUDA is a clear RuntimeError.
 
   python3 python/runtime_tests/measured_misuse.py   (meson: runtime_measured_misuse)
@@ -131,16 +133,25 @@ class MisuseTest(unittest.TestCase):
         def block(x):
             return torch.tanh(x) * 2 + 1
 
-        counts = []
+        counts, eager_frames, warned = [], [], []
         for fn in (block, torch.compile(block)):
             fn(torch.ones(8))  # compiled (or not) outside the runtime first
-            with SwapRuntime(device_memory=10**9, provider=None) as rt:
-                y = fn(torch.ones(64))
-                rt.step()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with SwapRuntime(device_memory=10**9, provider=None) as rt:
+                    y = fn(torch.ones(64))
+                    rt.step()
             counts.append(rt.iterations[0]["ops"])
+            eager_frames.append(rt.stats["compiled_frames_run_eagerly"])
+            warned.append(any("torch.compile" in str(w.message) for w in caught))
             self.assertEqual(y.tolist(), block(torch.ones(64)).tolist())
         self.assertEqual(counts[1], counts[0])
         self.assertGreaterEqual(counts[0], 3)  # tanh, mul, add (and the ones)
+        # Reported: the compiled region ran eagerly (and said so), the eager
+        # one is not reported.
+        self.assertEqual(eager_frames[0], 0)
+        self.assertGreaterEqual(eager_frames[1], 1)
+        self.assertEqual(warned, [False, True])
 
         # A compiled model trains under the runtime as the eager one does:
         # identical losses, the budget held at every op.
@@ -148,9 +159,12 @@ class MisuseTest(unittest.TestCase):
             model, opt = make_lm()
             return torch.compile(model), opt
 
-        losses, meter, rt = run_measured(make_compiled, step, 4, self.budget, provider=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the report, asserted here
+            losses, meter, rt = run_measured(make_compiled, step, 4, self.budget, provider=None)
         self.assertEqual(losses, self.plain[:4], summary(meter, rt))
         self.assertEqual(meter.violation_count, 0, summary(meter, rt))
+        self.assertEqual(rt.stats["compiled_modules"], 1)
 
     def test_cuda_without_cuda_is_a_clear_error(self):
         if torch.cuda.is_available():

@@ -459,6 +459,14 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
         };
       }
     }
+    if (fw->struct_size == sizeof(swapplan_rt_framework) && f->copy != nullptr) {
+      cb.copy = [f](uint64_t id, FrameworkCopy action, int64_t bytes) {
+        static constexpr const char* kNames[] = {"copy(out)", "copy(in)", "copy(wait)",
+                                                 "copy(discard)"};
+        return FromCallback(f->copy(f->user, id, static_cast<int32_t>(action), bytes),
+                            kNames[static_cast<int>(action)], id);
+      };
+    }
     rt.SetFrameworkCallbacks(std::move(cb));
     return absl::OkStatus();
   });

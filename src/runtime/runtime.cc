@@ -363,6 +363,14 @@ absl::Status Runtime::State::Unhold(Slot& t, bool free_memory) {
   return callbacks.release(t.framework_id, free_memory);
 }
 
+absl::Status Runtime::State::CallCopy(Slot& t, FrameworkCopy action) {
+  const bool sized = action == FrameworkCopy::kOut || action == FrameworkCopy::kIn;
+  SWAPPLAN_RETURN_IF_ERROR(callbacks.copy(t.framework_id, action, sized ? t.size : 0));
+  if (action == FrameworkCopy::kOut) t.framework_host = true;
+  if (action == FrameworkCopy::kIn || action == FrameworkCopy::kDiscard) t.framework_host = false;
+  return absl::OkStatus();
+}
+
 void Runtime::State::DropHost(Slot& t, EventId ready) {
   pinned->Release(t.host, ready);
   t.host = PinnedBuffer{};
@@ -386,6 +394,27 @@ absl::Status Runtime::State::StartSwapOut(int32_t slot, SwapReason reason) {
                                   " which is not resident or has no bytes"));
   }
   const bool passive = reason == SwapReason::kPassive;
+  if (FrameworkCopies(t)) {
+    // The framework copies, ordered after the op that wrote the tensor.
+    SWAPPLAN_RETURN_IF_ERROR(Hold(t));
+    if (absl::Status st = CallCopy(t, FrameworkCopy::kOut); !st.ok()) {
+      (void)Unhold(t, false);
+      return st;
+    }
+  } else {
+    SWAPPLAN_RETURN_IF_ERROR(StartBackendCopyOut(t, passive));
+  }
+  t.state = Residency::kSwappingOut;
+  t.reason = reason;
+  stats.Count(&SwapCounts::bytes_d2h, t.size);
+  int64_t SwapCounts::*field = reason == SwapReason::kPolicy   ? &SwapCounts::policy_swap_outs
+                               : reason == SwapReason::kManual ? &SwapCounts::manual_swap_outs
+                                                               : &SwapCounts::passive_swap_outs;
+  stats.Count(field);
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::State::StartBackendCopyOut(Slot& t, bool passive) {
   SWAPPLAN_ASSIGN_OR_RETURN(PinnedBuffer host,
                             pinned->Acquire(t.size, passive ? streams[2] : streams[0]));
   absl::Status st = Hold(t);
@@ -411,13 +440,6 @@ absl::Status Runtime::State::StartSwapOut(int32_t slot, SwapReason reason) {
   }
   t.out = *ticket;
   t.host = host;
-  t.state = Residency::kSwappingOut;
-  t.reason = reason;
-  stats.Count(&SwapCounts::bytes_d2h, t.size);
-  int64_t SwapCounts::*field = reason == SwapReason::kPolicy   ? &SwapCounts::policy_swap_outs
-                               : reason == SwapReason::kManual ? &SwapCounts::manual_swap_outs
-                                                               : &SwapCounts::passive_swap_outs;
-  stats.Count(field);
   return absl::OkStatus();
 }
 
@@ -428,8 +450,10 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
                                   " which is not being swapped out"));
   }
   // Rule 2: the block is released only after the copy out has finished —
-  // the compute stream waits for its event, then frees in stream order.
-  absl::Status st = TimedComputeWait(t.out);
+  // the compute stream waits for its event, then frees in stream order
+  // (framework copies: the framework's release orders the free after its
+  // copy on its streams).
+  absl::Status st = FrameworkCopies(t) ? absl::OkStatus() : TimedComputeWait(t.out);
   if (!st.ok()) {
     // The copy failed: the tensor keeps its device block; the host copy is
     // dropped. Nothing is lost.
@@ -456,7 +480,11 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
     if (RuleOf(freed) != "release-refused") return freed;
     // The framework cannot free this storage (memory it does not own, e.g.
     // a tensor over a NumPy array): it stays, and never leaves again.
-    DropHost(t, kNoEvent);  // the copy is over (waited for above)
+    if (FrameworkCopies(t)) {
+      SWAPPLAN_RETURN_IF_ERROR(CallCopy(t, FrameworkCopy::kDiscard));
+    } else {
+      DropHost(t, kNoEvent);  // the copy is over (waited for above)
+    }
     queue->Retire(t.out);
     t.out = kNoTicket;
     t.state = Residency::kResident;
@@ -477,7 +505,11 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
 
 absl::Status Runtime::State::CancelSwapOut(int32_t slot) {
   Slot& t = residency.slots[slot];
-  if (queue->Erase(t.out)) {
+  if (FrameworkCopies(t)) {
+    // The block may be written again only after the copy read it: the
+    // framework's current stream waits for it, then frees the host copy.
+    SWAPPLAN_RETURN_IF_ERROR(CallCopy(t, FrameworkCopy::kDiscard));
+  } else if (queue->Erase(t.out)) {
     DropHost(t, kNoEvent);
   } else {
     // The copy may still read the block: the compute stream waits for it
@@ -532,6 +564,14 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
                                   " which is not off the device"));
   }
   SWAPPLAN_ASSIGN_OR_RETURN(void* device, ClaimBlock(slot));
+  if (FrameworkCopies(t)) {
+    // The framework orders its copy after the allocation restore made.
+    if (absl::Status st = CallCopy(t, FrameworkCopy::kIn); !st.ok()) {
+      (void)FreeDeviceBlock(t, false);
+      return st;
+    }
+    return SwapInStarted(slot, demand);
+  }
   // The block is allocated in compute-stream order; the copy waits for that
   // and for the copy out (rule 1, in the queue).
   SWAPPLAN_ASSIGN_OR_RETURN(EventId allocated, events->Acquire());
@@ -551,6 +591,11 @@ absl::Status Runtime::State::StartSwapIn(int32_t slot, bool demand) {
     return ticket.status();
   }
   t.in = *ticket;
+  return SwapInStarted(slot, demand);
+}
+
+absl::Status Runtime::State::SwapInStarted(int32_t slot, bool demand) {
+  Slot& t = residency.slots[slot];
   t.state = Residency::kSwappingIn;
   t.resident_since_op = PositionBefore();
   Touch(slot);
@@ -574,6 +619,14 @@ absl::Status Runtime::State::FreeDeviceBlock(Slot& t, bool after_copy) {
 
 absl::Status Runtime::State::WaitIn(int32_t slot) {
   Slot& t = residency.slots[slot];
+  if (FrameworkCopies(t)) {
+    // Rule 3 in the framework's streams: the current stream waits for the
+    // copy in (a stream order; no host wait, no stall measured here).
+    SWAPPLAN_RETURN_IF_ERROR(CallCopy(t, FrameworkCopy::kWait));
+    t.state = Residency::kResident;
+    t.reason = SwapReason::kNone;
+    return Unhold(t, false);
+  }
   // Rule 3: the tensor is used only after its copy in has finished — the
   // compute stream waits for its event.
   absl::Status st = TimedComputeWait(t.in);
@@ -613,6 +666,7 @@ absl::Status Runtime::State::EnsureResident(int32_t slot) {
       // out reads it: the op waits for the copy (a policy's decision op is
       // the tensor's last use before the window, so this is rare). A failed
       // copy just means the tensor stays.
+      if (FrameworkCopies(t)) return CallCopy(t, FrameworkCopy::kWait);
       absl::Status st = TimedComputeWait(t.out);
       if (!st.ok()) return CancelSwapOut(slot);
       return absl::OkStatus();

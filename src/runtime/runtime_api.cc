@@ -68,6 +68,10 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
       s.Account(-t.size);
       break;
     case Residency::kOffDevice: {
+      if (s.FrameworkCopies(t)) {
+        if (t.framework_host) st = s.CallCopy(t, FrameworkCopy::kDiscard);
+        break;
+      }
       if (t.out == kNoTicket) break;  // dropped for recomputation: no host copy
       const EventId done = s.queue->done_event(t.out);
       s.events->Ref(done);
@@ -75,6 +79,12 @@ absl::Status Runtime::FreeTensor(TensorHandle handle) {
       break;
     }
     case Residency::kSwappingIn: {
+      if (s.FrameworkCopies(t)) {
+        // The copy in took the host copy; its storage is dead.
+        st = s.Unhold(t, false);
+        s.Account(-t.size);
+        break;
+      }
       st = s.queue->WaitOn(t.in, s.compute);
       EventId done = kNoEvent;  // a failed copy is over: no wait on it
       if (st.ok()) {

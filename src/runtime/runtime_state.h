@@ -76,6 +76,9 @@ struct Slot {
   int32_t item = -1;
   // The framework block is held (a copy reads or writes it).
   bool held = false;
+  // Framework copies (FrameworkCallbacks::copy): the framework holds a host
+  // copy of it (from kOut until kIn or kDiscard).
+  bool framework_host = false;
   // Op ordinal (this iteration) of its last use, and of the event that made
   // it resident (ALLOC / SWAP_IN; -1: before this iteration). A tensor is a
   // passive swap-out candidate at op p only if both are < p.
@@ -255,6 +258,8 @@ struct Runtime::State {
   int32_t PositionAfter() const;
 
   absl::Status StartSwapOut(int32_t slot, SwapReason reason);
+  // The backend's copy out of a slot (pinned buffer, transfer ticket).
+  absl::Status StartBackendCopyOut(Slot& t, bool passive);
   // Rule 2. for_allocation: Algorithm 3 releases it for an allocation at
   // the current position (recorded off the device during it).
   absl::Status Release(int32_t slot, bool for_allocation = false);
@@ -267,6 +272,8 @@ struct Runtime::State {
   // the block's address; on failure nothing stays accounted.
   absl::StatusOr<void*> ClaimBlock(int32_t slot);
   absl::Status StartSwapIn(int32_t slot, bool demand);
+  // The state change and bookkeeping of a swap-in whose copy was started.
+  absl::Status SwapInStarted(int32_t slot, bool demand);
   absl::Status WaitIn(int32_t slot);
   // Makes the slot resident before a use (rule 3; passive swap-in).
   absl::Status EnsureResident(int32_t slot);
@@ -289,6 +296,14 @@ struct Runtime::State {
   absl::Status ReleaseItem(int32_t slot) {
     return residency.slots[slot].reason == SwapReason::kRecompute ? Drop(slot) : Release(slot);
   }
+  // Whether the framework moves this tensor's bytes (FrameworkCallbacks::
+  // copy set, a framework-owned tensor): no pinned buffer, no ticket.
+  bool FrameworkCopies(const Slot& t) const {
+    return !t.owned && static_cast<bool>(callbacks.copy);
+  }
+  // Asks the framework (kOut / kIn with the tensor's size); keeps
+  // framework_host current.
+  absl::Status CallCopy(Slot& t, FrameworkCopy action);
   absl::Status FreeDeviceBlock(Slot& s, bool after_copy);
   absl::Status Hold(Slot& s);
   absl::Status Unhold(Slot& s, bool free_memory);

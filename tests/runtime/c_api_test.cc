@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -318,6 +319,112 @@ TEST_CASE("C API: framework-owned storage is held, freed and restored through th
   REQUIRE(swapplan_rt_tensor_free(env, t) == SWAPPLAN_RT_OK);
   CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
   std::free(fw.mem[1]);
+}
+
+// A framework that moves its storages' bytes itself (swapplan_rt_framework.
+// copy, as SwapRuntime(device="cuda") does): what it is asked, in order.
+struct Mover {
+  std::vector<std::vector<uint8_t>> mem = std::vector<std::vector<uint8_t>>(4);
+  std::vector<std::vector<uint8_t>> host = std::vector<std::vector<uint8_t>>(4);
+  std::vector<std::string> log;
+  int32_t fail_out = -1;  // COPY_OUT of this id fails
+};
+Mover* MoverOf(void* user) { return static_cast<Mover*>(user); }
+int32_t MoverHold(void* user, uint64_t id) {
+  MoverOf(user)->log.push_back("hold " + std::to_string(id));
+  return 0;
+}
+int32_t MoverRelease(void* user, uint64_t id, int32_t free_memory) {
+  Mover* m = MoverOf(user);
+  m->log.push_back("release " + std::to_string(id) + (free_memory ? " free" : ""));
+  if (free_memory) m->mem[id].clear();
+  return 0;
+}
+int32_t MoverRestore(void* user, uint64_t id, int64_t bytes, void** device) {
+  Mover* m = MoverOf(user);
+  m->log.push_back("restore " + std::to_string(id));
+  m->mem[id].assign(static_cast<size_t>(bytes), 0);
+  *device = m->mem[id].data();
+  return 0;
+}
+int32_t MoverCopy(void* user, uint64_t id, int32_t action, int64_t bytes) {
+  Mover* m = MoverOf(user);
+  static const char* const kNames[] = {"out ", "in ", "wait ", "discard "};
+  std::string line = kNames[action];
+  line += std::to_string(id);
+  if (bytes != 0) {
+    line += ' ';
+    line += std::to_string(bytes);
+  }
+  m->log.push_back(line);
+  if (action == SWAPPLAN_RT_COPY_OUT && static_cast<int32_t>(id) == m->fail_out) return 5;
+  if (action == SWAPPLAN_RT_COPY_OUT) m->host[id] = m->mem[id];
+  if (action == SWAPPLAN_RT_COPY_IN) m->mem[id] = m->host[id];
+  return 0;
+}
+
+TEST_CASE("C API: framework copies — the runtime decides, the framework moves the bytes") {
+  swapplan_rt_env* env = Create(1000);
+  Mover mv;
+  swapplan_rt_framework cb{sizeof(swapplan_rt_framework), &mv, &MoverHold, &MoverRelease,
+                           &MoverRestore};
+  cb.copy = &MoverCopy;
+  REQUIRE(swapplan_rt_set_framework(env, &cb) == SWAPPLAN_RT_OK);
+  const int64_t shape[] = {25};
+  swapplan_rt_tensor t[4] = {};
+  for (uint64_t id = 1; id <= 3; ++id) {
+    mv.mem[id].assign(100, static_cast<uint8_t>(0x10 * id));
+    REQUIRE(swapplan_rt_tensor_register(env, id, mv.mem[id].data(), 100, 1, shape, 1,
+                                        SWAPPLAN_RT_KIND_ACTIVATION, -1, &t[id]) ==
+            SWAPPLAN_RT_OK);
+  }
+  int32_t op = 0;
+  REQUIRE(swapplan_rt_intern_op(env, "use", &op) == SWAPPLAN_RT_OK);
+  // Out, released after the copy (the framework orders the free), back in
+  // at the use: restore, copy in, the consumer waits, the hold goes.
+  REQUIRE(swapplan_rt_pageout_manual(env, t[1]) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_OK);
+  swapplan_rt_stats st{};
+  st.struct_size = sizeof(st);
+  REQUIRE(swapplan_rt_get_stats(env, &st) == SWAPPLAN_RT_OK);
+  CHECK(st.device_bytes_in_use == 200);  // 300 registered, 100 off the device
+  CHECK(st.pinned_host_allocs == 0);     // no pinned memory of the runtime's
+  CHECK(st.counts.bytes_d2h == 100);
+  REQUIRE(swapplan_rt_iteration_begin(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, &t[1], 1) == SWAPPLAN_RT_OK);
+  CHECK(mv.mem[1] == std::vector<uint8_t>(100, 0x10));
+  REQUIRE(swapplan_rt_op_end(env, nullptr, 0) == SWAPPLAN_RT_OK);
+  // A swap-out under way when an op uses the tensor: the op waits for the
+  // copy; written by it: the copy out is discarded (the tensor stays).
+  REQUIRE(swapplan_rt_pageout_manual(env, t[2]) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_begin(env, op, SWAPPLAN_RT_PHASE_FORWARD, &t[2], 1) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_op_end(env, &t[2], 1) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_iteration_end(env) == SWAPPLAN_RT_OK);
+  // Freed while off the device: its host copy is discarded.
+  REQUIRE(swapplan_rt_pageout_manual(env, t[3]) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_before_prefetch_wait_all(env) == SWAPPLAN_RT_OK);
+  REQUIRE(swapplan_rt_tensor_free(env, t[3]) == SWAPPLAN_RT_OK);
+  const std::vector<std::string> expected = {
+      "hold 1", "out 1 100", "release 1 free",                     // swap-out, release
+      "restore 1", "in 1 100", "wait 1", "release 1",              // swap-in at the use
+      "hold 2", "out 2 100", "wait 2", "discard 2", "release 2",   // used, then written
+      "hold 3", "out 3 100", "release 3 free", "discard 3"};       // freed while off
+  CHECK(mv.log == expected);
+  // A failing copy fails the call; the tensor stays, its hold dropped.
+  mv.log.clear();
+  mv.fail_out = 2;
+  CHECK(swapplan_rt_pageout_manual(env, t[2]) == SWAPPLAN_RT_UNAVAILABLE);
+  CHECK(LastError().find("framework callback copy(out) failed for tensor 2 (code 5)") !=
+        std::string::npos);
+  CHECK(mv.log == std::vector<std::string>{"hold 2", "out 2 100", "release 2"});
+  int32_t resident = 0;
+  REQUIRE(swapplan_rt_tensor_resident(env, t[2], &resident) == SWAPPLAN_RT_OK);
+  CHECK(resident == 1);
+  // ABI 4's struct (no copy field): accepted, the backend copies.
+  swapplan_rt_framework v4 = cb;
+  v4.struct_size = offsetof(swapplan_rt_framework, recompute_workspace_bytes);
+  CHECK(swapplan_rt_set_framework(env, &v4) == SWAPPLAN_RT_OK);
+  CHECK(swapplan_rt_close_swap_env(env) == SWAPPLAN_RT_OK);
 }
 
 int32_t CanRecompute(void*, uint64_t) { return 1; }

@@ -253,6 +253,14 @@ struct TensorDesc {
   uint64_t framework_id = 0;
 };
 
+// What FrameworkCallbacks::copy is asked (swapplan_runtime.h SWAPPLAN_RT_COPY_*).
+enum class FrameworkCopy : uint8_t {
+  kOut = 0,      // start the copy to host memory (after the op that wrote it)
+  kIn = 1,       // start the copy back into the restored storage
+  kWait = 2,     // the current stream waits for the tensor's last copy
+  kDiscard = 3,  // the copy out will not be released: wait for it, free the host copy
+};
+
 // How the runtime reaches a framework's storage (RegisterTensor).
 struct FrameworkCallbacks {
   // Keep the storage alive (a copy is about to read or write it).
@@ -285,6 +293,13 @@ struct FrameworkCallbacks {
   // recompute_workspace_bytes). Room is made for them and they are counted
   // while it runs. Unset: 0.
   std::function<absl::StatusOr<int64_t>(uint64_t framework_id)> recompute_workspace_bytes;
+  // Framework copies (swapplan_runtime.h swapplan_rt_framework.copy, the
+  // order of the calls there). Set: the bytes of framework-owned tensors
+  // are moved by the framework on its own streams — the runtime still
+  // decides every swap and keeps the ledger, but allocates no pinned host
+  // memory, queues no transfer and waits on no event for them (each wait
+  // is the framework's kWait, a stream order). Unset: the backend copies.
+  std::function<absl::Status(uint64_t framework_id, FrameworkCopy action, int64_t bytes)> copy;
 };
 
 // What a policy provider is asked to plan.

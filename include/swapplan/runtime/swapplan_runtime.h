@@ -110,9 +110,12 @@ extern "C" {
  *      gained the input signature and policy_of_other_input
  *   5  swapplan_rt_framework gained recompute_workspace_bytes (the bytes a
  *      recomputation allocates besides the tensor's own: room is made for
- *      them and they count against the budget while it runs); a struct of
- *      version 3 or 4 (struct_size = offsetof(...,
- *      recompute_workspace_bytes)) is still accepted: no workspace */
+ *      them and they count against the budget while it runs) and the
+ *      optional copy callback (the framework moves its storages' bytes
+ *      itself: CUDA tensors of a framework whose copies run on its own
+ *      streams); a struct of version 3 or 4 (struct_size = offsetof(...,
+ *      recompute_workspace_bytes)) is still accepted: no workspace, and the
+ *      backend copies, as before */
 #define SWAPPLAN_RT_ABI_VERSION 5
 
 typedef enum swapplan_rt_status {
@@ -179,6 +182,13 @@ enum {
   SWAPPLAN_RT_FAULT_COPY_ERROR = 0,
   SWAPPLAN_RT_FAULT_ALLOC_FAILURE = 1,
   SWAPPLAN_RT_FAULT_SLOW_COPY = 2
+};
+/* Framework copies (swapplan_rt_framework.copy): what the runtime asks. */
+enum {
+  SWAPPLAN_RT_COPY_OUT = 0,     /* start copying the storage to the framework's host memory */
+  SWAPPLAN_RT_COPY_IN = 1,      /* start copying it back into the storage restore allocated */
+  SWAPPLAN_RT_COPY_WAIT = 2,    /* the current stream waits for the tensor's last copy */
+  SWAPPLAN_RT_COPY_DISCARD = 3  /* its host copy is not needed: free it after the copy */
 };
 /* Copy directions (fault injection): -1 any. */
 enum { SWAPPLAN_RT_D2H = 0, SWAPPLAN_RT_H2D = 1 };
@@ -342,6 +352,32 @@ typedef struct swapplan_rt_framework {
    * eviction may add an input to recompute (at most 4 rounds). Negative: an
    * error (the recomputation is not started). */
   int64_t (*recompute_workspace_bytes)(void* user, uint64_t framework_id);
+  /* ABI 5, optional (NULL, or a struct that ends before it: the backend
+   * copies framework storages from and to the registered address). Set: the
+   * runtime still decides every swap (stage machine, policy, Algorithm 3,
+   * the budget's ledger) but the framework moves the bytes of its storages,
+   * on streams of its own, and the backend copies none of them (no pinned
+   * host memory, no transfer queue, no host wait for them). The registered
+   * address is then only an identity. The calls for one tensor, in order:
+   *   COPY_OUT      after the op that made (or last wrote) it: start the copy
+   *                 to host memory, ordered after that op's work;
+   *   release(1)    (the hold callback's release with free_memory) free the
+   *                 device memory after that copy, in stream order;
+   *   restore       allocate it again (for the consumer: the current stream);
+   *   COPY_IN       start the copy back into it, ordered after the
+   *                 allocation; the host copy may go once that copy is done;
+   *   COPY_WAIT     before its first use (and before an op may write a
+   *                 tensor whose COPY_OUT is under way): the current stream
+   *                 waits for the tensor's last copy;
+   *   COPY_DISCARD  a COPY_OUT that will not be released (the tensor was
+   *                 written, came back before its release, or was freed; also
+   *                 a freed tensor off the device): the current stream waits
+   *                 for that copy and the host copy is freed.
+   * `bytes` is the tensor's size (COPY_OUT, COPY_IN), 0 otherwise. Returns 0;
+   * non-zero fails the entry point (SWAPPLAN_RT_UNAVAILABLE), the tensor
+   * keeping its bytes where they were. Never a host synchronisation: every
+   * order above is a stream order (docs/runtime-torch.md "CUDA"). */
+  int32_t (*copy)(void* user, uint64_t framework_id, int32_t action, int64_t bytes);
 } swapplan_rt_framework;
 
 typedef struct swapplan_rt_policy_request {

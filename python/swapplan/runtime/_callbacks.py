@@ -1,7 +1,8 @@
 """The framework callbacks of SwapRuntime (swapplan_runtime.h
 swapplan_rt_framework): called by the runtime library on the training thread
-to hold, release (``storage.resize_(0)``), restore (``resize_(nbytes)``) and
-recompute storages, and to ask the policy provider. A callback never raises
+to hold, release (``storage.resize_(0)``), restore (``resize_(nbytes)``),
+copy (device="cuda": _cuda.FrameworkCopies, stream-ordered) and recompute
+storages, and to ask the policy provider. A callback never raises
 across the C boundary: the exception is kept in ``_callback_error`` and
 raised by the caller after the C call returns."""
 
@@ -41,7 +42,10 @@ class Callbacks:
                 if s is None:
                     s = _new_with_weak_ptr(self._tracker.weak[sid])
                 try:
-                    s.resize_(0)
+                    if self._copies is None:
+                        s.resize_(0)
+                    else:  # CUDA: in stream order after the copy (_cuda.py)
+                        self._copies.release(sid, s, self._stream_of(sid))
                 except RuntimeError as e:
                     if "not resizable" in str(e):
                         return 3  # memory PyTorch does not own (from_numpy, shared)
@@ -59,7 +63,10 @@ class Callbacks:
             s = self._held.get(sid)
             if s is None:
                 s = _new_with_weak_ptr(self._tracker.weak[sid])
-            s.resize_(nbytes)
+            if self._copies is None:
+                s.resize_(nbytes)
+            else:  # CUDA: on the consumer's stream (_cuda.py)
+                self._copies.restore(sid, s, nbytes)
             self._held[sid] = s
             ptr = s.data_ptr()
             m = self._tracker.live.get(sid)
@@ -70,6 +77,22 @@ class Callbacks:
         except BaseException as e:  # noqa: BLE001
             self._callback_error = e
             return 1
+
+    def _cb_copy(self, user, sid, action, nbytes):
+        """Framework copies (device="cuda"): _cuda.FrameworkCopies."""
+        try:
+            s = self._held.get(sid)
+            if s is None:
+                s = self._storage_of(sid)
+            self._copies.copy(sid, s, action, self._stream_of(sid))
+            return 0
+        except BaseException as e:  # noqa: BLE001
+            self._callback_error = e
+            return 1
+
+    def _stream_of(self, sid):
+        m = self._tracker.live.get(sid)
+        return None if m is None else m.stream
 
     def _storage_of(self, sid):
         w = self._tracker.weak.get(sid)

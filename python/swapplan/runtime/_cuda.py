@@ -45,8 +45,9 @@ def _align(nbytes, alignment):
 
 
 def check_device(device, cuda=None):
-    """'cpu' (the host backend: the device is emulated in CPU memory), or a
-    clear error (`cuda`: torch.cuda, or a fake)."""
+    """'cpu' (the host backend: the device is emulated in CPU memory), 'cuda'
+    (framework copies through CudaSwapper), or a clear error (`cuda`:
+    torch.cuda, or a fake)."""
     cuda = cuda if cuda is not None else torch.cuda
     kind = torch.device(device).type
     if kind == "cpu":
@@ -58,13 +59,7 @@ def check_device(device, cuda=None):
                 "CUDA %s; torch.cuda.is_available() is False). device='cpu' runs the host "
                 "backend, which emulates the device in CPU memory" % (device, torch.__version__,
                                                                       torch.version.cuda))
-        raise NotImplementedError(
-            "SwapRuntime(device=%r): the PyTorch integration swaps CPU tensors on the host "
-            "backend only. The CUDA swap protocol (swapplan.runtime._cuda: stream-ordered "
-            "copies, pinned pool, OOM retry) is tested on the CPU with a fake torch.cuda but "
-            "SwapRuntime does not drive it yet: the runtime library's host backend copies the "
-            "bytes itself from the registered address, so CUDA storages need a backend whose "
-            "copies are the framework's (docs/runtime-torch.md \"CUDA\")" % (device,))
+        return kind
     raise ValueError("SwapRuntime: device must be 'cpu' or 'cuda', got %r" % (device,))
 
 
@@ -182,15 +177,16 @@ def _byte_view(storage):
 
 class Swap:
     """One storage off the device: its pinned slice and the events."""
-    __slots__ = ("storage", "nbytes", "host", "producer", "copied", "released")
+    __slots__ = ("storage", "nbytes", "host", "producer", "copied", "released", "filled")
 
     def __init__(self, storage, nbytes, host, producer, copied):
         self.storage = storage    # strong: the bytes stay until release
         self.nbytes = nbytes
         self.host = host
         self.producer = producer  # the stream whose allocator block it is
-        self.copied = copied      # D2H copy-done event
+        self.copied = copied      # the last copy's done event (D2H, then H2D)
         self.released = False
+        self.filled = False       # the H2D copy was issued
 
 
 class CudaSwapper:
@@ -230,26 +226,67 @@ class CudaSwapper:
     def release(self, swap):
         """Frees the device bytes in stream order: the allocator reuses the
         block on the producer's stream, so that stream (and the current one)
-        waits on copy-done before resize_(0) hands the block back."""
+        waits on copy-done before resize_(0) hands the block back; when the
+        current stream is another one, the producer's also waits for the work
+        issued on it so far (ops that read the tensor there)."""
         current = self.cuda.current_stream()
         swap.producer.wait_event(swap.copied)
         if current != swap.producer:
             current.wait_event(swap.copied)
+            self._after_current(swap.producer, current)
         swap.storage.resize_(0)
         swap.released = True
 
+    def _after_current(self, stream, current):
+        read = self.cuda.Event()
+        read.record(current)
+        stream.wait_event(read)
+
+    def drop(self, storage, producer):
+        """Frees a storage with no copy (a RECOMPUTE item), in stream order:
+        the block's stream (`producer`) waits for the current one's work."""
+        current = self.cuda.current_stream()
+        if producer is not None and current != producer:
+            self._after_current(producer, current)
+        storage.resize_(0)
+
+    def discard(self, swap):
+        """A swap-out that will not be released (the tensor stays): the
+        current stream waits for the copy before anything may write the
+        block, and the pinned slice returns fenced by the copy."""
+        self.cuda.current_stream().wait_event(swap.copied)
+        self.pool.free(swap.host, fence=swap.copied)
+
     def swap_in(self, swap, consumer=None):
         """Brings `swap` back before the consuming op on `consumer` (default:
-        the current stream); returns the storage."""
-        cuda = self.cuda
-        consumer = consumer if consumer is not None else cuda.current_stream()
+        the current stream); returns the storage. allocate, fill and
+        wait_filled in one: SwapRuntime calls them apart (a prefetch fills
+        early, the consumer waits at its use)."""
+        consumer = consumer if consumer is not None else self.cuda.current_stream()
         if not swap.released:
             # Never left the device: nothing to copy back; the slice returns
             # once the D2H copy writing it is done.
             self.pool.free(swap.host, fence=swap.copied)
             return swap.storage
-        with cuda.stream(consumer):
-            swap.storage.resize_(swap.nbytes)  # the consumer's block
+        self.allocate(swap, consumer)
+        self.fill(swap, consumer)
+        self.wait_filled(swap, consumer)
+        return swap.storage
+
+    def allocate(self, swap, consumer=None):
+        """resize_(nbytes) with the consumer's stream current: the new block
+        is the consumer's."""
+        consumer = consumer if consumer is not None else self.cuda.current_stream()
+        with self.cuda.stream(consumer):
+            swap.storage.resize_(swap.nbytes)
+        swap.producer = consumer
+
+    def fill(self, swap, consumer=None):
+        """The H2D copy, after an event recorded on the consumer's stream
+        (the allocation); records `filled` and returns the pinned slice to the
+        pool fenced by it. The consumer does not wait here (wait_filled)."""
+        cuda = self.cuda
+        consumer = consumer if consumer is not None else cuda.current_stream()
         allocated = cuda.Event()
         allocated.record(consumer)
         self.h2d.wait_event(allocated)
@@ -257,11 +294,16 @@ class CudaSwapper:
             self.byte_view(swap.storage).copy_(self.pool.view(swap.host), non_blocking=True)
         filled = cuda.Event()
         filled.record(self.h2d)
-        consumer.wait_event(filled)
         self.pool.free(swap.host, fence=filled)
-        swap.producer = consumer
+        swap.copied = filled  # the tensor's last copy
+        swap.filled = True
         self.bytes_h2d += swap.nbytes
-        return swap.storage
+
+    def wait_filled(self, swap, consumer=None):
+        """The consumer's stream waits for the tensor's last copy (before its
+        op uses it)."""
+        consumer = consumer if consumer is not None else self.cuda.current_stream()
+        consumer.wait_event(swap.copied)
 
     def stats(self):
         """What the device's allocator and the pool hold (rt.stats)."""
@@ -272,14 +314,23 @@ class CudaSwapper:
             "bytes_d2h": self.bytes_d2h, "bytes_h2d": self.bytes_h2d})
 
 
+# The caching allocator's figures in rt.stats (None on the CPU device).
+CUDA_STAT_KEYS = ("cuda_memory_allocated_bytes", "cuda_memory_reserved_bytes",
+                  "cuda_max_memory_allocated_bytes", "cuda_max_memory_reserved_bytes")
+
+
 def device_memory(cuda, into=None):
     """The budget's measure: memory_allocated() (bytes in live tensors, what
     the budget bounds), with memory_reserved() (the caching allocator's
-    segments) beside it. A smaller device is emulated with
+    segments) beside it, and their peaks (max_memory_allocated /
+    max_memory_reserved, since the process start or the last
+    reset_peak_memory_stats). A smaller device is emulated with
     torch.cuda.set_per_process_memory_fraction."""
     d = dict(into or {})
     d["cuda_memory_allocated_bytes"] = int(cuda.memory_allocated())
     d["cuda_memory_reserved_bytes"] = int(cuda.memory_reserved())
+    d["cuda_max_memory_allocated_bytes"] = int(cuda.max_memory_allocated())
+    d["cuda_max_memory_reserved_bytes"] = int(cuda.max_memory_reserved())
     return d
 
 
@@ -358,3 +409,88 @@ class RngStates:
             torch.set_rng_state(saved_cpu)
             if dev is not None:
                 self._cuda_set(saved_dev)
+
+
+class CudaDevice:
+    """What SwapRuntime(device="cuda", cuda=...) runs on: a torch.cuda-like
+    namespace `cuda`, the CudaSwapper over a PinnedPool, the device type of
+    the storages the runtime counts ("cuda"; a CPU test with fakes passes
+    "cpu" and a byte_view / alloc_block of its own), and the out-of-memory
+    error an op may raise (cuda.OutOfMemoryError)."""
+
+    def __init__(self, cuda=None, pool=None, byte_view=_byte_view, device_type="cuda"):
+        self.cuda = cuda if cuda is not None else torch.cuda
+        self.swapper = CudaSwapper(self.cuda, pool if pool is not None else PinnedPool(),
+                                   byte_view=byte_view)
+        self.device_type = device_type
+        self.oom_error = self.cuda.OutOfMemoryError
+
+
+class FrameworkCopies:
+    """SwapRuntime's half of the runtime library's framework copies
+    (swapplan_runtime.h, swapplan_rt_framework.copy): the library decides, a
+    CudaSwapper moves the bytes. Per storage id the Swap from COPY_OUT until
+    the consumer waited for its COPY_IN (or DISCARD). A released Swap keeps
+    no reference to its storage (the storage may die while off the device).
+
+      COPY_OUT      swap_out after an event on the stream of its last write
+      release(1)    release (waits on copy-done, then resize_(0)); without a
+                    Swap (a RECOMPUTE drop): drop
+      restore       allocate on the current (consumer) stream
+      COPY_IN       fill (H2D after the allocation; the consumer waits later)
+      COPY_WAIT     the current stream waits for the last copy
+      COPY_DISCARD  discard (the current stream waits for the copy out)
+    """
+
+    OUT, IN, WAIT, DISCARD = 0, 1, 2, 3
+
+    def __init__(self, device):
+        self.swapper = device.swapper
+        self.cuda = device.cuda
+        self.swaps = {}
+
+    def copy(self, sid, storage, action, producer):
+        sw = self.swapper
+        if action == self.OUT:
+            self.swaps[sid] = sw.swap_out(storage, producer)
+        elif action == self.IN:
+            swap = self.swaps[sid]
+            swap.storage = storage
+            sw.fill(swap)
+            swap.storage = None
+        elif action == self.WAIT:
+            swap = self.swaps[sid]
+            sw.wait_filled(swap)
+            if swap.filled:
+                del self.swaps[sid]  # resident again
+        elif action == self.DISCARD:
+            swap = self.swaps.pop(sid, None)
+            if swap is None or swap.filled:
+                return  # forgotten (the storage died first), or its copy in took the slice
+            sw.discard(swap)
+        else:
+            raise ValueError("framework copy: unknown action %r" % (action,))
+
+    def release(self, sid, storage, producer):
+        swap = self.swaps.get(sid)
+        if swap is None:
+            self.swapper.drop(storage, producer)
+            return
+        swap.storage = storage
+        self.swapper.release(swap)
+        swap.storage = None
+
+    def restore(self, sid, storage, nbytes):
+        swap = self.swaps.get(sid)
+        if swap is None:  # a RECOMPUTE item's storage: the recipe fills it
+            storage.resize_(nbytes)
+            return
+        swap.storage = storage
+        self.swapper.allocate(swap)
+        swap.storage = None
+
+    def forget(self, sid):
+        """The storage died: its Swap (and pinned slice) go."""
+        swap = self.swaps.pop(sid, None)
+        if swap is not None and not swap.filled:
+            self.swapper.pool.free(swap.host, fence=swap.copied)

@@ -38,6 +38,7 @@ BACKEND_FROM_ENV, BACKEND_HOST, BACKEND_CUDA, BACKEND_ASCEND = -1, 0, 1, 2
 FAULT_COPY_ERROR, FAULT_ALLOC_FAILURE, FAULT_SLOW_COPY = 0, 1, 2
 D2H, H2D = 0, 1
 PLANNING_OBSERVED, PLANNING_ITERATION = 0, 1
+COPY_OUT, COPY_IN, COPY_WAIT, COPY_DISCARD = 0, 1, 2, 3
 
 
 class SwapRuntimeError(RuntimeError):
@@ -157,6 +158,8 @@ RESTORE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, 
 CAN_RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64)
 RECOMPUTE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p)
 WORKSPACE_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64)
+COPY_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int32,
+                           ctypes.c_int64)
 
 
 class Framework(ctypes.Structure):
@@ -174,6 +177,9 @@ class Framework(ctypes.Structure):
         # ABI 5: the bytes a recomputation holds besides the tensor's own
         # (the runtime makes room for them and counts them while it runs).
         ("recompute_workspace_bytes", WORKSPACE_FN),
+        # ABI 5: the framework moves its storages' bytes (CUDA: CudaSwapper);
+        # NULL: the backend copies.
+        ("copy", COPY_FN),
     ]
 
 

@@ -64,7 +64,14 @@ def _returns_tensors(func):
 
 
 class OutputBytes:
-    def __init__(self):
+    """`device_type`: the runtime's device ("cpu": the host backend; "cuda"):
+    an op whose outputs land on another device allocates nothing the budget
+    counts. The output device is the `device=` argument, else the tensor
+    arguments' (a factory without either: the CPU)."""
+
+    def __init__(self, device_type="cpu"):
+        self._cpu = device_type == "cpu"
+        self._device_type = device_type
         self._known = {}       # (func, signature) -> bytes of new storages
         self._dynamic = set()  # ops whose bytes depend on data
         self._learned = set()  # keys whose bytes the kernel told (not the meta evaluation)
@@ -80,9 +87,20 @@ class OutputBytes:
             none = self._no_tensor[func] = not _returns_tensors(func)
         if none or (aliases and all(aliases)):
             return None, 0  # no new storage: a view, in place, or no tensor at all
-        for a in args:
-            if isinstance(a, _Tensor) and not a.is_cpu:
-                return None, 0  # not the host backend's device: not counted
+        cpu = self._cpu
+        device = kwargs.get("device") if kwargs else None
+        if device is not None:
+            if torch.device(device).type != self._device_type:
+                return None, 0  # made on another device: not counted
+        else:
+            tensors = False
+            for a in args:
+                if isinstance(a, _Tensor):
+                    if a.is_cpu != cpu:
+                        return None, 0  # another device's: not counted
+                    tensors = True
+            if not tensors and not cpu:
+                return None, 0  # a factory on the default device, the CPU
         if func in self._dynamic:
             self.unpredicted += 1
             return None, None

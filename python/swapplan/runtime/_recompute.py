@@ -216,7 +216,8 @@ class Recipes:
         if storage is None or storage.data_ptr() != ptr:
             raise RuntimeError("storage %#x: not restored at the address the runtime gave" % sid)
         v = r.view
-        target = torch.empty(0, dtype=v.dtype).set_(storage, v.offset, v.size, v.stride)
+        target = torch.empty(0, dtype=v.dtype, device=storage.device).set_(
+            storage, v.offset, v.size, v.stride)
         # Into the restored storage through the op's out= overload where it
         # has one (no temporary: the device holds the bytes the runtime made
         # room for, nothing more); else computed, then copied in.
@@ -294,10 +295,12 @@ class Recipes:
             if inner.view.size == ref.size and inner.view.stride == ref.stride and \
                     inner.view.offset == ref.offset:
                 return full
-            base = torch.empty(ref.member.size // full.element_size(), dtype=full.dtype)
+            base = torch.empty(ref.member.size // full.element_size(), dtype=full.dtype,
+                               device=full.device)
             base.as_strided(inner.view.size, inner.view.stride, inner.view.offset).copy_(full)
             return base.as_strided(ref.size, ref.stride, ref.offset)
-        return torch.empty(0, dtype=ref.dtype).set_(s, ref.offset, ref.size, ref.stride)
+        return torch.empty(0, dtype=ref.dtype, device=s.device).set_(s, ref.offset, ref.size,
+                                                                     ref.stride)
 
     def _run_into(self, r, target):
         """Runs `r`'s op writing `target` through its out= overload; False

@@ -70,7 +70,10 @@ from ..recorder._lifetimes import StorageTracker
 from . import _lib as L
 from . import _recompute as R
 from ._callbacks import Callbacks
-from ._cuda import check_device as _check_device
+from . import _cuda as K
+from ._compiled import CompiledRegions
+from ._cuda_mode import CudaMode
+from ._results import Results
 from ._predict import OutputBytes
 from .._units import parse_bandwidth, parse_bytes, parse_duration_ns
 from .provider import SwapplanPlanProvider
@@ -86,14 +89,15 @@ _BACKWARD = M.BACKWARD
 
 class _Member:
     """What the storage tracker keeps per live storage."""
-    __slots__ = ("size", "free_op", "handle", "ptr", "writes")
+    __slots__ = ("size", "free_op", "handle", "ptr", "writes", "stream")
 
-    def __init__(self, size, handle, ptr):
+    def __init__(self, size, handle, ptr, stream):
         self.size = size
         self.free_op = None
         self.handle = handle
         self.ptr = ptr
         self.writes = 0  # ops that wrote it since it was registered (recipes)
+        self.stream = stream  # device="cuda": the stream of its last write
 
 
 class _Tracker(StorageTracker):
@@ -102,12 +106,12 @@ class _Tracker(StorageTracker):
     def __init__(self, on_free):
         super().__init__(poll_every_op=False, full_poll_interval_ops=256)
         self._on_free = on_free
-        self.forget = None  # sid -> None: the storage died (its recipe goes)
+        self.forget = []  # sid -> None per entry: the storage died (its recipe goes)
 
     def _free(self, sid, last_op):
         m = super()._free(sid, last_op)
-        if self.forget is not None:
-            self.forget(sid)
+        for forget in self.forget:
+            forget(sid)
         self._on_free(m)
         return m
 
@@ -121,7 +125,7 @@ class _Mode(C.TorchDispatchMode):
         return self.runtime._dispatch(func, args, kwargs or {})
 
 
-class SwapRuntime(Callbacks):
+class SwapRuntime(Callbacks, CudaMode, Results):
     """The runtime shim around a training loop (module docstring).
 
     Args:
@@ -172,8 +176,15 @@ class SwapRuntime(Callbacks):
         directory, removed on exit; `plans` names files in it).
       matcher_window_ops, max_inflight_copies, strict_fingerprint,
       timed_copies: runtime options (swapplan_runtime.h).
-      backend: "host" only (CPU tensors; CUDA and Ascend: the C API only).
-      device: "cpu"; "cuda" is a clear error (docs/runtime-torch.md "CUDA").
+      backend: "host" only (the runtime library's backend: it copies CPU
+        tensors; with device="cuda" it copies none, Python's CudaSwapper does).
+      device: "cpu" (the host backend emulates the device in CPU memory) or
+        "cuda" (CUDA storages; the runtime library decides, _cuda.py copies on
+        side streams through pinned memory, an op's OutOfMemoryError is
+        retried once after Algorithm 3: docs/runtime-torch.md "CUDA"); "cuda"
+        without CUDA is a clear error.
+      cuda: device="cuda" only: a _cuda.CudaDevice (None: torch.cuda with a
+        64 MiB-block pinned pool; the CPU tests pass fakes).
       recipes: keep RECOMPUTE recipes (None: only where RECOMPUTE items can
         come from).
     """
@@ -187,8 +198,9 @@ class SwapRuntime(Callbacks):
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
                  backend="host", planner="chain", device="cpu", predict_allocations=True,
-                 warn_unrepeated_after=16, recipes=None):
-        self.device = _check_device(device)
+                 warn_unrepeated_after=16, recipes=None, cuda=None):
+        self._init_device(device, cuda)
+        self._compiled = CompiledRegions()
         if backend != "host":
             raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
                              "on the host backend; CUDA and Ascend run through the C API only), "
@@ -242,7 +254,10 @@ class SwapRuntime(Callbacks):
         self._recipes_on = recipes if recipes is not None else self.policy is not None or (
             provider is not None and not (isinstance(provider, SwapplanPlanProvider) and
                                           provider.planner == "chameleon"))
-        self._tracker.forget = self._recipes.forget
+        self._tracker.forget.append(self._recipes.forget)
+        if self._copies is not None:
+            self._tracker.forget.append(self._copies.forget)
+            self._recipes.rng = K.RngStates(self._cuda.cuda)
         self._new_outputs = []
         self._held = {}          # storage id -> strong reference while a copy needs it
         self._ops = {}           # op overload -> (op id, write positions, write kwargs, aliases)
@@ -259,7 +274,7 @@ class SwapRuntime(Callbacks):
         self._closed = False
         # Room before the kernel (_predict.py); None: after it (Algorithm 3
         # once the outputs are there, over the budget until it ran).
-        self._predict = OutputBytes() if predict_allocations else None
+        self._predict = OutputBytes(self._dev) if predict_allocations else None
         self._op_new_bytes = 0
         self.discovered_bytes = 0    # storages made outside the block, at first use
         self.discovered_storages = 0
@@ -324,8 +339,10 @@ class SwapRuntime(Callbacks):
                                    L.CAN_RECOMPUTE_FN(self._cb_can_recompute),
                                    L.RECOMPUTE_FN(self._cb_recompute),
                                    # _recompute.py re-runs a seeded op under
-                                   # the CPU generator state it first ran with.
-                                   1, L.WORKSPACE_FN(self._cb_recompute_workspace))
+                                   # the generator states it first ran with.
+                                   1, L.WORKSPACE_FN(self._cb_recompute_workspace),
+                                   L.COPY_FN(self._cb_copy) if self._copies is not None
+                                   else L.COPY_FN())
             L.check(lib, lib.swapplan_rt_set_framework(env, ctypes.byref(self._cb)),
                     "set_framework")
             if self.provider is not None and self.policy is None:
@@ -338,10 +355,12 @@ class SwapRuntime(Callbacks):
             gc.collect()
             self._register_resident()
             self._phases.install(self.optimizers, False, module_names=False)
+            self._compiled.enter(self.model)
             self._begin()
             self._mode = _Mode(self)
             self._mode.__enter__()
         except BaseException:
+            self._compiled.exit()
             self._phases.uninstall()
             lib.swapplan_rt_close_swap_env(env)
             self._env = None
@@ -358,6 +377,8 @@ class SwapRuntime(Callbacks):
                 self._mode.__exit__(None, None, None)
         finally:
             self._phases.uninstall()
+            self._compiled.poll()
+            self._compiled.exit()
             try:
                 self._tracker.full_poll(-1)
                 if self._in_iteration:
@@ -447,47 +468,14 @@ class SwapRuntime(Callbacks):
             "redundant_steps": self.redundant_steps,
             "unrepeated_iterations": 0 if self._ever_stable else self._warmup_run,
             "unrepeated_warning": self.unrepeated_warning,
+            # torch.compile regions (_compiled.py).
+            "compiled_modules": self._compiled.modules,
+            "compiled_frames_run_eagerly": self._compiled.frames,
+            # device="cuda": the caching allocator's figures, the pinned
+            # pool's, out-of-memory retries; None on the CPU device.
+            **self._cuda_stats(),
             "counts": c,
         }
-
-    @property
-    def iterations(self):
-        """One dict per iteration: stage, policy, ops, peak, counts."""
-        if self._env is None:
-            return self._last_iterations
-        rows = []
-        s = L.Stats()
-        L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
-                "get_stats")
-        msg = ctypes.create_string_buffer(4096)
-        for i in range(s.iterations):
-            r = L.IterationStats()
-            L.check(self._lib, self._lib.swapplan_rt_get_iteration_stats(
-                self._env, i, ctypes.byref(r)), "get_iteration_stats")
-            L.check(self._lib, self._lib.swapplan_rt_get_plan_error(self._env, i, msg, 4096),
-                    "get_plan_error")
-            rows.append({"iteration": r.iteration, "stage": L.STAGES[r.stage],
-                         "policy": r.policy, "ops": r.ops, "wall_ms": r.wall_ns / 1e6,
-                         "peak_bytes": r.peak_bytes,
-                         "fingerprint_matched": bool(r.fingerprint_matched),
-                         "first_divergent_op": r.first_divergent_op,
-                         "next_stage": L.STAGES[r.next_stage],
-                         "generated_policy": r.generated_policy,
-                         "input_signature_hash": r.input_signature_hash,
-                         "input_signature_bytes": r.input_signature_bytes,
-                         "policy_of_other_input": bool(r.policy_of_other_input),
-                         "plan_error": msg.value.decode("utf-8", "replace"),
-                         "counts": r.counts.to_dict()})
-        return rows
-
-    def inject_fault(self, kind, direction=-1, skip=0, count=1, slow_factor=10.0):
-        """Host backend fault injection (tests): kind "copy_error",
-        "alloc_failure" or "slow_copy"; direction "d2h", "h2d" or -1 (any)."""
-        kinds = {"copy_error": L.FAULT_COPY_ERROR, "alloc_failure": L.FAULT_ALLOC_FAILURE,
-                 "slow_copy": L.FAULT_SLOW_COPY}
-        dirs = {"d2h": L.D2H, "h2d": L.H2D, -1: -1, None: -1}
-        L.check(self._lib, self._lib.swapplan_rt_inject_fault(
-            self._env, kinds[kind], dirs[direction], skip, count, slow_factor), "inject_fault")
 
     def pause(self):
         """Context manager: ops inside it are not seen (their storages are
@@ -506,6 +494,7 @@ class SwapRuntime(Callbacks):
         self._raise_callback_error()
         L.check(self._lib, rc, "iteration_end")
         self._watch_repeats()
+        self._compiled.poll()
 
     def _watch_repeats(self):
         """Warns once when `warn_unrepeated_after` iterations in a row stayed
@@ -556,7 +545,7 @@ class SwapRuntime(Callbacks):
                 sid = _storage_id(t)
             except (RuntimeError, NotImplementedError):
                 continue
-            if sid in seen or t.device.type != "cpu":
+            if sid in seen or t.device.type != self._dev:
                 continue
             seen.add(sid)
             self._tracker.watch(t, sid)
@@ -582,7 +571,8 @@ class SwapRuntime(Callbacks):
             if rc:
                 raise L.error(self._lib, rc, "tensor_register")
             handle = self._handle.value
-        self._tracker.track(sid, _Member(size, handle, ptr), storage)
+        stream = None if self._cuda is None else self._cuda.cuda.current_stream()
+        self._tracker.track(sid, _Member(size, handle, ptr, stream), storage)
         return handle
 
     def _freed(self, m):
@@ -627,7 +617,7 @@ class SwapRuntime(Callbacks):
         if id(t) not in tracker._watched:
             tracker.watch(t, sid)
         if m is None:
-            if t.device.type != "cpu":
+            if t.device.type != self._dev:
                 return n
             # Made before __enter__ (or in a pause): on the device from its
             # first use on, room made for it before the op (docs/runtime.md
@@ -651,7 +641,7 @@ class SwapRuntime(Callbacks):
         tracker.watch(t, sid)
         m = tracker.live.get(sid)
         if m is None:
-            if t.device.type != "cpu":
+            if t.device.type != self._dev:
                 return n
             h = self._register(t, sid)
             self._op_new_bytes += tracker.live[sid].size
@@ -659,6 +649,8 @@ class SwapRuntime(Callbacks):
                 self._new_outputs.append((t, sid))
         elif written:
             m.writes += 1
+            if self._cuda is not None:
+                m.stream = self._cuda.cuda.current_stream()
             storage = C.untyped_storage(t)
             if storage.nbytes() != m.size or (m.ptr and storage.data_ptr() != m.ptr):
                 # resize_ / set_: the old allocation ends, a new one begins.
@@ -726,7 +718,10 @@ class SwapRuntime(Callbacks):
             self._op_new_bytes = 0
             # A random op's generator state, for its recipe (_recompute.py).
             rng = self._recipes.rng.get() if recipe == 2 else None
-            out = func(*args, **kwargs)
+            if self._oom is None:
+                out = func(*args, **kwargs)
+            else:
+                out = self._run_with_oom_retry(func, args, kwargs)
         except BaseException:
             self._op_end(self._env, self._obuf, 0)
             raise
