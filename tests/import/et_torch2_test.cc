@@ -212,7 +212,7 @@ TEST_CASE("ET: a composite operator that dispatched nothing is no op at the disp
   // it. aten::to to another dtype holds aten::_to_copy: that child is the
   // op. relu's aten::relu, to (dropped), to -> _to_copy: 2 ops.
   const std::string none = Io({}, {}, {});
-  const std::string x = T(1, 4), y = T(3, 4), z = T(4, 2);
+  const std::string x = T(1, 4), y = T(3, 4), z = T(4, 4);
   std::vector<std::string> n = {
       Node(2, "ProfilerStep#0", 1, 5, none, none),
       Node(3, "aten::relu", 2, 0, Io({x}, {"[4]"}, {"[1]"}), Io({y}, {"[4]"}, {"[1]"})),
