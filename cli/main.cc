@@ -3,10 +3,12 @@
 // line of a failed status's message is printed as "swapplan: <line>".
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <new>
 
 #include "cli.h"
 #include "flags.h"
+#include "help_format.h"
 #include "progress.h"
 #include "trace_input.h"
 #include "swapplan/util/error.h"
@@ -17,6 +19,9 @@ int main(int argc, char** argv) {
       "swapplan: plan activation swapping between accelerator and host memory from "
       "recorded training traces."};
   app.name("swapplan");
+  // One --help layout on every CLI11 (help_format.h); the subcommands added
+  // below inherit it.
+  app.formatter(std::make_shared<cli::HelpFormatter>());
   app.require_subcommand(1);
   app.set_version_flag("--version", "swapplan " SWAPPLAN_VERSION);
   app.add_flag("-q,--quiet", cli::GlobalQuiet(),

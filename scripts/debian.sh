@@ -35,7 +35,10 @@ swapplan_clang() {
 #   ci      the HTML report's test in headless Chromium, CI's clang stages
 #           (sanitizers, libFuzzer, ThreadSanitizer)
 #   distro-torch  the second torch point: Debian's own python3-torch and
-#           what the Python suites need beside it in /usr/bin/python3
+#           what the Python suites need beside it in /usr/bin/python3; from
+#           Debian 13 on (torch 2.6) also libtorch-dev, which python3-torch
+#           only recommends: torch's C++ headers, which torch.compile's
+#           inductor backend compiles its CPU kernels against
 debian_packages() {
   local p clang
   clang=$(swapplan_clang)
@@ -51,7 +54,8 @@ debian_packages() {
         printf '%s\n' chromium "clang-$clang" "libclang-rt-$clang-dev" ;;
       distro-torch)
         printf '%s\n' python3-torch python3-numpy python3-grpcio python3-protobuf python3-pytest \
-          python3-hypothesis ;;
+          python3-hypothesis
+        [ "$(debian_codename)" = bookworm ] || echo libtorch-dev ;;
       *) echo "debian_packages: unknown purpose '$p'" >&2; return 2 ;;
     esac
   done

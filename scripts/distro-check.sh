@@ -10,7 +10,8 @@
 #    copied to /src/swapplan inside it, ../shared bound read-only beside it
 #    when present (the external traces);
 # 3. inside, as root: the packages of scripts/debian.sh (build, test and the
-#    release's python3-torch: torch 1.13 on bookworm, 2.6 on trixie), the
+#    release's python3-torch: torch 1.13 on bookworm, 2.6 and libtorch-dev
+#    on trixie), the
 #    versions that matter printed, `meson setup /src/build
 #    -Dpython=/usr/bin/python3`, `ninja`, `meson test` (every suite; the
 #    browser tests skip without Chromium, which is not installed), then the

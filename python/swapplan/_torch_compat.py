@@ -20,6 +20,12 @@ Version differences held here:
   ``profiler::`` ops that mark a range.
 * op schemas: ``schema_effects(func)`` reads alias annotations; the
   ``profiler::`` ops a 2.x profiler range dispatches are flagged.
+* autograd: ``accumulate_grad_ops()`` are the ops AccumulateGrad dispatches
+  when it stores a leaf's first gradient (two ``aten::detach`` on 1.13 and
+  2.6, one on 2.13), measured on the running torch.
+* torch.compile: ``compile_unavailable_reason()`` says why its default
+  backend cannot run here (no torch.compile before 2.0, a Python dynamo does
+  not support, torch's C++ headers missing), or None.
 
 Storage identity and lifetime come from the C++ ``StorageImpl``, not from
 Python objects:
@@ -160,3 +166,55 @@ def schema_effects(func):
                 write_pos.append(i)
     returns_alias = tuple(r.alias_info is not None for r in schema.returns)
     return write_pos, write_kw, returns_alias, schema.name.startswith("profiler::")
+
+
+_accumulate_grad_ops = None
+
+
+def accumulate_grad_ops():
+    """The op names (``aten::detach`` ...) autograd's AccumulateGrad dispatches
+    when it stores a leaf's first gradient, a fresh contiguous tensor: two
+    detaches on 1.13 and 2.6, one on 2.13 (the release in between that
+    dropped one is not pinned down, so this is measured, once, with a plain
+    dispatch mode: w * 2's backward is an aten::mul, after it AccumulateGrad;
+    1.13 checks the seed's size with aten::is_same_size before)."""
+    global _accumulate_grad_ops
+    if _accumulate_grad_ops is None:
+        names = []
+
+        class _Names(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                names.append(func._schema.name)
+                return func(*args, **(kwargs or {}))
+
+        w = torch.zeros(4, requires_grad=True)
+        y, seed = w * 2, torch.ones(4)
+        with _Names():
+            y.backward(seed)
+        if "aten::mul" not in names:
+            raise RuntimeError("AccumulateGrad probe: backward of w * 2 ran %s" % names)
+        _accumulate_grad_ops = names[names.index("aten::mul") + 1:]
+    return list(_accumulate_grad_ops)
+
+
+def compile_unavailable_reason():
+    """Why ``torch.compile`` with its default backend cannot run here, or None
+    when it can: torch 1.13 has no torch.compile; dynamo refuses a Python it
+    does not support (``check_if_dynamo_supported``'s message); and inductor,
+    the default backend, compiles its CPU kernels at run time against torch's
+    C++ headers (``<torch>/include/ATen``): pip's wheels carry them, Debian's
+    python3-torch only recommends them (libtorch-dev; without it the
+    ``include/`` links dangle and the first compiled call fails in g++)."""
+    if not hasattr(torch, "compile"):
+        return "torch %s has no torch.compile" % torch.__version__
+    import os
+    from torch._dynamo import eval_frame
+    try:
+        eval_frame.check_if_dynamo_supported()
+    except Exception as e:  # RuntimeError on 2.x; the message says why
+        return "torch.compile is not supported here: %s" % e
+    headers = os.path.join(os.path.dirname(torch.__file__), "include", "ATen")
+    if not os.path.isdir(headers):
+        return ("torch.compile's inductor backend needs torch's C++ headers, and %s is missing "
+                "(Debian: apt install libtorch-dev)" % headers)
+    return None

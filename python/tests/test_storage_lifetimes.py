@@ -33,7 +33,7 @@ class HandWorkedLinearStep(support.RecorderTestCase):
             "aten::expand",                                 # 5 sum backward
             "aten::t", "aten::mm", "aten::t",               # 6-8 dW = (dy^T @ x)
             "aten::t"] + support.ACCUMULATE_GRAD_OPS)       # 9-10 (11) AccumulateGrad
-        last = len(tr.ops()) - 1                            # 11 on 1.13, 10 on 2.x
+        last = len(tr.ops()) - 1                            # 11 on 1.13 and 2.6, 10 on 2.13
         self.assertEqual([o["phase"] for o in tr.ops()],
                          ["OTHER"] + ["FORWARD"] * 3 + ["BACKWARD"] * (last - 3))
         w = tr.by_name("weight")

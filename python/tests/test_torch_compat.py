@@ -6,6 +6,7 @@ CI")."""
 import gc
 import os
 import unittest
+from unittest import mock
 
 import torch
 
@@ -107,6 +108,30 @@ class SchemaTest(unittest.TestCase):
     def test_dtype_names(self):
         self.assertEqual(C.dtype_name(torch.bfloat16), "bfloat16")
         self.assertEqual(C.dtype_name(torch.complex128), "unknown")
+
+
+class AccumulateGradTest(unittest.TestCase):
+    def test_first_gradient_is_stored_with_one_or_two_detaches(self):
+        # 1.13 and 2.6: two; 2.13: one. Anything else is a torch this module
+        # has not seen, and the recorder's hand-worked op lists need a look.
+        ops = C.accumulate_grad_ops()
+        self.assertIn(ops, (["aten::detach"], ["aten::detach"] * 2), torch.__version__)
+
+
+class CompileTest(unittest.TestCase):
+    def test_reason_names_what_is_missing(self):
+        if not hasattr(torch, "compile"):  # 1.13
+            self.assertEqual(C.compile_unavailable_reason(),
+                             "torch %s has no torch.compile" % torch.__version__)
+            return
+        # A torch whose C++ headers are not where inductor looks for them (a
+        # Debian python3-torch without libtorch-dev): the reason names the
+        # folder and the package, unless dynamo refuses this Python first.
+        with mock.patch.object(torch, "__file__", "/nonexistent/torch/__init__.py"):
+            reason = C.compile_unavailable_reason()
+        if not reason.startswith("torch.compile is not supported here"):
+            self.assertIn("/nonexistent/torch/include/ATen is missing", reason)
+            self.assertIn("libtorch-dev", reason)
 
 
 @unittest.skipUnless(C.legacy_profiler_available(), "no legacy profiler in this PyTorch")

@@ -2,13 +2,15 @@
 """libswapplan_runtime.so exports its C API and nothing else, and carries no
 protobuf (swapplan_runtime.h, "Linking").
 
-  exported_symbols_test.py LIBRARY HEADER
+  exported_symbols_test.py LIBRARY HEADER ABSL_INLINE_NAMESPACE
 
 Fails (exit 1, listing each problem) when `nm -D --defined-only` shows a
 symbol outside the C API, when a function the header declares is not
 exported, when the library imports protobuf or nlohmann symbols or an abseil
-symbol outside Debian's inline namespace (absl::debian3), or when it needs
-libprotobuf at load time.
+symbol outside the inline namespace of the abseil it was built with
+(ABSL_INLINE_NAMESPACE, from absl/base/options.h: Debian's own, debian3 on
+Debian 12 and debian7 on Debian 13; empty, itself a problem, when that
+abseil has none), or when it needs libprotobuf at load time.
 """
 import re
 import subprocess
@@ -20,8 +22,13 @@ def run(*cmd):
 
 
 def main():
-    lib, header = sys.argv[1], sys.argv[2]
+    lib, header, absl_ns = sys.argv[1], sys.argv[2], sys.argv[3]
     problems = []
+    if not absl_ns:
+        problems.append("abseil has no inline namespace (ABSL_OPTION_INLINE_NAMESPACE_NAME): "
+                        "its symbols can bind to another abseil in the process")
+    # Itanium mangling of absl::<absl_ns>: 4absl, then the length and the name.
+    absl_prefix = f"4absl{len(absl_ns)}{absl_ns}"
     declared = set(re.findall(r"SWAPPLAN_RT_API[^;]*?\b(swapplan_rt_\w+)\s*\(",
                               open(header, encoding="utf-8").read(), re.S))
     if not declared:
@@ -48,8 +55,8 @@ def main():
             problems.append(f"imports a protobuf symbol: {name}")
         if "nlohmann" in name:
             problems.append(f"imports a nlohmann symbol: {name}")
-        if "4absl" in name and "4absl7debian3" not in name:
-            problems.append(f"imports an abseil symbol outside absl::debian3: {name}")
+        if "4absl" in name and absl_prefix not in name:
+            problems.append(f"imports an abseil symbol outside absl::{absl_ns}: {name}")
     for line in run("readelf", "-d", lib).splitlines():
         if "NEEDED" in line and "protobuf" in line:
             problems.append(f"needs protobuf at load time: {line.strip()}")

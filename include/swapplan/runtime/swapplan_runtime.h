@@ -67,9 +67,10 @@
  * core's wire decoder (swapplan/policy/policy_wire.h, cross-checked against
  * protobuf's), reads and writes traces in the JSON form, links zlib
  * statically, and imports Debian's shared abseil: every abseil symbol carries
- * Debian's inline namespace (absl::debian3), which no other abseil build uses,
- * so another abseil in the process cannot bind to it or be bound by it (the
- * symbols test checks each abseil import is in that namespace and that no
+ * Debian's inline namespace (absl::debian3 on Debian 12, absl::debian7 on
+ * Debian 13), which no other abseil build uses, so another abseil in the
+ * process cannot bind to it or be bound by it (the symbols test checks each
+ * abseil import is in the namespace absl/base/options.h names, and that no
  * protobuf or nlohmann symbol is imported). nlohmann is header-only and local.
  */
 #ifndef SWAPPLAN_RUNTIME_SWAPPLAN_RUNTIME_H_

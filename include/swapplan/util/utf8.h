@@ -17,8 +17,8 @@ namespace swapplan {
 bool IsValidUtf8(absl::string_view s);
 
 // `s` made safe to quote inside a one-line error message: control bytes
-// (newlines, tabs, DEL, ...) and backslashes are escaped as \n, \r, \t, \\
-// or \xHH (other bytes, UTF-8 included, are kept), and text beyond
+// (newlines, tabs, DEL, ...) and backslashes are escaped as \n, \r, \t,
+// \\ or \xHH (other bytes, UTF-8 included, are kept), and text beyond
 // `max_chars` input bytes is cut and marked with "...".
 // O(min(size, max_chars)).
 //   EscapeForMessage("a\nb")  -> a\nb (four characters: a, backslash, n, b)
