@@ -1,5 +1,8 @@
 // swapplan curve TRACE [--iteration N | --all-iterations] [--format csv|json | --json]
-//                [-o FILE]
+//                [--allocator cuda-caching|best-fit] [--alloc-conf TEXT] [-o FILE]
+//
+// Both curves: the allocated bytes (unswapped, as recorded) and the bytes
+// the allocator model reserves for the same allocations and frees.
 #include <optional>
 #include <string>
 
@@ -26,7 +29,7 @@ struct CurveArgs {
   std::optional<std::string> format;
   bool json = false;
   std::optional<std::string> output;
-  // --allocator / --alloc-conf: also the reserved curve of that model.
+  // --allocator / --alloc-conf: the model of the reserved curve.
   BudgetFlags budget;
 };
 
@@ -128,7 +131,8 @@ void SetupCurve(CLI::App& root, Action* action) {
   auto args = std::make_shared<CurveArgs>();
   CLI::App* sub = root.add_subcommand(
       "curve", "Per-op memory curve: bytes in use without swaps, as recorded, after the op, "
-               "live tensors, allocator figure.");
+               "live tensors, allocator figure, and the bytes an allocator model reserves for "
+               "them (cuda-caching, PyTorch's defaults, unless --allocator / --alloc-conf).");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddIterationFlag(sub, &args->flags, &args->iteration);
   sub->add_flag("--all-iterations", args->all_iterations, "Every iteration of the trace");
@@ -156,15 +160,16 @@ void SetupCurve(CLI::App& root, Action* action) {
       const BudgetBasis basis = ResolveBudgetBasis(args->budget, DeviceModel{}, &args->flags);
       SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
-      // The allocator model's curve, unlimited capacity (a curve has no budget).
+      // Both curves: the allocator model's reserved bytes next to the
+      // allocated ones (cuda-caching with PyTorch's defaults unless
+      // --allocator / --alloc-conf say), unlimited capacity (a curve has no
+      // budget).
       ReservedCurves rc;
-      if (AllocatorGiven(args->budget)) {
-        for (int32_t it = first; it <= last; ++it) {
-          SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence s, SequenceOfIteration(trace, it));
-          SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve c,
-                                    ReplayAllocations(s, basis.allocator, {.pinned_segments = 0}));
-          rc.push_back(std::move(c));
-        }
+      for (int32_t it = first; it <= last; ++it) {
+        SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence s, SequenceOfIteration(trace, it));
+        SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve c,
+                                  ReplayAllocations(s, basis.allocator, {.pinned_segments = 0}));
+        rc.push_back(std::move(c));
       }
       const bool json = args->json || args->format == std::optional<std::string>("json");
       return WriteOutput(args->output.value_or(""),
