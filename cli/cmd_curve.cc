@@ -33,7 +33,7 @@ struct CurveArgs {
   BudgetFlags budget;
 };
 
-// The reserved curves of iterations first..last (empty without a model).
+// The reserved curves of iterations first..last.
 using ReservedCurves = std::vector<ReservedCurve>;
 
 std::string CsvField(absl::string_view s) {
@@ -51,7 +51,7 @@ std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32
   std::string out =
       "iteration,op,global_op,name,phase,unswapped_bytes,recorded_bytes,recorded_after_bytes,"
       "num_live_tensors,allocator_bytes_in_use";
-  out += rc.empty() ? "\n" : ",reserved_bytes,allocated_block_bytes,largest_free_bytes\n";
+  out += ",reserved_bytes,allocated_block_bytes,largest_free_bytes\n";
   for (int32_t it = first; it <= last; ++it) {
     const IterationInfo& iter = t.iteration(it);
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
@@ -62,12 +62,10 @@ std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32
                       c.live_tensors()[i], ",",
                       op.allocator_bytes_in_use >= 0 ? absl::StrCat(op.allocator_bytes_in_use)
                                                      : "");
-      if (!rc.empty()) {
-        const ReservedCurve& r = rc[it - first];
-        const int32_t l = i - iter.op_begin;
-        absl::StrAppend(&out, ",", r.reserved_bytes[l], ",", r.allocated_bytes[l], ",",
-                        r.largest_free_bytes[l]);
-      }
+      const ReservedCurve& r = rc[it - first];
+      const int32_t l = i - iter.op_begin;
+      absl::StrAppend(&out, ",", r.reserved_bytes[l], ",", r.allocated_bytes[l], ",",
+                      r.largest_free_bytes[l]);
       out += "\n";
     }
   }
@@ -92,22 +90,17 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                   {"recorded_after_bytes", c.recorded_after_bytes()[i]},
                   {"num_live_tensors", c.live_tensors()[i]}};
       if (op.allocator_bytes_in_use >= 0) row["allocator_bytes_in_use"] = op.allocator_bytes_in_use;
-      if (!rc.empty()) {
-        const ReservedCurve& r = rc[it - first];
-        const int32_t l = i - iter.op_begin;
-        row["reserved_bytes"] = r.reserved_bytes[l];
-        row["allocated_block_bytes"] = r.allocated_bytes[l];
-        row["largest_free_bytes"] = r.largest_free_bytes[l];
-      }
+      const ReservedCurve& r = rc[it - first];
+      const int32_t l = i - iter.op_begin;
+      row["reserved_bytes"] = r.reserved_bytes[l];
+      row["allocated_block_bytes"] = r.allocated_bytes[l];
+      row["largest_free_bytes"] = r.largest_free_bytes[l];
       ops.push_back(std::move(row));
     }
-    json reserved;
-    if (!rc.empty()) {
-      const ReservedCurve& r = rc[it - first];
-      reserved = {{"reserved_peak_bytes", r.peak_reserved_bytes},
-                  {"reserved_peak_op", r.peak_position},
-                  {"fragmentation_bytes", r.fragmentation_at_peak_bytes()}};
-    }
+    const ReservedCurve& r = rc[it - first];
+    json reserved = {{"reserved_peak_bytes", r.peak_reserved_bytes},
+                     {"reserved_peak_op", r.peak_position},
+                     {"fragmentation_bytes", r.fragmentation_at_peak_bytes()}};
     iters.push_back({{"iteration", it},
                      {"peak_unswapped_bytes", ic.peak_unswapped.bytes},
                      {"peak_unswapped_op", ic.peak_unswapped.local_op},
@@ -115,13 +108,11 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                      {"peak_recorded_op", ic.peak_recorded.local_op},
                      {"persistent_bytes", ic.persistent_bytes},
                      {"ops", std::move(ops)}});
-    if (!rc.empty()) iters.back()["reserved"] = std::move(reserved);
+    iters.back()["reserved"] = std::move(reserved);
   }
   json j = {{"trace", t.source()}, {"iterations", std::move(iters)}};
-  if (!rc.empty()) {
-    j["allocator"] = std::string(AllocatorKindName(basis.allocator.kind));
-    j["alloc_conf"] = AllocConfText(basis.allocator);
-  }
+  j["allocator"] = std::string(AllocatorKindName(basis.allocator.kind));
+  j["alloc_conf"] = AllocConfText(basis.allocator);
   return j.dump(1) + "\n";
 }
 
