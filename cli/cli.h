@@ -39,6 +39,9 @@ void SetupImport(CLI::App& root, Action* action);
 void SetupDevices(CLI::App& root, Action* action);
 void SetupAdvise(CLI::App& root, Action* action);
 void SetupReport(CLI::App& root, Action* action);
+// `swapplan alloc-validate SNAPSHOT`: the allocator model against a recorded
+// torch.cuda.memory._snapshot() (alloc/recording_validation.h).
+void SetupAllocValidate(CLI::App& root, Action* action);
 // `swapplan serve`: the planner service (docs/service.md).
 void SetupServe(CLI::App& root, Action* action);
 // `swapplan help [--markdown]`: the --help of every subcommand (docs/cli.md

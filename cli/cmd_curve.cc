@@ -1,5 +1,8 @@
 // swapplan curve TRACE [--iteration N | --all-iterations] [--format csv|json | --json]
-//                [-o FILE]
+//                [--allocator cuda-caching|best-fit] [--alloc-conf TEXT] [-o FILE]
+//
+// Both curves: the allocated bytes (unswapped, as recorded) and the bytes
+// the allocator model reserves for the same allocations and frees.
 #include <optional>
 #include <string>
 
@@ -26,11 +29,11 @@ struct CurveArgs {
   std::optional<std::string> format;
   bool json = false;
   std::optional<std::string> output;
-  // --allocator / --alloc-conf: also the reserved curve of that model.
+  // --allocator / --alloc-conf: the model of the reserved curve.
   BudgetFlags budget;
 };
 
-// The reserved curves of iterations first..last (empty without a model).
+// The reserved curves of iterations first..last.
 using ReservedCurves = std::vector<ReservedCurve>;
 
 std::string CsvField(absl::string_view s) {
@@ -48,7 +51,7 @@ std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32
   std::string out =
       "iteration,op,global_op,name,phase,unswapped_bytes,recorded_bytes,recorded_after_bytes,"
       "num_live_tensors,allocator_bytes_in_use";
-  out += rc.empty() ? "\n" : ",reserved_bytes,allocated_block_bytes,largest_free_bytes\n";
+  out += ",reserved_bytes,allocated_block_bytes,largest_free_bytes\n";
   for (int32_t it = first; it <= last; ++it) {
     const IterationInfo& iter = t.iteration(it);
     for (OpIndex i = iter.op_begin; i < iter.op_end; ++i) {
@@ -59,12 +62,10 @@ std::string RenderCsv(const Trace& t, const MemoryCurve& c, int32_t first, int32
                       c.live_tensors()[i], ",",
                       op.allocator_bytes_in_use >= 0 ? absl::StrCat(op.allocator_bytes_in_use)
                                                      : "");
-      if (!rc.empty()) {
-        const ReservedCurve& r = rc[it - first];
-        const int32_t l = i - iter.op_begin;
-        absl::StrAppend(&out, ",", r.reserved_bytes[l], ",", r.allocated_bytes[l], ",",
-                        r.largest_free_bytes[l]);
-      }
+      const ReservedCurve& r = rc[it - first];
+      const int32_t l = i - iter.op_begin;
+      absl::StrAppend(&out, ",", r.reserved_bytes[l], ",", r.allocated_bytes[l], ",",
+                      r.largest_free_bytes[l]);
       out += "\n";
     }
   }
@@ -89,22 +90,17 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                   {"recorded_after_bytes", c.recorded_after_bytes()[i]},
                   {"num_live_tensors", c.live_tensors()[i]}};
       if (op.allocator_bytes_in_use >= 0) row["allocator_bytes_in_use"] = op.allocator_bytes_in_use;
-      if (!rc.empty()) {
-        const ReservedCurve& r = rc[it - first];
-        const int32_t l = i - iter.op_begin;
-        row["reserved_bytes"] = r.reserved_bytes[l];
-        row["allocated_block_bytes"] = r.allocated_bytes[l];
-        row["largest_free_bytes"] = r.largest_free_bytes[l];
-      }
+      const ReservedCurve& r = rc[it - first];
+      const int32_t l = i - iter.op_begin;
+      row["reserved_bytes"] = r.reserved_bytes[l];
+      row["allocated_block_bytes"] = r.allocated_bytes[l];
+      row["largest_free_bytes"] = r.largest_free_bytes[l];
       ops.push_back(std::move(row));
     }
-    json reserved;
-    if (!rc.empty()) {
-      const ReservedCurve& r = rc[it - first];
-      reserved = {{"reserved_peak_bytes", r.peak_reserved_bytes},
-                  {"reserved_peak_op", r.peak_position},
-                  {"fragmentation_bytes", r.fragmentation_at_peak_bytes()}};
-    }
+    const ReservedCurve& r = rc[it - first];
+    json reserved = {{"reserved_peak_bytes", r.peak_reserved_bytes},
+                     {"reserved_peak_op", r.peak_position},
+                     {"fragmentation_bytes", r.fragmentation_at_peak_bytes()}};
     iters.push_back({{"iteration", it},
                      {"peak_unswapped_bytes", ic.peak_unswapped.bytes},
                      {"peak_unswapped_op", ic.peak_unswapped.local_op},
@@ -112,13 +108,11 @@ std::string RenderJson(const Trace& t, const MemoryCurve& c, int32_t first, int3
                      {"peak_recorded_op", ic.peak_recorded.local_op},
                      {"persistent_bytes", ic.persistent_bytes},
                      {"ops", std::move(ops)}});
-    if (!rc.empty()) iters.back()["reserved"] = std::move(reserved);
+    iters.back()["reserved"] = std::move(reserved);
   }
   json j = {{"trace", t.source()}, {"iterations", std::move(iters)}};
-  if (!rc.empty()) {
-    j["allocator"] = std::string(AllocatorKindName(basis.allocator.kind));
-    j["alloc_conf"] = AllocConfText(basis.allocator);
-  }
+  j["allocator"] = std::string(AllocatorKindName(basis.allocator.kind));
+  j["alloc_conf"] = AllocConfText(basis.allocator);
   return j.dump(1) + "\n";
 }
 
@@ -128,7 +122,8 @@ void SetupCurve(CLI::App& root, Action* action) {
   auto args = std::make_shared<CurveArgs>();
   CLI::App* sub = root.add_subcommand(
       "curve", "Per-op memory curve: bytes in use without swaps, as recorded, after the op, "
-               "live tensors, allocator figure.");
+               "live tensors, allocator figure, and the bytes an allocator model reserves for "
+               "them (cuda-caching, PyTorch's defaults, unless --allocator / --alloc-conf).");
   args->flags.Positional(sub, "trace", &args->trace, "Trace file", /*required=*/true);
   AddIterationFlag(sub, &args->flags, &args->iteration);
   sub->add_flag("--all-iterations", args->all_iterations, "Every iteration of the trace");
@@ -156,15 +151,16 @@ void SetupCurve(CLI::App& root, Action* action) {
       const BudgetBasis basis = ResolveBudgetBasis(args->budget, DeviceModel{}, &args->flags);
       SWAPPLAN_RETURN_IF_ERROR(args->flags.Status());
       SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
-      // The allocator model's curve, unlimited capacity (a curve has no budget).
+      // Both curves: the allocator model's reserved bytes next to the
+      // allocated ones (cuda-caching with PyTorch's defaults unless
+      // --allocator / --alloc-conf say), unlimited capacity (a curve has no
+      // budget).
       ReservedCurves rc;
-      if (AllocatorGiven(args->budget)) {
-        for (int32_t it = first; it <= last; ++it) {
-          SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence s, SequenceOfIteration(trace, it));
-          SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve c,
-                                    ReplayAllocations(s, basis.allocator, {.pinned_segments = 0}));
-          rc.push_back(std::move(c));
-        }
+      for (int32_t it = first; it <= last; ++it) {
+        SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence s, SequenceOfIteration(trace, it));
+        SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve c,
+                                  ReplayAllocations(s, basis.allocator, {.pinned_segments = 0}));
+        rc.push_back(std::move(c));
       }
       const bool json = args->json || args->format == std::optional<std::string>("json");
       return WriteOutput(args->output.value_or(""),

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cli::SetupReport(app, &action);
   cli::SetupInspect(app, &action);
   cli::SetupCurve(app, &action);
+  cli::SetupAllocValidate(app, &action);
   cli::SetupSynth(app, &action);
   cli::SetupSimulate(app, &action);
   cli::SetupCompare(app, &action);

@@ -40,6 +40,7 @@ MallocResult BestFitArenaModel::Malloc(int64_t bytes, int32_t /*stream*/) {
   }
   MallocResult r;
   r.block_bytes = size;
+  r.address = b.offset;
   if (b.offset + size > options_.capacity_bytes) {
     r.oom = true;
     ++stats_.ooms;
@@ -57,6 +58,12 @@ MallocResult BestFitArenaModel::Malloc(int64_t bytes, int32_t /*stream*/) {
   stats_.segments = 1;
   Update();
   return r;
+}
+
+absl::StatusOr<std::vector<AllocBlockId>> BestFitArenaModel::AddSegment(
+    int64_t, int32_t, bool, const std::vector<SeedBlock>&) {
+  return absl::UnimplementedError(
+      "allocator model: the best-fit arena has no segments to seed (one range from offset 0)");
 }
 
 void BestFitArenaModel::Free(AllocBlockId id) {

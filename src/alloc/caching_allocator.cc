@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "alloc/models.h"
 
 namespace swapplan::alloc_internal {
@@ -36,6 +37,16 @@ int32_t CachingAllocatorModel::NewBlock(const Block& b) {
 }
 
 void CachingAllocatorModel::DropBlock(int32_t id) { spare_.push_back(id); }
+
+int64_t CachingAllocatorModel::TakeSegmentAddress(int64_t bytes) {
+  int64_t a = next_address_;
+  if (placed_address_ >= 0) {
+    a = placed_address_;
+    placed_address_ = -1;
+  }
+  next_address_ = std::max(next_address_, SatAdd(a, RoundUp(bytes, kRoundLarge)));
+  return a;
+}
 
 void CachingAllocatorModel::InsertFree(int32_t id) {
   const Block& b = blocks_[id];
@@ -89,7 +100,66 @@ MallocResult CachingAllocatorModel::Malloc(int64_t bytes, int32_t stream) {
   }
   r.block = AllocFound(id, size, bytes, ShouldSplit(id, size));
   r.block_bytes = size;
+  r.address = blocks_[r.block].addr;
   return r;
+}
+
+absl::StatusOr<std::vector<AllocBlockId>> CachingAllocatorModel::AddSegment(
+    int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) {
+  if (options_.expandable_segments) {
+    return absl::UnimplementedError(
+        "allocator model: a recorded segment cannot be seeded with expandable_segments (the "
+        "model maps pages of one segment per pool and stream)");
+  }
+  if (bytes <= 0 || bytes > kMaxAllocatorRequestBytes || stream < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("allocator model: a seeded segment of ", bytes,
+                                                   " bytes on stream ", stream));
+  }
+  int64_t at = 0;
+  for (size_t i = 0; i < allocated.size(); ++i) {
+    const SeedBlock& s = allocated[i];
+    if (s.offset_bytes < at || s.bytes <= 0 || s.bytes > bytes - s.offset_bytes ||
+        s.requested_bytes < 0 || s.requested_bytes > s.bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "allocator model: seeded block ", i, " (offset ", s.offset_bytes, ", ", s.bytes,
+          " bytes, ", s.requested_bytes, " requested) does not fit a segment of ", bytes,
+          " bytes after offset ", at));
+    }
+    at = s.offset_bytes + s.bytes;
+  }
+  const int64_t base = TakeSegmentAddress(bytes);
+  ++stats_.segments;
+  AddReserved(bytes);
+  std::vector<AllocBlockId> ids;
+  int32_t prev = -1;
+  auto append = [&](int64_t offset, int64_t size, bool in_use, int64_t requested) {
+    Block b;
+    b.addr = base + offset;
+    b.size = size;
+    b.requested = requested;
+    b.stream = stream;
+    b.small = !large;
+    b.allocated = in_use;
+    b.prev = prev;
+    const int32_t id = NewBlock(b);
+    if (prev >= 0) blocks_[prev].next = id;
+    prev = id;
+    if (in_use) {
+      stats_.allocated_bytes += size;
+      stats_.requested_bytes += requested;
+      ids.push_back(id);
+    } else {
+      InsertFree(id);
+    }
+  };
+  at = 0;
+  for (const SeedBlock& s : allocated) {
+    if (s.offset_bytes > at) append(at, s.offset_bytes - at, false, 0);
+    append(s.offset_bytes, s.bytes, true, s.requested_bytes);
+    at = s.offset_bytes + s.bytes;
+  }
+  if (at < bytes) append(at, bytes - at, false, 0);
+  return ids;
 }
 
 int32_t CachingAllocatorModel::GetFreeBlock(bool small, int32_t stream, int64_t size) {
@@ -127,11 +197,10 @@ int32_t CachingAllocatorModel::AllocBlock(bool small, int32_t stream, int64_t si
     return -1;
   }
   Block b;
-  b.addr = next_address_;
+  b.addr = TakeSegmentAddress(alloc_size);
   b.size = alloc_size;
   b.stream = stream;
   b.small = small;
-  next_address_ = SatAdd(next_address_, RoundUp(alloc_size, kRoundLarge));
   ++stats_.segments;
   AddReserved(alloc_size);
   return NewBlock(b);

@@ -21,6 +21,9 @@ class CachingAllocatorModel final : public AllocatorModel {
   MallocResult Malloc(int64_t bytes, int32_t stream) override;
   void Free(AllocBlockId block) override;
   void EmptyCache() override { ReleaseCachedBlocks(); }
+  absl::StatusOr<std::vector<AllocBlockId>> AddSegment(
+      int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) override;
+  void PlaceNextSegmentAt(int64_t address) override { placed_address_ = address; }
   const AllocatorStats& stats() const override { return stats_; }
   std::vector<AllocSegmentInfo> Segments() const override;
 
@@ -46,6 +49,9 @@ class CachingAllocatorModel final : public AllocatorModel {
 
   int32_t NewBlock(const Block& b);
   void DropBlock(int32_t id);
+  // Where a new cudaMalloc segment of `bytes` starts (PlaceNextSegmentAt's
+  // address once, else the model's layout).
+  int64_t TakeSegmentAddress(int64_t bytes);
   void InsertFree(int32_t id);
   void EraseFree(int32_t id);
   void InsertUnmapped(int32_t id);
@@ -75,6 +81,7 @@ class CachingAllocatorModel final : public AllocatorModel {
   std::multiset<int64_t> free_sizes_;
   std::vector<Expandable> expandable_;
   int64_t next_address_ = 0;
+  int64_t placed_address_ = -1;
   AllocatorStats stats_;
 };
 
@@ -85,6 +92,9 @@ class BestFitArenaModel final : public AllocatorModel {
   MallocResult Malloc(int64_t bytes, int32_t stream) override;
   void Free(AllocBlockId block) override;
   void EmptyCache() override {}
+  absl::StatusOr<std::vector<AllocBlockId>> AddSegment(int64_t, int32_t, bool,
+                                                       const std::vector<SeedBlock>&) override;
+  void PlaceNextSegmentAt(int64_t) override {}
   const AllocatorStats& stats() const override { return stats_; }
   std::vector<AllocSegmentInfo> Segments() const override;
 

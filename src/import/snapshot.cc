@@ -21,8 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "import/assembler.h"
 #include "import/formats.h"
-#include "import/json_reader.h"
-#include "import/unpickle.h"
+#include "import/snapshot_tree.h"
 #include "swapplan/util/status_macros.h"
 
 namespace swapplan::import_internal {
@@ -40,45 +39,12 @@ class SnapshotConverter {
       : t_(t), source_(source), a_(*a) {}
 
   absl::Status Run(uint32_t root) {
-    uint32_t segments = kNoValue, traces = kNoValue;
-    if (t_.Kind(root) == ValueKind::kDict) {
-      segments = t_.Lookup(root, "segments");
-      traces = t_.Lookup(root, "device_traces");
-    } else if (t_.IsSequence(root)) {
-      segments = root;
-    } else {
-      return Bad("the snapshot", "is neither a dict with segments / device_traces nor a list of segments");
-    }
-    if (segments != kNoValue && !t_.IsSequence(segments)) return Bad("segments", "is not a list");
-    if (traces != kNoValue && !t_.IsSequence(traces)) return Bad("device_traces", "is not a list");
-    // The device: the ring with most entries, else the most common segment device.
-    int64_t device = 0;
-    size_t best = 0;
-    if (traces != kNoValue) {
-      const std::vector<uint32_t>& rings = t_.Items(traces);
-      for (size_t d = 0; d < rings.size(); ++d) {
-        if (t_.IsSequence(rings[d]) && t_.Items(rings[d]).size() > best) {
-          best = t_.Items(rings[d]).size();
-          device = static_cast<int64_t>(d);
-        }
-      }
-    }
-    if (best == 0 && segments != kNoValue) {
-      absl::flat_hash_map<int64_t, size_t> count;
-      for (uint32_t s : t_.Items(segments)) {
-        int64_t dev = 0;
-        if (t_.Kind(s) == ValueKind::kDict) t_.AsInt(t_.Lookup(s, "device"), &dev);
-        if (++count[dev] > best || (count[dev] == best && dev < device)) {
-          best = count[dev];
-          device = dev;
-        }
-      }
-    }
+    SWAPPLAN_ASSIGN_OR_RETURN(SnapshotParts parts, FindSnapshotParts(t_, root, source_));
+    const uint32_t segments = parts.segments;
+    const int64_t device = parts.device;
     a_.SetAttribute("import.device", absl::StrCat("cuda:", device));
-    const bool have_ring = traces != kNoValue && device < static_cast<int64_t>(t_.Items(traces).size()) &&
-                           t_.IsSequence(t_.Items(traces)[device]) &&
-                           !t_.Items(t_.Items(traces)[device]).empty();
-    if (have_ring) SWAPPLAN_RETURN_IF_ERROR(Ring(t_.Items(traces)[device], device));
+    const bool have_ring = parts.ring != kNoValue;
+    if (have_ring) SWAPPLAN_RETURN_IF_ERROR(Ring(parts.ring, device));
     SWAPPLAN_RETURN_IF_ERROR(Segments(segments, device, have_ring));
     a_.SetAttribute("import.source", have_ring ? "device_traces ring, then segments"
                                                : "segments only (no allocation history)");
@@ -87,8 +53,7 @@ class SnapshotConverter {
 
  private:
   absl::Status Bad(absl::string_view where, absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_, ": ", where, ": ", what, " [snapshot-schema]"));
+    return SnapshotSchemaError(source_, where, what);
   }
   bool Int(uint32_t dict, absl::string_view key, int64_t* out) {
     return t_.AsInt(t_.Lookup(dict, key), out);
@@ -324,17 +289,8 @@ class SnapshotConverter {
 absl::StatusOr<Trace> ImportSnapshot(ImportInput& in, const ImportOptions& options) {
   ValueTree tree;
   uint32_t root = kNoValue;
-  const bool pickle = !in.head().empty() && static_cast<unsigned char>(in.head()[0]) == 0x80;
-  if (pickle) {
-    SWAPPLAN_RETURN_IF_ERROR(SafeUnpickle(in.stream(), in.source(), in.ErrorFn(), &tree, &root));
-  } else {
-    JsonLimits limits;
-    limits.max_token_bytes = options.max_json_token_bytes;
-    JsonReader r(in.stream(), in.source(), limits, in.ErrorFn());
-    root = tree.ParseJson(r);
-    if (r.ok()) r.AtEndOfInput();
-    SWAPPLAN_RETURN_IF_ERROR(r.status());
-  }
+  bool pickle = false;
+  SWAPPLAN_RETURN_IF_ERROR(ReadSnapshotTree(in, options, &tree, &root, &pickle));
   TraceAssembler a(in.source());
   SnapshotConverter conv(tree, in.source(), &a);
   SWAPPLAN_RETURN_IF_ERROR(conv.Run(root));

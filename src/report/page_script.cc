@@ -2,7 +2,9 @@
 // script reads the JSON of <script id="swapplan-data"> and draws:
 //   #summary   the verdict, budget, peak, best and runner-up
 //   #memory    SVG step curves per local op: unswapped (grey), each policy
-//              (palette, legend checkboxes toggle them), budget (red, dashed)
+//              (palette, legend checkboxes toggle them), each with its
+//              allocator model's reserved bytes (same colour, dashed),
+//              budget (red, dashed)
 //   #timeline  SVG lanes compute / d2h / h2d of the selected policy; wheel
 //              zooms around the cursor, drag pans; spans narrower than half
 //              a pixel are merged so a view draws O(width) rectangles
@@ -172,13 +174,25 @@ const char kPageScript[] = R"JS(
   // ---- memory curves ----
   function memory() {
     const W = 1000, H = 340, L = 80, R = 12, T = 12, B = 36, PW = W - L - R, PH = H - T - B;
-    const series = [{name: 'unswapped', color: UNSWAPPED, values: data.unswapped_bytes, on: true}];
+    // Each allocated-bytes curve with its reserved-bytes curve (dashed).
+    const rsv = data.reserved || {};
+    const series = [{name: 'unswapped', color: UNSWAPPED, values: data.unswapped_bytes, on: true,
+                     reserved: rsv.unswapped_bytes || [], reserved_peak: rsv.peak_unswapped_bytes}];
     data.policies.forEach(function (p, i) {
       series.push({name: p.name, color: PALETTE[i % PALETTE.length], values: p.bytes_in_use,
-                   on: p.featured || data.policies.length <= 3});
+                   on: p.featured || data.policies.length <= 3, reserved: p.reserved_bytes || [],
+                   reserved_peak: p.reserved_peak_bytes});
     });
-    let maxY = data.budget_bytes;
-    for (const s of series) for (const v of s.values) if (v > maxY) maxY = v;
+    let maxY = data.budget_bytes, maxReserved = 0;
+    for (const s of series) {
+      for (const v of s.values) if (v > maxY) maxY = v;
+      for (const v of s.reserved) if (v > maxReserved) maxReserved = v;
+    }
+    // Reserved curves far above the allocated ones (a small trace: the
+    // allocator's smallest segment is 2 MiB) would flatten them: the axis
+    // then follows the allocated curves and the reserved ones are clipped.
+    const clipped = maxReserved > 2 * maxY;
+    if (!clipped && maxReserved > maxY) maxY = maxReserved;
     maxY = maxY * 1.05 || 1;
     const svg = el('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'memory-svg'},
                    document.getElementById('memory'));
@@ -206,6 +220,7 @@ const char kPageScript[] = R"JS(
         const a = Math.floor(c * values.length / cols), b = Math.floor((c + 1) * values.length / cols);
         let v = 0;
         for (let k = a; k < Math.max(b, a + 1); k++) v = Math.max(v, values[k]);
+        v = Math.min(v, maxY);
         const x0 = (L + PW * c / cols).toFixed(1), x1 = (L + PW * (c + 1) / cols).toFixed(1);
         d += (c === 0 ? 'M' + x0 + ' ' + y(v).toFixed(1) : 'V' + y(v).toFixed(1)) + 'H' + x1;
       }
@@ -216,14 +231,26 @@ const char kPageScript[] = R"JS(
       const p = el('svg:path', {class: 'curve', d: path(s.values), stroke: s.color,
                                 'data-series': s.name}, svg);
       el('svg:title', {}, p, s.name);
-      p.style.display = s.on ? '' : 'none';
+      const paths = [p];
+      if (s.reserved.length > 0) {
+        const r = el('svg:path', {class: 'curve reserved', d: path(s.reserved), stroke: s.color,
+                                  'stroke-dasharray': '5 3', 'data-series': s.name + ' reserved'},
+                     svg);
+        el('svg:title', {}, r, s.name + ' (reserved)');
+        paths.push(r);
+      }
+      paths.forEach(function (q) { q.style.display = s.on ? '' : 'none'; });
       const lab = el('label', {}, legend);
       const cb = el('input', {type: 'checkbox'}, lab);
       cb.checked = s.on;
-      cb.addEventListener('change', function () { p.style.display = cb.checked ? '' : 'none'; });
+      cb.addEventListener('change', function () {
+        paths.forEach(function (q) { q.style.display = cb.checked ? '' : 'none'; });
+      });
       el('span', {class: 'swatch', style: 'background:' + s.color}, lab);
-      lab.appendChild(document.createTextNode(s.name + (i === 0 ? '' : ' (peak ' +
-          fmtBytes(data.policies[i - 1].peak_bytes) + ')')));
+      const peaks = [];
+      if (i > 0) peaks.push('peak ' + fmtBytes(data.policies[i - 1].peak_bytes));
+      if (s.reserved_peak !== undefined) peaks.push('reserved ' + fmtBytes(s.reserved_peak));
+      lab.appendChild(document.createTextNode(s.name + (peaks.length ? ' (' + peaks.join(', ') + ')' : '')));
     });
     el('svg:line', {x1: L, x2: W - R, y1: y(data.budget_bytes), y2: y(data.budget_bytes),
                     stroke: BUDGET, 'stroke-width': 2, 'stroke-dasharray': '8 4',
@@ -233,6 +260,12 @@ const char kPageScript[] = R"JS(
     const lab = el('span', {}, legend);
     el('span', {class: 'swatch', style: 'background:' + BUDGET}, lab);
     lab.appendChild(document.createTextNode('budget'));
+    if (clipped) {
+      el('span', {}, legend, 'dashed: reserved bytes (' + (rsv.allocator || 'allocator model') +
+         '), clipped at the top: their peaks are in the legend');
+    } else if (maxReserved > 0) {
+      el('span', {}, legend, 'dashed: reserved bytes (' + (rsv.allocator || 'allocator model') + ')');
+    }
   }
 
   // ---- stream timeline ----

@@ -1,11 +1,14 @@
 // BuildReportData and ExtractReportData (report/html_report.h).
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "swapplan/alloc/budget_basis.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/reserved_curve.h"
 #include "swapplan/eval/advise.h"
 #include "swapplan/report/html_report.h"
 #include "swapplan/sim/simulator.h"
@@ -154,6 +157,15 @@ absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
   d["unswapped_bytes"] = std::vector<int64_t>(curve.unswapped_bytes().begin() + it.op_begin,
                                               curve.unswapped_bytes().begin() + it.op_end);
+  AllocatorOptions model = options.allocator;
+  model.capacity_bytes = std::numeric_limits<int64_t>::max();
+  SWAPPLAN_ASSIGN_OR_RETURN(AllocationSequence unswapped, SequenceOfIteration(trace, c.iteration));
+  SWAPPLAN_ASSIGN_OR_RETURN(ReservedCurve reserved,
+                            ReplayAllocations(unswapped, model, {.pinned_segments = 0}));
+  d["reserved"] = {{"allocator", std::string(AllocatorKindName(model.kind))},
+                   {"alloc_conf", AllocConfText(model)},
+                   {"unswapped_bytes", reserved.reserved_bytes},
+                   {"peak_unswapped_bytes", reserved.peak_reserved_bytes}};
   json compare = json::array();
   for (const PlannerOutcome& r : c.rows) compare.push_back(CompareRow(trace, c, r));
   d["compare"] = compare;
@@ -178,6 +190,16 @@ absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
     p["bytes_in_use"] = s.bytes_in_use;
     p["peak_bytes"] = s.peak_bytes;
     p["iteration_time_ns"] = s.iteration_time_ns;
+    // A policy the resolver refuses on this device has no reserved curve
+    // (the checker passed it, so this is not expected; the page goes on).
+    absl::StatusOr<ReservedCurve> rc =
+        PolicyReservedCurve(trace, *r.policy, c.simulator.device, model, {.pinned_segments = 0});
+    if (rc.ok()) {
+      p["reserved_peak_bytes"] = rc->peak_reserved_bytes;
+      if (rc->reserved_bytes.size() == s.bytes_in_use.size() && r.policy->schedule.empty()) {
+        p["reserved_bytes"] = rc->reserved_bytes;
+      }
+    }
     if (is_featured) {
       p["timeline"] = {{"op", FlatSpans(s.timeline, SpanKind::kOp)},
                        {"recompute", FlatSpans(s.timeline, SpanKind::kRecompute)},

@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -123,6 +124,13 @@ absl::Status HostBackendOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("host backend: capacity_bytes is ",
                                                    device.capacity_bytes,
                                                    "; the host arena holds at most 1 TiB"));
+  }
+  if (allocator.kind == AllocatorKind::kCudaCaching) {
+    AllocatorOptions a = allocator;
+    a.capacity_bytes = device.capacity_bytes;
+    if (absl::Status s = a.Validate(); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("host backend: ", s.message()));
+    }
   }
   return absl::OkStatus();
 }
@@ -362,7 +370,9 @@ absl::StatusOr<std::unique_ptr<HostBackend>> HostBackend::Create(const HostBacke
   SWAPPLAN_RETURN_IF_ERROR(options.Validate());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  SWAPPLAN_RETURN_IF_ERROR(impl->arena.Init(options.device.capacity_bytes));
+  std::optional<AllocatorOptions> reserved_model;
+  if (options.allocator.kind == AllocatorKind::kCudaCaching) reserved_model = options.allocator;
+  SWAPPLAN_RETURN_IF_ERROR(impl->arena.Init(options.device.capacity_bytes, reserved_model));
   impl->compute.id = 0;
   impl->compute.is_inline = true;
   if (options.compute == ComputeStreamKind::kWorker) {
@@ -621,6 +631,8 @@ HostBackendCounters HostBackend::counters() const {
   std::lock_guard<std::mutex> lock(impl_->arena_mu);
   c.arena_in_use_bytes = impl_->arena.in_use_bytes();
   c.arena_peak_bytes = impl_->arena.peak_bytes();
+  c.arena_reserved_bytes = impl_->arena.reserved_bytes();
+  c.arena_peak_reserved_bytes = impl_->arena.peak_reserved_bytes();
   return c;
 }
 

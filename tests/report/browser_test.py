@@ -6,8 +6,9 @@ Writes the report of a trace with `swapplan report`, then with Debian's
 
   1. --dump-dom after the page's script ran: <body data-report-status="ok">
      (the script's own marker; "error: ..." when drawing failed), the memory
-     curves (one <path class="curve"> per series: unswapped + each policy),
-     the budget line and timeline rectangles exist;
+     curves (one <path class="curve"> per series: unswapped + each policy,
+     each with its dashed <path class="curve reserved">), the budget line and
+     timeline rectangles exist;
   2. the browser log (--enable-logging=stderr --v=0) has no console line
      (the page logs nothing; errors and uncaught exceptions show as CONSOLE);
   3. --screenshot: the PNG (parsed with zlib, no other dependency) contains
@@ -150,6 +151,13 @@ def main():
                 problems.append('no stage bands')
         elif len(curves) < 2 or curves[0] != '#7f7f7f' or curves[1] != '#1f77b4':
             problems.append('memory curves drawn: %s (want unswapped #7f7f7f, then #1f77b4)' % curves)
+        if not replay:
+            # Each curve's reserved bytes (the allocator model), dashed, same colour.
+            reserved = re.findall(r'<path class="curve reserved" d="M[^"]+" stroke="(#[0-9a-f]{6})"'
+                                  r' stroke-dasharray="5 3"', dom)
+            if len(reserved) < 2 or reserved[0] != '#7f7f7f':
+                problems.append('reserved curves drawn: %s (want unswapped #7f7f7f, then a policy)'
+                                % reserved)
         if 'id="budget-line"' not in dom:
             problems.append('no budget line')
         if not replay and len(re.findall(r'<rect [^>]*class="span-op"', dom)) == 0:

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace swapplan {
@@ -129,6 +130,10 @@ struct MallocResult {
   AllocBlockId block = -1;
   // Bytes of the block (the rounded request).
   int64_t block_bytes = 0;
+  // The block's model address: an offset in the model's address space
+  // (caching: segments laid out one after another, each 2 MiB aligned;
+  // arena: the offset in the range). A new segment's first block starts it.
+  int64_t address = 0;
   // The request did not fit the capacity even after releasing the cache:
   // PyTorch raises OutOfMemoryError here. The block is still handed out
   // (reserved bytes go past the capacity).
@@ -149,6 +154,14 @@ struct AllocatorStats {
   int32_t segments = 0;
   int32_t ooms = 0;
   int64_t peak_reserved_bytes = 0;
+};
+
+// An allocated block of a segment that exists before the first Malloc
+// (AllocatorModel::AddSegment: a recorded state to start from).
+struct SeedBlock {
+  int64_t offset_bytes = 0;  // from the segment's start
+  int64_t bytes = 0;         // the block (rounded)
+  int64_t requested_bytes = 0;
 };
 
 // One block of a segment, as a snapshot lists it.
@@ -181,6 +194,24 @@ class AllocatorModel {
   virtual void Free(AllocBlockId block) = 0;
   // Returns the cached free memory to the device (torch.cuda.empty_cache()).
   virtual void EmptyCache() = 0;
+  // Adds a segment of `bytes` that was reserved before the replay starts
+  // (a recording that began after the first allocation): in the large pool
+  // unless !large, on `stream`, with `allocated` blocks (ascending offsets,
+  // inside the segment, not overlapping); the gaps between them are free
+  // blocks of the segment. Returns the blocks' handles, in order.
+  // InvalidArgument naming the block that does not fit; Unimplemented for
+  // the models without segments to seed (best-fit arena, expandable
+  // segments).
+  virtual absl::StatusOr<std::vector<AllocBlockId>> AddSegment(
+      int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) = 0;
+  // The address the next segment the model opens (Malloc) or seeds
+  // (AddSegment) starts at, instead of the model's own layout (segments one
+  // after another): a recording replayed at its device addresses, so that
+  // best-fit ties between equal free blocks, broken by address, go the same
+  // way (recording_validation.h). The caller keeps live segments apart; the
+  // model's own later segments go above it. A negative address clears it.
+  // The best-fit arena and expandable segments ignore it.
+  virtual void PlaceNextSegmentAt(int64_t address) = 0;
   virtual const AllocatorStats& stats() const = 0;
   // Every segment, by address.
   virtual std::vector<AllocSegmentInfo> Segments() const = 0;

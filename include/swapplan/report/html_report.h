@@ -24,11 +24,17 @@
 //     advice: {fits_without_swapping, headroom_bytes, best, runner_up},
 //     op_names[]  (distinct names), ops: {name[] (index into op_names), phase[]},
 //     unswapped_bytes[]        one value per local op
+//     reserved: {allocator, alloc_conf, unswapped_bytes[] (per local op),
+//                peak_unswapped_bytes}: the allocator model's reserved
+//                bytes (curve/reserved_curve.h, unlimited capacity), drawn
+//                dashed over each allocated-bytes curve
 //     compare[]: {planner, feasible, status, peak_with_policy_bytes,
 //                 iteration_time_ns, overhead_vs_ideal_fraction, stall_ns,
 //                 recompute_ns, d2h_bytes, h2d_bytes, num_items, note}
 //     policies[]: {name, row, featured, bytes_in_use[] (per local op),
-//                  peak_bytes, iteration_time_ns,
+//                  peak_bytes, iteration_time_ns, reserved_peak_bytes,
+//                  reserved_bytes[] (per local op; absent for a policy
+//                      with a schedule: its positions are not ops),
 //                  timeline (featured only): {op, recompute, stall, d2h, h2d}:
 //                      flat [start_ns, end_ns, index, ...] per lane,
 //                  swapped[] (featured only): {tensor_id, name, size_bytes,
@@ -44,7 +50,8 @@
 //   h2d                      |= in item 0 =|
 //
 // Complexity: BuildReportData O(ops + tensors + events) for the curve, then
-// per policy one simulation with the timeline, O(ops + items); the page is
+// per policy one simulation with the timeline, O(ops + items), and one
+// allocator replay, O(steps log blocks); the page is
 // O(ops x policies) in size. RenderReportHtml is O(size of data).
 #ifndef SWAPPLAN_REPORT_HTML_REPORT_H_
 #define SWAPPLAN_REPORT_HTML_REPORT_H_
@@ -57,6 +64,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "swapplan/alloc/allocator_model.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/trace/trace.h"
 
@@ -76,6 +84,10 @@ struct ReportOptions {
   // tables the page carries; empty = the advised best and runner-up
   // (eval/advise.h). Curves are drawn for every row with a valid policy.
   std::vector<int32_t> featured_rows;
+  // The allocator model of the reserved curves (capacity ignored: a curve
+  // has no budget); PyTorch's caching allocator with its defaults unless
+  // set.
+  AllocatorOptions allocator;
 
   // InvalidArgument for a negative featured row.
   absl::Status Validate() const;

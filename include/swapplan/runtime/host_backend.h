@@ -3,9 +3,10 @@
 // matters to the shim:
 //
 //   * device memory is an arena with a hard capacity (DeviceModel::
-//     capacity_bytes, counted in exact bytes as the planners count them): an
-//     allocation beyond it fails with ResourceExhausted tagged
-//     "out-of-memory", exactly as a device OOM does. The arena is one
+//     capacity_bytes, counted in exact bytes as the planners count them, or
+//     in the reserved bytes of PyTorch's caching allocator model:
+//     HostBackendOptions::allocator): an allocation beyond it fails with
+//     ResourceExhausted tagged "out-of-memory", exactly as a device OOM does. The arena is one
 //     reserved address range (mmap, committed on touch) with best-fit,
 //     lowest-address reuse, so a freed block is handed out again
 //     deterministically — a release that came too early gets its bytes
@@ -65,6 +66,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "swapplan/alloc/allocator_model.h"
 #include "swapplan/device/device_model.h"
 #include "swapplan/runtime/backend.h"
 
@@ -107,9 +109,17 @@ struct HostBackendOptions {
   bool timed_copies = true;
   // Keep a CopyLogEntry per copy (tests).
   bool copy_log = false;
+  // What device.capacity_bytes holds: kBestFitArena (the default) the bytes
+  // in use, placed best fit; kCudaCaching the reserved bytes of PyTorch's
+  // caching allocator (alloc/allocator_model.h, these options' caching
+  // fields; capacity_bytes is set from the device) fed the same allocations
+  // and frees, so that an allocation fails where PyTorch's would and
+  // HostBackendCounters::arena_reserved_bytes is that allocator's figure.
+  // (The best-fit arena still places the bytes.)
+  AllocatorOptions allocator = {.kind = AllocatorKind::kBestFitArena};
 
   // InvalidArgument naming the field (the device model's own rules, a
-  // capacity above 1 TiB).
+  // capacity above 1 TiB, caching allocator options that do not validate).
   absl::Status Validate() const;
 };
 
@@ -138,6 +148,12 @@ struct HostBackendCounters {
   // Arena bytes in use now and at most (exact bytes, as the capacity).
   int64_t arena_in_use_bytes = 0;
   int64_t arena_peak_bytes = 0;
+  // Reserved bytes now and at most (after successful allocations): the
+  // caching allocator model's with HostBackendOptions::allocator
+  // kCudaCaching, else the best-fit arena's extent (the end of its highest
+  // block in use).
+  int64_t arena_reserved_bytes = 0;
+  int64_t arena_peak_reserved_bytes = 0;
 };
 
 class HostBackend final : public Backend {
