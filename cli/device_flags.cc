@@ -276,7 +276,8 @@ double CheckOversubscription(const std::optional<double>& ratio, const DeviceFla
     flags->Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
   }
   if (!(*ratio >= 1.0)) {
-    flags->Add(absl::StrCat("--oversubscription: ", *ratio, "x must be >= 1x (1x = the peak fits)"));
+    flags->Add(
+        absl::StrCat("--oversubscription: ", *ratio, "x must be >= 1x (1x = the peak fits)"));
   }
   return *ratio;
 }
