@@ -65,7 +65,7 @@ const Loaded& Synthetic1M() {
 
 void RunCompare(benchmark::State& state, const Loaded& l, double bandwidth) {
   CompareOptions o;
-  o.budget.oversubscription = static_cast<double>(state.range(0)) / 100.0;
+  o.oversubscription = static_cast<double>(state.range(0)) / 100.0;
   o.simulator.device.h2d_bandwidth_bytes_per_s = bandwidth;
   o.simulator.device.d2h_bandwidth_bytes_per_s = bandwidth;
   int feasible = 0;

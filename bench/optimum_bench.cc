@@ -14,22 +14,26 @@
 #include <string>
 
 #include "swapplan/curve/memory_curve.h"
-#include "swapplan/eval/compare.h"
+#include "swapplan/curve/oversubscription.h"
 #include "swapplan/optimum/optimum.h"
 #include "swapplan/trace/io.h"
 
 namespace swapplan::bench {
 namespace {
 
+// The budget: `capacity_bytes`, or with `oversubscription` > 0 that ratio of
+// the iteration's curve.
 void Solve(benchmark::State& state, const std::string& path, int32_t iteration,
-           BudgetSpec budget, double bandwidth) {
+           int64_t capacity_bytes, double oversubscription, double bandwidth) {
   const Trace trace = *ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) + "/" + path);
   const MemoryCurve curve = *ComputeMemoryCurve(trace);
-  const ResolvedBudget rb = *ResolveBudget(trace, curve.iterations()[iteration], budget);
   DeviceModel device;
-  device.capacity_bytes = rb.budget_bytes;
+  device.capacity_bytes = capacity_bytes;
   device.h2d_bandwidth_bytes_per_s = bandwidth;
   device.d2h_bandwidth_bytes_per_s = bandwidth;
+  if (oversubscription > 0) {
+    device = *OversubscribedDevice(device, curve.iterations()[iteration], oversubscription);
+  }
   const PlanningProblem pp{.trace = &trace, .iteration = iteration, .device = device};
   OptimumOptions o;
   o.time_limit_ns = 300'000'000'000;
@@ -50,12 +54,12 @@ void Solve(benchmark::State& state, const std::string& path, int32_t iteration,
 }
 
 void BM_OptimumTwoLayers(benchmark::State& state) {
-  Solve(state, "tests/data/traces/two_layers.json", 0, {.device_memory_bytes = 400}, 250e6);
+  Solve(state, "tests/data/traces/two_layers.json", 0, 400, 0, 250e6);
 }
 BENCHMARK(BM_OptimumTwoLayers)->Unit(benchmark::kMillisecond);
 
 void BM_OptimumLossScale(benchmark::State& state) {
-  Solve(state, "traces/loss_scale_validation.json.gz", 1, {.oversubscription = 1.1}, 16e9);
+  Solve(state, "traces/loss_scale_validation.json.gz", 1, 0, 1.1, 16e9);
 }
 BENCHMARK(BM_OptimumLossScale)->Unit(benchmark::kSecond)->Iterations(1);
 
@@ -63,10 +67,8 @@ void BM_BuildLlama4Layers(benchmark::State& state) {
   const Trace trace = *ReadTrace(std::string(SWAPPLAN_SOURCE_ROOT) +
                                  "/traces/llama2-7b-4layers-dp8-seq4096.trace.gz");
   const MemoryCurve curve = *ComputeMemoryCurve(trace);
-  const ResolvedBudget rb =
-      *ResolveBudget(trace, curve.iterations()[0], {.oversubscription = 2.0});
   SimulatorOptions so;
-  so.device.capacity_bytes = rb.budget_bytes;
+  so.device = *OversubscribedDevice(so.device, curve.iterations()[0], 2.0);
   SwapModelStats stats;
   for (auto _ : state) {
     absl::StatusOr<SwapModel> m = SwapModel::Build(trace, 0, so, {});

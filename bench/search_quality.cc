@@ -11,7 +11,7 @@
 #include <string>
 
 #include "swapplan/curve/memory_curve.h"
-#include "swapplan/eval/compare.h"
+#include "swapplan/curve/oversubscription.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/units.h"
@@ -31,10 +31,13 @@ int Run(int argc, char** argv) {
     return 2;
   }
   absl::StatusOr<MemoryCurve> curve = ComputeMemoryCurve(*trace);
-  absl::StatusOr<ResolvedBudget> rb =
-      ResolveBudget(*trace, curve->iterations()[0], {.oversubscription = std::atof(argv[2])});
-  if (!rb.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(rb.status().message()).c_str());
+  DeviceModel base;
+  base.h2d_bandwidth_bytes_per_s = trace->metadata().h2d_bandwidth_bytes_per_s;
+  base.d2h_bandwidth_bytes_per_s = trace->metadata().d2h_bandwidth_bytes_per_s;
+  absl::StatusOr<DeviceModel> device =
+      OversubscribedDevice(base, curve->iterations()[0], std::atof(argv[2]));
+  if (!device.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(device.status().message()).c_str());
     return 2;
   }
   AdvisorOptions o;
@@ -42,11 +45,7 @@ int Run(int argc, char** argv) {
   o.search.threads = argc > 4 ? std::atoi(argv[4]) : 0;
   o.search.seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 1;
   AdvisorPlanner planner(o);
-  DeviceModel device;
-  device.capacity_bytes = rb->budget_bytes;
-  device.h2d_bandwidth_bytes_per_s = trace->metadata().h2d_bandwidth_bytes_per_s;
-  device.d2h_bandwidth_bytes_per_s = trace->metadata().d2h_bandwidth_bytes_per_s;
-  PlanningProblem pp{.trace = &*trace, .iteration = 0, .device = device};
+  PlanningProblem pp{.trace = &*trace, .iteration = 0, .device = *device};
   absl::StatusOr<Policy> p = planner.Plan(pp);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());

@@ -184,7 +184,6 @@ absl::Status Run(AdviseArgs& a) {
   SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
-  options.budget = BudgetFor(device.model);
   // The default set (every planner that plans in milliseconds), and the
   // search when asked.
   PlannerSelection selection = AdvisePlanners(a.search_ns.value_or(0));
@@ -226,7 +225,7 @@ absl::Status Run(AdviseArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
   SWAPPLAN_ASSIGN_OR_RETURN(StepAnatomy anatomy, AnalyzeStep(trace, curve, c.iteration));
   const std::vector<std::pair<std::string, std::string>> anatomy_rows =
-      AnatomyLines(trace, curve, anatomy, c.budget.budget_bytes);
+      AnatomyLines(trace, curve, anatomy, c.budget_bytes);
 
   // The verdict.
   const std::string peak_at = OpText(trace, c.iteration, c.peak.local_op);
@@ -282,7 +281,7 @@ absl::Status Run(AdviseArgs& a) {
     j["num_ops"] = c.num_ops;
     j["device"] = DeviceJson(device);
     j["warnings"] = WarningsJson(device.warnings);
-    j["budget_bytes"] = c.budget.budget_bytes;
+    j["budget_bytes"] = c.budget_bytes;
     j["peak_unswapped_bytes"] = c.peak.bytes;
     j["peak_unswapped_op"] = c.peak.local_op;
     j["ideal_iteration_time_ns"] = c.ideal_time_ns;
@@ -321,7 +320,7 @@ absl::Status Run(AdviseArgs& a) {
     absl::StrAppend(&text, "trace      ", trace.source(), ", iteration ", c.iteration, " (",
                     c.num_ops, " ops)\n");
     absl::StrAppend(&text, "device     ", DeviceText(device.model), "; budget ",
-                    FormatBytes(c.budget.budget_bytes), "; ", LinkText(device.model), "\n");
+                    FormatBytes(c.budget_bytes), "; ", LinkText(device.model), "\n");
     absl::StrAppend(&text, "compute    ",
                     model_form ? absl::StrCat("op durations from the synthesizer's roofline for ",
                                               device.model.name)
@@ -389,7 +388,7 @@ absl::Status Run(AdviseArgs& a) {
   if (advice.best < 0) {
     return Error(ErrorKind::kInfeasible,
                  absl::StrCat("no planner reaches the budget of ",
-                              BytesExact(c.budget.budget_bytes), " on ", trace.source()));
+                              BytesExact(c.budget_bytes), " on ", trace.source()));
   }
   return absl::OkStatus();
 }

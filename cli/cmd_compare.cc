@@ -75,14 +75,14 @@ struct CompareArgs {
 std::string Percent(double x) { return absl::StrFormat("%+.2f%%", 100.0 * x); }
 
 std::string BudgetText(const Comparison& c) {
-  if (c.budget.oversubscription > 0) {
-    return absl::StrCat(BytesExact(c.budget.budget_bytes), " = persistent ",
+  if (c.oversubscription > 0) {
+    return absl::StrCat(BytesExact(c.budget_bytes), " = persistent ",
                         FormatBytes(c.persistent_bytes), " + (unswapped peak - persistent) / ",
-                        absl::StrFormat("%g", c.budget.oversubscription), " (oversubscription)");
+                        absl::StrFormat("%g", c.oversubscription), " (oversubscription)");
   }
-  return absl::StrCat(BytesExact(c.budget.budget_bytes), " = device memory ",
-                      FormatBytes(c.budget.device_memory_bytes), " - reserve ",
-                      FormatBytes(c.budget.reserve_bytes));
+  return absl::StrCat(BytesExact(c.budget_bytes), " = device memory ",
+                      FormatBytes(c.simulator.device.capacity_bytes), " - reserve ",
+                      FormatBytes(c.simulator.device.reserve_bytes));
 }
 
 std::string RenderText(const Trace& t, const Comparison& c, const ResolvedDevice& d,
@@ -146,8 +146,8 @@ std::string RenderJson(const Trace& t, const Comparison& c, const ResolvedDevice
   j["device"] = DeviceJson(d);
   j["warnings"] = WarningsJson(d.warnings);
   j["oversubscription_ratio"] =
-      c.budget.oversubscription > 0 ? json(c.budget.oversubscription) : json(nullptr);
-  j["budget_bytes"] = c.budget.budget_bytes;
+      c.oversubscription > 0 ? json(c.oversubscription) : json(nullptr);
+  j["budget_bytes"] = c.budget_bytes;
   j["peak_unswapped_bytes"] = c.peak.bytes;
   j["peak_unswapped_op"] = c.peak.local_op;
   j["persistent_bytes"] = c.persistent_bytes;
@@ -198,17 +198,7 @@ absl::Status Run(CompareArgs& args) {
     options.planners.emplace_back(name);
   }
   options.planner_options = args.planner_options;
-  if (args.oversubscription) {
-    if (args.device.device_memory_bytes || args.device.reserve_bytes) {
-      args.flags.Add(
-          "--oversubscription replaces --device-memory and --reserve: give one or the other");
-    }
-    if (!(*args.oversubscription >= 1.0)) {
-      args.flags.Add(absl::StrCat("--oversubscription: ", *args.oversubscription,
-                                  "x must be >= 1x (1x = the peak fits)"));
-    }
-    options.budget.oversubscription = *args.oversubscription;
-  }
+  options.oversubscription = CheckOversubscription(args.oversubscription, args.device, &args.flags);
   if (args.optimum) {
     OptimumOptions oo;
     if (args.optimum_time_limit_ns) oo.time_limit_ns = *args.optimum_time_limit_ns;
@@ -228,7 +218,6 @@ absl::Status Run(CompareArgs& args) {
   // The simulator and the planners scale op durations by
   // device.compute_time_scale themselves.
   options.simulator.device = device.model;
-  if (!args.oversubscription) options.budget = BudgetFor(device.model);
   BudgetBasis basis = ResolveBudgetBasis(args.budget, device.model, &args.flags);
   SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   if (args.remote.server && basis.on == BudgetOn::kReserved) {
@@ -287,7 +276,7 @@ absl::Status Run(CompareArgs& args) {
   for (const PlannerOutcome& r : c.rows) any_real = any_real || !r.unlimited_memory;
   if (any_real && !c.AnyFeasible()) {
     return Error(ErrorKind::kInfeasible, absl::StrCat("no planner reaches the budget of ",
-                                                      BytesExact(c.budget.budget_bytes), " on ",
+                                                      BytesExact(c.budget_bytes), " on ",
                                                       trace.source()));
   }
   return absl::OkStatus();

@@ -92,16 +92,7 @@ absl::Status Run(OptimumArgs& a) {
   CompareOptions co;
   co.keep_policies = true;
   co.planner_options = a.planner_options;
-  if (a.oversubscription) {
-    if (a.device.device_memory_bytes || a.device.reserve_bytes) {
-      a.flags.Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
-    }
-    if (!(*a.oversubscription >= 1.0)) {
-      a.flags.Add(absl::StrCat("--oversubscription: ", *a.oversubscription,
-                               "x must be >= 1x (1x = the peak fits)"));
-    }
-    co.budget.oversubscription = *a.oversubscription;
-  }
+  co.oversubscription = CheckOversubscription(a.oversubscription, a.device, &a.flags);
   OptimumOptions oo;
   if (a.time_limit_ns) oo.time_limit_ns = *a.time_limit_ns;
   oo.recompute = !a.no_recompute;
@@ -122,7 +113,6 @@ absl::Status Run(OptimumArgs& a) {
   SWAPPLAN_RETURN_IF_ERROR(a.flags.Status());
   PrintWarnings(device.warnings);
   co.simulator.device = device.model;
-  if (!a.oversubscription) co.budget = BudgetFor(device.model);
   co.optimum = oo;
   if (!a.quiet) {
     std::cerr << "swapplan optimum: planning with the default planners, then the MILP (time limit "
@@ -147,7 +137,7 @@ absl::Status Run(OptimumArgs& a) {
     j["ops"] = c.num_ops;
     j["device"] = DeviceJson(device);
     j["warnings"] = WarningsJson(device.warnings);
-    j["budget_bytes"] = c.budget.budget_bytes;
+    j["budget_bytes"] = c.budget_bytes;
     j["ideal_ns"] = r.ideal_ns;
     j["status"] = std::string(MilpStatusName(r.status));
     j["lower_bound_ns"] = r.lower_bound_ns;
@@ -187,7 +177,7 @@ absl::Status Run(OptimumArgs& a) {
     TextTable t({"optimum", trace.source()});
     t.AddRow({"iteration", absl::StrCat(c.iteration, " (", c.num_ops, " ops, op durations ",
                                         DurationSourceName(c.durations), ")")});
-    t.AddRow({"budget", BytesExact(c.budget.budget_bytes)});
+    t.AddRow({"budget", BytesExact(c.budget_bytes)});
     t.AddRow({"link", LinkText(c.simulator.device)});
     t.AddRow({"compute", ComputeScaleText(device)});
     t.AddRow({"model", ModelText(r, oo.recompute)});

@@ -413,7 +413,10 @@ absl::Status RunPlan(PlanArgs& a) {
     }
     return policy.status();
   }
-  policy->device = device.model;
+  // A local plan's FinishPolicy recorded device.model; the service records
+  // the model it resolved from the DeviceSpec, which may differ (a field
+  // given as 0 is not sent): the policy keeps the one judged here.
+  if (a.remote.server) policy->device = device.model;
   SWAPPLAN_ASSIGN_OR_RETURN(
       CheckReport report,
       CheckPolicy(trace, *policy,

@@ -88,24 +88,13 @@ absl::Status Run(ReportArgs& args) {
     if (!iteration) iteration = first.fingerprint.iteration;
   }
   options.iteration = ResolveIteration(iteration, trace, &args.flags);
-  if (args.oversubscription) {
-    if (args.device.device_memory_bytes || args.device.reserve_bytes) {
-      args.flags.Add(
-          "--oversubscription replaces --device-memory and --reserve: give one or the other");
-    }
-    if (!(*args.oversubscription >= 1.0)) {
-      args.flags.Add(absl::StrCat("--oversubscription: ", *args.oversubscription,
-                                  "x must be >= 1x (1x = the peak fits)"));
-    }
-  }
+  options.oversubscription = CheckOversubscription(args.oversubscription, args.device, &args.flags);
   const ResolvedDevice device =
       ResolveDevice(args.device, defaults, {.capacity = !args.oversubscription.has_value()},
                     &args.flags);
   SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   PrintWarnings(device.warnings);
   options.simulator.device = device.model;
-  options.budget = BudgetFor(device.model);
-  if (args.oversubscription) options.budget = {.oversubscription = *args.oversubscription};
   ProgressBar bar("report");
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
@@ -120,7 +109,7 @@ absl::Status Run(ReportArgs& args) {
       row.planner = std::filesystem::path(args.policies[i]).filename().string();
       CompareOptions judge = options;
       judge.keep_policies = true;
-      absl::Status judged = JudgePolicy(trace, sim, c.budget.budget_bytes, judge,
+      absl::Status judged = JudgePolicy(trace, sim, c.budget_bytes, judge,
                                         std::move(policies[i]), &row);
       if (!judged.ok()) {
         return absl::Status(judged.code(),

@@ -45,6 +45,7 @@
 #include "progress.h"
 #include "remote.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/curve/oversubscription.h"
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/advisor/advisor_planner.h"
 #include "swapplan/sim/checker.h"
@@ -99,15 +100,7 @@ absl::Status Run(SearchArgs& a) {
   if (a.migration_interval) io.migration_interval = static_cast<int32_t>(*a.migration_interval);
   if (a.migrants) io.migrants = static_cast<int32_t>(*a.migrants);
   if (absl::Status st = io.Validate(); !st.ok()) a.flags.Add(std::string(st.message()));
-  if (a.oversubscription) {
-    if (a.device.device_memory_bytes || a.device.reserve_bytes) {
-      a.flags.Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
-    }
-    if (!(*a.oversubscription >= 1.0)) {
-      a.flags.Add(absl::StrCat("--oversubscription: ", *a.oversubscription,
-                               "x must be >= 1x (1x = the peak fits)"));
-    }
-  }
+  const double ratio = CheckOversubscription(a.oversubscription, a.device, &a.flags);
   SWAPPLAN_ASSIGN_OR_RETURN(Trace recorded, ReadTraceArg(a.trace, &a.flags));
   const int32_t it = ResolveIteration(a.iteration, recorded, &a.flags);
   ResolvedDevice device =
@@ -118,14 +111,11 @@ absl::Status Run(SearchArgs& a) {
   // The planner and the simulator scale recorded durations by the device
   // model's compute_time_scale themselves.
   const Trace& trace = recorded;
-  if (a.oversubscription) {
+  if (ratio > 0) {
     // As compare: persistent bytes + (unswapped peak - persistent) / r.
     SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(trace));
-    BudgetSpec spec;
-    spec.oversubscription = *a.oversubscription;
-    SWAPPLAN_ASSIGN_OR_RETURN(ResolvedBudget rb, ResolveBudget(trace, curve.iterations()[it], spec));
-    device.model.capacity_bytes = rb.budget_bytes;
-    device.model.reserve_bytes = 0;
+    SWAPPLAN_ASSIGN_OR_RETURN(device.model,
+                              OversubscribedDevice(device.model, curve.iterations()[it], ratio));
   }
   SimulatorOptions so;
   so.device = device.model;

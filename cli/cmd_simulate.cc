@@ -420,8 +420,8 @@ absl::Status Run(SimulateArgs& args) {
   SWAPPLAN_RETURN_IF_ERROR(args.flags.Status());
   // (Here also with --server: the trace and the policy are local.)
   AllocatorOptions alloc = args.basis.allocator;
-  SWAPPLAN_ASSIGN_OR_RETURN(const int64_t budget, device.model.BudgetBytes());
-  alloc.capacity_bytes = std::max<int64_t>(budget, 1);
+  SWAPPLAN_RETURN_IF_ERROR(device.model.ValidateBudget());
+  alloc.capacity_bytes = std::max<int64_t>(device.model.BudgetBytes(), 1);
   SWAPPLAN_ASSIGN_OR_RETURN(args.reserved, PolicyReservedCurve(trace, policy, device.model, alloc,
                                                                {.pinned_segments = 0}));
   if (args.timeline) {

@@ -27,12 +27,6 @@ void AddIterationFlag(CLI::App* sub, FlagSet* flags, std::optional<int64_t>* ite
              0, INT32_MAX);
 }
 
-void AddOversubscriptionFlag(CLI::App* sub, FlagSet* flags, std::optional<double>* ratio) {
-  flags->Ratio(sub, "--oversubscription", ratio,
-               "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
-               "(unswapped peak - persistent bytes) / r, e.g. 2x");
-}
-
 int32_t ResolveIteration(const std::optional<int64_t>& flag, const Trace& trace, FlagSet* flags) {
   if (!flag) return LastCompleteIteration(trace);
   if (*flag >= trace.num_iterations()) {

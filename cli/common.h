@@ -42,11 +42,6 @@ int32_t LastCompleteIteration(const Trace& trace);
 // --iteration N (default: the last complete iteration).
 void AddIterationFlag(CLI::App* sub, FlagSet* flags, std::optional<int64_t>* iteration);
 
-// --oversubscription r: the budget as persistent bytes + (unswapped peak -
-// persistent bytes) / r (curve/oversubscription.h), instead of
-// --device-memory. The same flag and help for every command that takes it.
-void AddOversubscriptionFlag(CLI::App* sub, FlagSet* flags, std::optional<double>* ratio);
-
 // The iteration to use: the flag's, checked against the trace (a problem
 // in `flags` when out of range), else LastCompleteIteration.
 int32_t ResolveIteration(const std::optional<int64_t>& flag, const Trace& trace, FlagSet* flags);

@@ -263,12 +263,23 @@ ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& d, cons
   return r;
 }
 
-BudgetSpec BudgetFor(const DeviceModel& m) {
-  BudgetSpec b;
-  if (m.capacity_bytes == kUnlimitedCapacityBytes) return b;
-  b.device_memory_bytes = m.capacity_bytes;
-  b.reserve_bytes = m.reserve_bytes;
-  return b;
+void AddOversubscriptionFlag(CLI::App* sub, FlagSet* flags, std::optional<double>* ratio) {
+  flags->Ratio(sub, "--oversubscription", ratio,
+               "Budget as a ratio r >= 1x instead of --device-memory: persistent bytes + "
+               "(unswapped peak - persistent bytes) / r, e.g. 2x");
+}
+
+double CheckOversubscription(const std::optional<double>& ratio, const DeviceFlags& device,
+                             FlagSet* flags) {
+  if (!ratio) return 0;
+  if (device.device_memory_bytes || device.reserve_bytes) {
+    flags->Add("--oversubscription replaces --device-memory and --reserve: give one or the other");
+  }
+  if (!(*ratio >= 1.0)) {
+    flags->Add(
+        absl::StrCat("--oversubscription: ", *ratio, "x must be >= 1x (1x = the peak fits)"));
+  }
+  return *ratio;
 }
 
 std::string ComputeScaleText(const ResolvedDevice& d) {

@@ -4,6 +4,9 @@
 //   --device NAME              a preset (device/presets.h, `swapplan devices`)
 //   --device-memory SIZE       capacity, e.g. 80GiB
 //   --reserve SIZE             kept free; the budget is capacity - reserve
+//   --oversubscription RATIO   (compare, optimum, report, search) the budget
+//                              as a ratio of the iteration's memory curve,
+//                              instead of --device-memory and --reserve
 //   --h2d-bandwidth RATE       host->device copies, e.g. 25GB/s
 //   --d2h-bandwidth RATE       device->host copies
 //   --copy-latency DURATION    fixed cost of every copy, e.g. 10us
@@ -53,7 +56,6 @@
 
 #include "flags.h"
 #include "swapplan/device/device_model.h"
-#include "swapplan/eval/compare.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
 
@@ -144,9 +146,23 @@ struct ResolvedDevice {
 ResolvedDevice ResolveDevice(const DeviceFlags& f, const DeviceDefaults& defaults,
                              const DeviceNeeds& needs, FlagSet* flags);
 
-// compare/regress's BudgetSpec of a model: its capacity and reserve
-// (capacity 0 when unlimited).
-BudgetSpec BudgetFor(const DeviceModel& model);
+// --oversubscription r: the budget as persistent bytes + (unswapped peak -
+// persistent bytes) / r (curve/oversubscription.h), instead of
+// --device-memory and --reserve. The same flag and help for every command
+// that takes it.
+void AddOversubscriptionFlag(CLI::App* sub, FlagSet* flags, std::optional<double>* ratio);
+
+// The one check of --oversubscription, before ResolveDevice (give it
+// DeviceNeeds{.capacity = !ratio}): a problem in `flags` when it comes with
+// --device-memory or --reserve (the ratio replaces both) or is below 1x.
+// Returns the ratio for CompareOptions::oversubscription, 0 when not given;
+// the library turns it into the device model (OversubscribedDevice).
+//
+//   // --oversubscription 2x --reserve 1GiB: "--oversubscription replaces
+//   // --device-memory and --reserve: give one or the other"
+//   options.oversubscription = CheckOversubscription(a.ratio, a.device, &a.flags);
+double CheckOversubscription(const std::optional<double>& ratio, const DeviceFlags& device,
+                             FlagSet* flags);
 
 // One text line for reports: "op durations as recorded" or "op durations x
 // 0.316 (--device h100-80gb: ...)".

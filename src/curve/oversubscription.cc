@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan {
 
@@ -26,6 +27,13 @@ double OversubscriptionOf(const IterationCurve& iteration, int64_t budget_bytes)
   if (budget_bytes >= iteration.peak_unswapped.bytes || movable <= 0) return 1.0;
   if (budget_bytes <= persistent) return std::numeric_limits<double>::infinity();
   return static_cast<double>(movable) / static_cast<double>(budget_bytes - persistent);
+}
+
+absl::StatusOr<DeviceModel> OversubscribedDevice(DeviceModel device,
+                                                 const IterationCurve& iteration, double ratio) {
+  SWAPPLAN_ASSIGN_OR_RETURN(device.capacity_bytes, OversubscriptionBudget(iteration, ratio));
+  device.reserve_bytes = 0;
+  return device;
 }
 
 }  // namespace swapplan

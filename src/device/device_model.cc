@@ -46,18 +46,22 @@ absl::Status MemoryTier::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> DeviceModel::BudgetBytes() const {
+int64_t DeviceModel::BudgetBytes() const {
+  if (capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
+  return capacity_bytes - reserve_bytes;
+}
+
+absl::Status DeviceModel::ValidateBudget() const {
   if (reserve_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("device model: reserve_bytes ", reserve_bytes, " is negative"));
   }
-  if (capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
-  if (reserve_bytes >= capacity_bytes) {
+  if (capacity_bytes != kUnlimitedCapacityBytes && reserve_bytes >= capacity_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("device model: reserve_bytes ", reserve_bytes,
                                                    " leaves no memory of capacity_bytes ",
                                                    capacity_bytes));
   }
-  return capacity_bytes - reserve_bytes;
+  return absl::OkStatus();
 }
 
 int64_t DeviceModel::CopyNs(Direction dir, int64_t bytes) const {

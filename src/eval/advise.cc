@@ -22,7 +22,7 @@ absl::StatusOr<Advice> ChooseAdvice(const Comparison& c) {
     return Error(ErrorKind::kMalformedInput, "advise: the comparison has no planner rows");
   }
   Advice a;
-  a.headroom_bytes = c.budget.budget_bytes - c.peak.bytes;
+  a.headroom_bytes = c.budget_bytes - c.peak.bytes;
   a.fits_without_swapping = a.headroom_bytes >= 0;
   std::vector<int32_t> candidates;
   for (size_t i = 0; i < c.rows.size(); ++i) {

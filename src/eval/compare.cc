@@ -13,68 +13,27 @@
 #include "swapplan/util/utf8.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/status_macros.h"
-#include "swapplan/util/units.h"
 
 namespace swapplan {
-
-absl::Status BudgetSpec::Validate() const {
-  if (device_memory_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("budget: device memory is ", device_memory_bytes, " bytes; must be >= 0"));
-  }
-  if (reserve_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("budget: reserve is ", reserve_bytes, " bytes; must be >= 0"));
-  }
-  if (oversubscription != 0) {
-    if (device_memory_bytes > 0) {
-      return absl::InvalidArgumentError(
-          "budget: give a device memory or an oversubscription, not both");
-    }
-    if (reserve_bytes > 0) {
-      return absl::InvalidArgumentError(
-          "budget: a reserve applies to a device memory, not to an oversubscription");
-    }
-    if (!(oversubscription >= 1.0) || !std::isfinite(oversubscription)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "budget: oversubscription ", oversubscription, " is not a finite ratio >= 1"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const IterationCurve& curve,
-                                             const BudgetSpec& spec) {
-  SWAPPLAN_RETURN_IF_ERROR(spec.Validate());
-  ResolvedBudget r;
-  if (spec.oversubscription > 0) {
-    r.oversubscription = spec.oversubscription;
-    SWAPPLAN_ASSIGN_OR_RETURN(r.budget_bytes,
-                              OversubscriptionBudget(curve, spec.oversubscription));
-    return r;
-  }
-  r.device_memory_bytes = spec.device_memory_bytes > 0 ? spec.device_memory_bytes
-                                                       : trace.metadata().device_memory_bytes;
-  if (r.device_memory_bytes <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("no device memory: ", trace.source(),
-                     " does not record it; give a capacity or an oversubscription"));
-  }
-  r.reserve_bytes = spec.reserve_bytes;
-  r.budget_bytes = r.device_memory_bytes - r.reserve_bytes;
-  if (r.budget_bytes <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("reserve ", FormatBytes(r.reserve_bytes),
-                                                   " leaves no budget out of ",
-                                                   FormatBytes(r.device_memory_bytes)));
-  }
-  return r;
-}
 
 absl::Status CompareOptions::Validate() const {
   if (iteration < 0) {
     return absl::InvalidArgumentError(absl::StrCat("iteration ", iteration, " is negative"));
   }
-  SWAPPLAN_RETURN_IF_ERROR(budget.Validate());
+  if (oversubscription != 0) {
+    if (!(oversubscription >= 1.0) || !std::isfinite(oversubscription)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budget: oversubscription ", oversubscription, " is not a finite ratio >= 1"));
+    }
+  } else if (simulator.device.capacity_bytes <= 0 ||
+             simulator.device.capacity_bytes == kUnlimitedCapacityBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "budget: simulator.device.capacity_bytes is ",
+        simulator.device.capacity_bytes == kUnlimitedCapacityBytes
+            ? std::string("unlimited")
+            : absl::StrCat(simulator.device.capacity_bytes),
+        "; give the device's capacity or an oversubscription"));
+  }
   if (optimum) SWAPPLAN_RETURN_IF_ERROR(optimum->Validate());
   SWAPPLAN_RETURN_IF_ERROR(allocator.Validate());
   for (const std::string& name : planners) {
@@ -153,14 +112,18 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   Comparison c;
   c.iteration = options.iteration;
   c.num_ops = trace.iteration(options.iteration).num_ops();
-  SWAPPLAN_ASSIGN_OR_RETURN(c.budget, ResolveBudget(trace, ic, options.budget));
   c.peak = ic.peak_unswapped;
   c.persistent_bytes = ic.persistent_bytes;
 
   // The device: the simulator options' model (bandwidths 0 = the trace
-  // metadata's) with the resolved capacity and reserve.
+  // metadata's), at the oversubscription's budget when one is given.
   SimulatorOptions o = options.simulator;
   DeviceModel& d = o.device;
+  if (options.oversubscription > 0) {
+    SWAPPLAN_ASSIGN_OR_RETURN(d, OversubscribedDevice(d, ic, options.oversubscription));
+  }
+  c.oversubscription = options.oversubscription;
+  c.budget_bytes = d.BudgetBytes();
   if (d.h2d_bandwidth_bytes_per_s == 0) {
     d.h2d_bandwidth_bytes_per_s = trace.metadata().h2d_bandwidth_bytes_per_s;
   }
@@ -170,13 +133,6 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
   if (!(d.h2d_bandwidth_bytes_per_s > 0) || !(d.d2h_bandwidth_bytes_per_s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no copy bandwidth: ", trace.source(), " does not record one and none was given"));
-  }
-  if (c.budget.oversubscription > 0) {
-    d.capacity_bytes = c.budget.budget_bytes;
-    d.reserve_bytes = 0;
-  } else {
-    d.capacity_bytes = c.budget.device_memory_bytes;
-    d.reserve_bytes = c.budget.reserve_bytes;
   }
   SimulatorOptions unlimited = o;
   unlimited.device.capacity_bytes = kUnlimitedCapacityBytes;
@@ -248,7 +204,7 @@ absl::StatusOr<Comparison> ComparePlanners(const Trace& trace, const CompareOpti
       Policy copy;
       if (want) copy = *policy;
       SWAPPLAN_RETURN_IF_ERROR(JudgePolicy(trace, info->unlimited_memory ? ideal_sim : sim,
-                                           c.budget.budget_bytes, options, *std::move(policy),
+                                           c.budget_bytes, options, *std::move(policy),
                                            &row));
       if (want && row.feasible) {
         copy.planner = info->name;

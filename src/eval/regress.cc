@@ -78,11 +78,11 @@ absl::StatusOr<CompareOptions> EntryOptions(const QualityEntry& e) {
     o.planner_options.push_back(std::move(po));
   }
   if (e.oversubscription > 0) {
-    o.budget.oversubscription = e.oversubscription;
+    o.oversubscription = e.oversubscription;
   } else {
-    SWAPPLAN_ASSIGN_OR_RETURN(o.budget.device_memory_bytes, ParseBytes(e.device_memory));
+    SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.capacity_bytes, ParseBytes(e.device_memory));
     if (!e.reserve.empty()) {
-      SWAPPLAN_ASSIGN_OR_RETURN(o.budget.reserve_bytes, ParseBytes(e.reserve));
+      SWAPPLAN_ASSIGN_OR_RETURN(o.simulator.device.reserve_bytes, ParseBytes(e.reserve));
     }
   }
   if (!e.bandwidth.empty()) {
@@ -151,9 +151,9 @@ absl::StatusOr<RegressReport> RunRegression(const QualityBaseline& baseline,
     // settings no longer give on the same trace: the results were measured
     // at another budget (issue 19: an edited budget_bytes was ignored).
     const bool budget_changed =
-        !changed && e.budget_bytes > 0 && e.budget_bytes != c->budget.budget_bytes;
+        !changed && e.budget_bytes > 0 && e.budget_bytes != c->budget_bytes;
     updated.identity = identity;
-    updated.budget_bytes = c->budget.budget_bytes;
+    updated.budget_bytes = c->budget_bytes;
     updated.results.clear();
     for (const PlannerOutcome& out : c->rows) {
       RegressRow row;

@@ -93,7 +93,7 @@ absl::StatusOr<std::unique_ptr<PolicyRecord>> PolicyMaker::MakeVerified(
   }
   std::unique_ptr<PolicyRecord> rec;
   const Trace& latest = *observed.back();
-  const int64_t limit = device.capacity_bytes - device.reserve_bytes;
+  const int64_t limit = device.BudgetBytes();
   DeviceModel dev = device;
   // Grow the reserve (doubling steps: the planner's choices are discrete, a
   // little more reserve may give the same policy) until the policy holds,

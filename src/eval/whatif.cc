@@ -209,9 +209,9 @@ absl::StatusOr<bool> Search::Evaluate(int64_t k) {
   }
   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve curve, ComputeMemoryCurve(*trace));
   CompareOptions co;
-  co.budget.device_memory_bytes = o.device.capacity_bytes;
-  co.budget.reserve_bytes = options_.reserve_bytes;
   co.simulator = options_.simulator;
+  co.simulator.device.capacity_bytes = o.device.capacity_bytes;
+  co.simulator.device.reserve_bytes = options_.reserve_bytes;
   co.planners = compared_;
   co.planner_options = options_.planner_options;
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(*trace, co, &curve));
@@ -261,9 +261,11 @@ absl::StatusOr<WhatIfResult> Search::Run() {
   r_.dimension = options_.dimension;
   r_.start = DimensionValue(base_, options_.dimension);
   r_.step = options_.step > 0 ? options_.step : DefaultStep(base_, options_.dimension);
-  r_.device_memory_bytes = base_.device.capacity_bytes;
-  r_.reserve_bytes = options_.reserve_bytes;
-  r_.budget_bytes = r_.device_memory_bytes - r_.reserve_bytes;
+  DeviceModel budget = base_.device;
+  budget.reserve_bytes = options_.reserve_bytes;
+  r_.device_memory_bytes = budget.capacity_bytes;
+  r_.reserve_bytes = budget.reserve_bytes;
+  r_.budget_bytes = budget.BudgetBytes();
   r_.max_overhead_vs_ideal = options_.max_overhead_vs_ideal;
   if (options_.planners.empty() && base_.inference) {
     r_.planners = {"noswap", "chameleon", "hyperoffload"};

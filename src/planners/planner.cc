@@ -48,8 +48,7 @@ absl::Status PlanningProblem::Validate() const {
 }
 
 int64_t PlanningProblem::budget_bytes() const {
-  if (device.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
-  return std::max<int64_t>(device.capacity_bytes - device.reserve_bytes, 0);
+  return std::max<int64_t>(device.BudgetBytes(), 0);
 }
 
 absl::string_view ReservedMethodName(ReservedMethod m) {

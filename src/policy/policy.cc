@@ -209,10 +209,7 @@ absl::Status Policy::Validate() const {
   return ValidatePolicyRuntime(*this);
 }
 
-int64_t Policy::BudgetBytes() const {
-  if (device.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
-  return device.capacity_bytes - device.reserve_bytes;
-}
+int64_t Policy::BudgetBytes() const { return device.BudgetBytes(); }
 
 std::vector<int32_t> Policy::SchedulePositions() const {
   const int32_t n = std::max(fingerprint.iteration_ops, 0);

@@ -20,13 +20,6 @@ namespace pb = ::swapplan::proto;
 
 int32_t Clamp32(uint32_t v) { return v > INT32_MAX ? INT32_MAX : static_cast<int32_t>(v); }
 
-// capacity - reserve, unlimited for an unlimited capacity (Policy::BudgetBytes
-// without a policy).
-int64_t BudgetOf(const DeviceModel& d) {
-  if (d.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
-  return d.capacity_bytes - d.reserve_bytes;
-}
-
 void AnchorToProto(const OpAnchor& a, pb::OpAnchor* o) {
   o->set_phase(static_cast<pb::Phase>(a.phase));
   o->set_phase_ordinal(static_cast<uint32_t>(a.phase_ordinal));
@@ -250,7 +243,7 @@ absl::StatusOr<Policy> FromProto(const pb::Policy& in, const std::string& source
     if (!in.has_device()) return Malformed(source, "a format_version 2 policy needs a device");
     p.device = DeviceFromProto(in.device());
     // The v1 fields, when written, must repeat the model.
-    const int64_t budget = BudgetOf(p.device);
+    const int64_t budget = p.device.BudgetBytes();
     if (in.device_budget_bytes() != 0 && in.device_budget_bytes() != budget) {
       return Malformed(source, absl::StrCat("device_budget_bytes ", in.device_budget_bytes(),
                                             " disagrees with the device model's budget ", budget));

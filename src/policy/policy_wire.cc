@@ -18,12 +18,6 @@ constexpr absl::string_view kPolicyFormat = "swapplan-policy";
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
 
-// capacity - reserve, saturating (as policy_proto.cc's BudgetOf).
-int64_t BudgetOf(const DeviceModel& d) {
-  if (d.capacity_bytes == kUnlimitedCapacityBytes) return kUnlimitedCapacityBytes;
-  return d.capacity_bytes - d.reserve_bytes;
-}
-
 int32_t Clamp32(uint64_t v) {
   const uint32_t u = static_cast<uint32_t>(v);  // proto uint32: low 32 bits
   return u > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())
@@ -608,7 +602,7 @@ absl::StatusOr<Policy> ParsePolicyWire(absl::string_view bytes, const std::strin
     }
   } else {
     if (!raw.has_device) return malformed("a format_version 2 policy needs a device");
-    const int64_t budget = BudgetOf(p.device);
+    const int64_t budget = p.device.BudgetBytes();
     if (raw.budget != 0 && raw.budget != budget) {
       return malformed(absl::StrCat("device_budget_bytes ", raw.budget,
                                     " disagrees with the device model's budget ", budget));

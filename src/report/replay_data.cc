@@ -110,7 +110,8 @@ absl::StatusOr<json> BuildReplayReportData(const Trace& trace, const ReplayOptio
     return absl::InvalidArgumentError(
         absl::StrCat("replay report: the device has no capacity (", device.capacity_bytes, ")"));
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(int64_t budget, device.BudgetBytes());
+  SWAPPLAN_RETURN_IF_ERROR(device.ValidateBudget());
+  const int64_t budget = device.BudgetBytes();
   json d;
   d["schema"] = "swapplan-replay-report/1";
   d["title"] = report.title.empty() ? absl::StrCat("swapplan replay: ", trace.source())

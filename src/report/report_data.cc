@@ -130,7 +130,7 @@ absl::StatusOr<json> BuildReportData(const Trace& trace, const Comparison& c,
   d["link"] = options.link_text;
   d["compute"] = options.compute_text;
   d["warnings"] = options.warnings;
-  d["budget_bytes"] = c.budget.budget_bytes;
+  d["budget_bytes"] = c.budget_bytes;
   d["peak_unswapped_bytes"] = c.peak.bytes;
   d["peak_unswapped_op"] = c.peak.local_op;
   d["persistent_bytes"] = c.persistent_bytes;

@@ -269,12 +269,7 @@ absl::StatusOr<v1::CompareResponse> RunCompare(const Trace& trace, const v1::Com
                             ResolveDeviceSpec(req.device(), trace, /*need_capacity=*/!ratio));
   CompareOptions o;
   o.iteration = req.iteration();
-  if (ratio) {
-    o.budget.oversubscription = req.oversubscription();
-  } else {
-    o.budget.device_memory_bytes = device.capacity_bytes;
-    o.budget.reserve_bytes = device.reserve_bytes;
-  }
+  if (ratio) o.oversubscription = req.oversubscription();
   o.simulator.device = device;
   o.planners.assign(req.planners().begin(), req.planners().end());
   for (const v1::PlannerOption& p : req.planner_options()) {
@@ -285,7 +280,7 @@ absl::StatusOr<v1::CompareResponse> RunCompare(const Trace& trace, const v1::Com
   v1::CompareResponse out;
   out.set_iteration(c.iteration);
   out.set_num_ops(c.num_ops);
-  out.set_budget_bytes(c.budget.budget_bytes);
+  out.set_budget_bytes(c.budget_bytes);
   out.set_peak_unswapped_bytes(c.peak.bytes);
   out.set_ideal_time_ns(c.ideal_time_ns);
   for (const PlannerOutcome& r : c.rows) {

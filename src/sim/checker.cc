@@ -107,9 +107,7 @@ class Checker {
         policy_(policy),
         device_(device),
         rp_(rp),
-        budget_(device.capacity_bytes == kUnlimitedCapacityBytes
-                    ? kUnlimitedCapacityBytes
-                    : device.capacity_bytes - device.reserve_bytes),
+        budget_(device.BudgetBytes()),
         begin_(trace.iteration(rp.iteration).op_begin),
         n_(rp.num_ops) {}
 

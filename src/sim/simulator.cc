@@ -44,10 +44,8 @@ absl::Status SimulatorOptions::Validate() const {
 }
 
 int64_t SimulatorOptions::memory_limit_bytes() const {
-  if (device.capacity_bytes == 0 || device.capacity_bytes == kUnlimitedCapacityBytes) {
-    return kUnlimitedBytes;
-  }
-  return device.capacity_bytes - device.reserve_bytes;
+  if (device.capacity_bytes == 0) return kUnlimitedBytes;
+  return device.BudgetBytes();  // kUnlimitedBytes for an unlimited capacity
 }
 
 absl::string_view StallCauseName(StallCause c) {

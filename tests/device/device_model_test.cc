@@ -43,15 +43,18 @@ TEST_CASE("CopyNs uses the bandwidth of the direction; tiers their own", "[devic
 }
 
 TEST_CASE("BudgetBytes is capacity minus reserve", "[device]") {
-  DeviceModel d = OneBytePerNs();
-  CHECK(*d.BudgetBytes() == 900);
+  DeviceModel d = OneBytePerNs();  // 1000 B - 100 B reserve
+  CHECK(d.BudgetBytes() == 900);
+  CHECK(d.ValidateBudget().ok());
   d.capacity_bytes = kUnlimitedCapacityBytes;
-  CHECK(*d.BudgetBytes() == kUnlimitedCapacityBytes);
+  CHECK(d.BudgetBytes() == kUnlimitedCapacityBytes);
+  CHECK(d.ValidateBudget().ok());
   d.capacity_bytes = 100;
-  CHECK(d.BudgetBytes().status().message() ==
+  CHECK(d.BudgetBytes() == 0);  // 100 - 100: nothing left
+  CHECK(d.ValidateBudget().message() ==
         "device model: reserve_bytes 100 leaves no memory of capacity_bytes 100");
   d.reserve_bytes = -1;
-  CHECK(d.BudgetBytes().status().message() == "device model: reserve_bytes -1 is negative");
+  CHECK(d.ValidateBudget().message() == "device model: reserve_bytes -1 is negative");
 }
 
 TEST_CASE("Validate names the field and the rule", "[device]") {

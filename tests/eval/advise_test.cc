@@ -31,7 +31,7 @@ PlannerOutcome Row(const std::string& name, bool feasible, int64_t time_ns, int6
 
 Comparison Budget(int64_t budget, int64_t peak) {
   Comparison c;
-  c.budget.budget_bytes = budget;
+  c.budget_bytes = budget;
   c.peak.bytes = peak;
   return c;
 }

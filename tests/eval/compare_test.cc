@@ -79,23 +79,49 @@ TEST_CASE("oversubscription: the ratio of the budget of r is r", "[eval][propert
   }
 }
 
-TEST_CASE("budget specs are resolved or rejected by name", "[eval]") {
-  const IterationCurve& c = ToyCurve();
-  absl::StatusOr<ResolvedBudget> r = ResolveBudget(Toy(), c, {.oversubscription = 2});
+TEST_CASE("an oversubscription is a device model; compare options name a bad budget",
+          "[eval]") {
+  // r = 2 over the toy: capacity 200 + 1000 / 2 = 700, the reserve dropped
+  // (the ratio states the budget), every other figure kept.
+  const DeviceModel d{.capacity_bytes = 1000, .reserve_bytes = 300,
+                      .h2d_bandwidth_bytes_per_s = 1e9, .d2h_bandwidth_bytes_per_s = 2e9};
+  absl::StatusOr<DeviceModel> r = OversubscribedDevice(d, ToyCurve(), 2);
   REQUIRE(r.ok());
-  CHECK(r->budget_bytes == 700);
-  CHECK(r->device_memory_bytes == 0);
-  r = ResolveBudget(Toy(), c, {.reserve_bytes = 300});  // the trace's 1000 bytes
-  REQUIRE(r.ok());
-  CHECK(r->budget_bytes == 700);
-  CHECK(r->device_memory_bytes == 1000);
-  r = ResolveBudget(Toy(), c, {.device_memory_bytes = 900, .oversubscription = 2});
-  CHECK(r.status().message() == "budget: give a device memory or an oversubscription, not both");
-  r = ResolveBudget(Toy(), c, {.reserve_bytes = 1, .oversubscription = 2});
-  CHECK(r.status().message() ==
-        "budget: a reserve applies to a device memory, not to an oversubscription");
-  r = ResolveBudget(Toy(), c, {.reserve_bytes = 1000});
-  CHECK(r.status().message() == "reserve 1000 B leaves no budget out of 1000 B");
+  CHECK(r->capacity_bytes == 700);
+  CHECK(r->reserve_bytes == 0);
+  CHECK(r->BudgetBytes() == 700);
+  CHECK(r->h2d_bandwidth_bytes_per_s == 1e9);
+  CHECK(r->d2h_bandwidth_bytes_per_s == 2e9);
+  CHECK(OversubscribedDevice(d, ToyCurve(), 0.5).status().message() ==
+        "oversubscription 0.5 is not a finite ratio >= 1 (1 = the unswapped peak fits)");
+
+  CompareOptions o;  // no capacity, no ratio
+  CHECK(o.Validate().message() ==
+        "budget: simulator.device.capacity_bytes is 0; give the device's capacity or an "
+        "oversubscription");
+  o.simulator.device.capacity_bytes = kUnlimitedCapacityBytes;
+  CHECK(o.Validate().message() ==
+        "budget: simulator.device.capacity_bytes is unlimited; give the device's capacity or an "
+        "oversubscription");
+  o.oversubscription = 0.5;
+  CHECK(o.Validate().message() == "budget: oversubscription 0.5 is not a finite ratio >= 1");
+  o.oversubscription = 2;
+  CHECK(o.Validate().ok());  // the ratio replaces the capacity
+  o.oversubscription = 0;
+  o.simulator.device.capacity_bytes = 1000;
+  o.simulator.device.reserve_bytes = 1000;
+  CHECK(o.Validate().message() ==
+        "simulator options: device model \"custom\": reserve_bytes must be below "
+        "capacity_bytes");
+  // The trace's 1000 B - 300 B = 700 B of budget, as planned and simulated.
+  o.simulator.device.reserve_bytes = 300;
+  o.planners = {"noswap"};
+  absl::StatusOr<Comparison> c = ComparePlanners(Toy(), o);
+  REQUIRE(c.ok());
+  CHECK(c->budget_bytes == 700);
+  CHECK(c->oversubscription == 0);
+  CHECK(c->simulator.device.capacity_bytes == 1000);
+  CHECK(c->simulator.device.reserve_bytes == 300);
 }
 
 TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
@@ -106,7 +132,7 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
   // Registry defaults: chameleon ignores tensors under 1 MiB, so it has no
   // candidate here (chameleon_test.cc plans the toy with min 0).
   CompareOptions o;
-  o.budget.oversubscription = 2;
+  o.oversubscription = 2;
   o.planners = {"ideal", "noswap", "recompute", "lru"};
   o.keep_policies = true;
   int progress = 0;
@@ -114,8 +140,8 @@ TEST_CASE("compare engine: rows per planner at an oversubscription", "[eval]") {
       ComparePlanners(Toy(), o, nullptr, [&](const PlannerOutcome&) { ++progress; });
   REQUIRE(c.ok());
   CHECK(progress == 4);
-  CHECK(c->budget.budget_bytes == 700);
-  CHECK(c->budget.oversubscription == 2.0);
+  CHECK(c->budget_bytes == 700);
+  CHECK(c->oversubscription == 2.0);
   CHECK(c->persistent_bytes == 200);
   CHECK(c->peak.bytes == 1200);
   CHECK(c->ideal_time_ns == 1300);

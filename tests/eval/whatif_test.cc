@@ -49,7 +49,7 @@ std::vector<std::optional<int64_t>> NaiveMax(const WhatIfOptions& w, int64_t las
     absl::StatusOr<Trace> t = SynthesizeTrace(o);
     REQUIRE(t.ok());
     CompareOptions c;
-    c.budget.device_memory_bytes = o.device.capacity_bytes;
+    c.simulator.device.capacity_bytes = o.device.capacity_bytes;
     c.planners = planners;
     absl::StatusOr<Comparison> r = ComparePlanners(*t, c);
     REQUIRE(r.ok());

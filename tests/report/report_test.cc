@@ -21,7 +21,7 @@ using nlohmann::json;
 
 Comparison ToyComparison(const Trace& t) {
   CompareOptions o;
-  o.budget.device_memory_bytes = 450;
+  o.simulator.device.capacity_bytes = 450;
   o.keep_policies = true;
   // The planners this test was written for (compare's default set before
   // issue 23 added selective, te-offload and save-on-cpu).

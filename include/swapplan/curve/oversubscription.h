@@ -16,10 +16,16 @@
 // r = 1 is the unswapped peak (nothing to move); r = 2 leaves room for half of
 // what lies above the persistent bytes. `compare --oversubscription`,
 // `whatif` and `regress` state budgets this way, so one r means the same
-// pressure on traces of any size.
+// pressure on traces of any size. A ratio becomes a device model in one
+// place, OversubscribedDevice: the capacity is budget(r) and nothing is
+// reserved, so DeviceModel::BudgetBytes() is budget(r) like any other
+// budget.
 //
 //   SWAPPLAN_ASSIGN_OR_RETURN(MemoryCurve c, ComputeMemoryCurve(trace));
 //   SWAPPLAN_ASSIGN_OR_RETURN(int64_t b, OversubscriptionBudget(c.iterations()[0], 1.5));
+//   SWAPPLAN_ASSIGN_OR_RETURN(DeviceModel d,
+//                             OversubscribedDevice(device, c.iterations()[0], 1.5));
+//   d.BudgetBytes() == b;
 //
 // O(1).
 #ifndef SWAPPLAN_CURVE_OVERSUBSCRIPTION_H_
@@ -29,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/device/device_model.h"
 
 namespace swapplan {
 
@@ -40,6 +47,14 @@ absl::StatusOr<int64_t> OversubscriptionBudget(const IterationCurve& iteration, 
 // (budget − persistent); +infinity when budget <= persistent, 1 when the
 // peak fits (or nothing lies above the persistent bytes).
 double OversubscriptionOf(const IterationCurve& iteration, int64_t budget_bytes);
+
+// `device` planned at oversubscription `ratio` of `iteration`: capacity_bytes
+// = OversubscriptionBudget(iteration, ratio) and reserve_bytes = 0 (the ratio
+// states the budget itself, so whatever capacity and reserve `device` had
+// are replaced); every other figure as given. InvalidArgument as
+// OversubscriptionBudget.
+absl::StatusOr<DeviceModel> OversubscribedDevice(DeviceModel device,
+                                                 const IterationCurve& iteration, double ratio);
 
 }  // namespace swapplan
 

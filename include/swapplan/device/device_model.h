@@ -11,7 +11,7 @@
 //   d.h2d_bandwidth_bytes_per_s = 25e9;
 //   d.d2h_bandwidth_bytes_per_s = 25e9;
 //   SWAPPLAN_RETURN_IF_ERROR(d.Validate());
-//   SWAPPLAN_ASSIGN_OR_RETURN(int64_t budget, d.BudgetBytes());   // 62 GiB
+//   int64_t budget = d.BudgetBytes();                            // 62 GiB
 //   int64_t ns = d.CopyNs(Direction::kDeviceToHost, 100);        // latency + 4 ns
 //
 // Memory tiers. The host (pinned memory, reached over the host link at
@@ -115,9 +115,16 @@ struct DeviceModel {
   // Tiers beyond the host (tier i >= 1 in policies is tiers[i - 1]).
   std::vector<MemoryTier> tiers;
 
-  // capacity - reserve. InvalidArgument when the reserve is negative or not
-  // below the capacity (an unlimited capacity gives an unlimited budget).
-  absl::StatusOr<int64_t> BudgetBytes() const;
+  // The budget: capacity - reserve, kUnlimitedCapacityBytes for an
+  // unlimited capacity. The one place this is computed: planners
+  // (PlanningProblem::budget_bytes), policies (Policy::BudgetBytes, the v1
+  // device_budget_bytes), the checker, the simulator, replay and the
+  // comparison all call it. Not positive when the reserve leaves nothing
+  // (ValidateBudget says so).
+  int64_t BudgetBytes() const;
+  // InvalidArgument when the reserve is negative or not below the capacity
+  // (an unlimited capacity gives an unlimited budget).
+  absl::Status ValidateBudget() const;
 
   // Duration of one host copy of `bytes` in `dir`: TransferNs(bytes,
   // bandwidth of `dir`, copy_latency_ns). Requires a valid model and

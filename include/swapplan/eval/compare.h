@@ -4,8 +4,8 @@
 // `regress`, which run it many times.
 //
 //   CompareOptions o;
-//   o.budget = {.device_memory_bytes = 64LL << 30, .reserve_bytes = 2LL << 30};
-//   // or: o.budget = {.oversubscription = 1.5};
+//   o.simulator.device = device;   // budget: capacity - reserve (BudgetBytes)
+//   // or: o.oversubscription = 1.5;   // budget: 1.5x of the iteration's curve
 //   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c, ComparePlanners(trace, o));
 //   for (const PlannerOutcome& row : c.rows) { row.planner; row.feasible; row.sim->... }
 //
@@ -42,47 +42,19 @@
 
 namespace swapplan {
 
-// How the device budget is given: a capacity minus a reserve, or an
-// oversubscription ratio (curve/oversubscription.h). Exactly one of
-// device_memory_bytes > 0 and oversubscription > 0; with neither, the
-// trace's recorded device memory is the capacity.
-struct BudgetSpec {
-  // Device capacity; 0 = none given.
-  int64_t device_memory_bytes = 0;
-  // Kept back for fragmentation and workspace (with a capacity only).
-  int64_t reserve_bytes = 0;
-  // r >= 1; 0 = none given.
-  double oversubscription = 0;
-
-  // InvalidArgument naming the field: negative values, both a capacity and
-  // a ratio, a reserve with a ratio, a ratio below 1.
-  absl::Status Validate() const;
-};
-
-// What a BudgetSpec means for one iteration of a trace.
-struct ResolvedBudget {
-  int64_t budget_bytes = 0;
-  // Capacity used (given or the trace's); 0 with an oversubscription.
-  int64_t device_memory_bytes = 0;
-  int64_t reserve_bytes = 0;
-  double oversubscription = 0;
-};
-
-// Returns the budget for iteration `curve` of `trace`. InvalidArgument when
-// no capacity is known (none given, none recorded), when the reserve leaves
-// nothing, or for a bad spec.
-absl::StatusOr<ResolvedBudget> ResolveBudget(const Trace& trace, const IterationCurve& curve,
-                                             const BudgetSpec& spec);
-
 struct CompareOptions {
   int32_t iteration = 0;
-  BudgetSpec budget;
-  // The device (bandwidths — 0 = the trace metadata's —, copy latency,
-  // copy engines, compute time scale) and the simulator's behaviour (record
-  // stream...). The device's capacity and reserve are ignored: `budget`
-  // gives them (the planners and the simulator get capacity = the device
-  // memory and its reserve, or capacity = the oversubscription budget).
+  // The device the planners plan for and the simulator runs on, and the
+  // simulator's behaviour (record stream...). The budget is the device's
+  // DeviceModel::BudgetBytes() (capacity - reserve; a capacity is
+  // required); bandwidths 0 = the trace metadata's.
   SimulatorOptions simulator;
+  // > 0: the budget is this oversubscription ratio (>= 1) of the
+  // iteration's memory curve instead: the device becomes
+  // OversubscribedDevice(simulator.device, curve, ratio)
+  // (curve/oversubscription.h), its capacity and reserve replaced.
+  // 0 = none.
+  double oversubscription = 0;
   // Planner names, in row order; empty = the registry's default set.
   std::vector<std::string> planners;
   // Keep each planner's policy in its outcome (memory: O(items)).
@@ -123,9 +95,11 @@ struct CompareOptions {
   // gap to the bound. Empty = no bound.
   std::optional<OptimumOptions> optimum;
 
-  // InvalidArgument naming the field (iteration < 0, bad budget, unknown
-  // planner listing the known ones, bad simulator options; a planner option
-  // the planner rejects is reported by ComparePlanners).
+  // InvalidArgument naming the field (iteration < 0, an oversubscription
+  // that is not a finite ratio >= 1, no capacity without one, unknown
+  // planner listing the known ones, bad simulator options — a reserve not
+  // below the capacity among them; a planner option the planner rejects is
+  // reported by ComparePlanners).
   absl::Status Validate() const;
 };
 
@@ -172,14 +146,19 @@ struct PlannerOutcome {
 struct Comparison {
   int32_t iteration = 0;
   int32_t num_ops = 0;
-  ResolvedBudget budget;
+  // The budget: simulator.device.BudgetBytes().
+  int64_t budget_bytes = 0;
+  // CompareOptions::oversubscription: > 0 when the budget is that ratio of
+  // the iteration's curve (simulator.device then has capacity = the budget
+  // and no reserve), 0 when it is the device's capacity - reserve.
+  double oversubscription = 0;
   PeakInfo peak;  // unswapped peak of the iteration
   int64_t persistent_bytes = 0;
   int64_t ideal_time_ns = 0;
   DurationSource durations = DurationSource::kRecorded;
   // The simulator options the rows were judged with: the device model every
-  // planner planned for (bandwidths resolved, capacity and reserve from the
-  // budget; its BudgetBytes() is the budget).
+  // planner planned for (bandwidths resolved; with an oversubscription, its
+  // capacity is the ratio's budget).
   SimulatorOptions simulator;
   std::vector<PlannerOutcome> rows;
   // With CompareOptions::optimum: the bound and the MILP's incumbent, or

@@ -80,8 +80,8 @@ struct PlanningProblem {
   AllocatorOptions allocator;
   ReservedMethod reserved_method = ReservedMethod::kFeedback;
 
-  // device.capacity_bytes - device.reserve_bytes (unlimited for an
-  // unlimited capacity; 0 for a zero capacity). Requires a valid problem.
+  // device.BudgetBytes() (capacity - reserve; unlimited for an unlimited
+  // capacity), 0 when that is not positive. Requires a valid problem.
   int64_t budget_bytes() const;
 
   // InvalidArgument when the trace is missing, the iteration out of range,
