@@ -134,15 +134,15 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
                   FormatDurationNs(r.h2d_busy_ns), ")\n");
   // Per tier, when the device has tiers beyond the host.
   for (size_t k = 1; k < r.tiers.size(); ++k) {
-    const TierTraffic& t = r.tiers[k];
-    absl::StrAppend(&out, absl::StrFormat("%-16s", absl::StrCat("tier ", t.name)), "stored ",
-                    FormatBytes(t.bytes_stored), " in ", t.stores, " copies (busy ",
-                    FormatDurationNs(t.store_busy_ns), "), loaded ", FormatBytes(t.bytes_loaded),
-                    " in ", t.loads, " copies (busy ", FormatDurationNs(t.load_busy_ns),
-                    "), holds at most ", FormatBytes(t.peak_bytes),
-                    t.capacity_bytes == kUnlimitedCapacityBytes
+    const TierTraffic& tier = r.tiers[k];
+    absl::StrAppend(&out, absl::StrFormat("%-16s", absl::StrCat("tier ", tier.name)), "stored ",
+                    FormatBytes(tier.bytes_stored), " in ", tier.stores, " copies (busy ",
+                    FormatDurationNs(tier.store_busy_ns), "), loaded ", FormatBytes(tier.bytes_loaded),
+                    " in ", tier.loads, " copies (busy ", FormatDurationNs(tier.load_busy_ns),
+                    "), holds at most ", FormatBytes(tier.peak_bytes),
+                    tier.capacity_bytes == kUnlimitedCapacityBytes
                         ? std::string()
-                        : absl::StrCat(" of ", FormatBytes(t.capacity_bytes)),
+                        : absl::StrCat(" of ", FormatBytes(tier.capacity_bytes)),
                     "\n");
   }
   if (r.reuse.blocks > 0 || r.reuse.unreleased_blocks > 0) {
@@ -291,18 +291,18 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
   j["h2d_busy_ns"] = r.h2d_busy_ns;
   if (r.tiers.size() > 1) {
     json tiers = json::array();
-    for (const TierTraffic& t : r.tiers) {
-      tiers.push_back({{"name", t.name},
-                       {"capacity_bytes", t.capacity_bytes == kUnlimitedCapacityBytes
+    for (const TierTraffic& tier : r.tiers) {
+      tiers.push_back({{"name", tier.name},
+                       {"capacity_bytes", tier.capacity_bytes == kUnlimitedCapacityBytes
                                               ? json(nullptr)
-                                              : json(t.capacity_bytes)},
-                       {"peak_bytes", t.peak_bytes},
-                       {"stored_bytes", t.bytes_stored},
-                       {"loaded_bytes", t.bytes_loaded},
-                       {"num_stores", t.stores},
-                       {"num_loads", t.loads},
-                       {"store_busy_ns", t.store_busy_ns},
-                       {"load_busy_ns", t.load_busy_ns}});
+                                              : json(tier.capacity_bytes)},
+                       {"peak_bytes", tier.peak_bytes},
+                       {"stored_bytes", tier.bytes_stored},
+                       {"loaded_bytes", tier.bytes_loaded},
+                       {"num_stores", tier.stores},
+                       {"num_loads", tier.loads},
+                       {"store_busy_ns", tier.store_busy_ns},
+                       {"load_busy_ns", tier.load_busy_ns}});
     }
     j["tiers"] = std::move(tiers);
   }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "swapplan/device/presets.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/service/client.h"
 #include "swapplan/service/convert.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/util/error.h"
@@ -36,6 +37,13 @@ absl::StatusOr<RemoteSession> RemoteSession::Open(const RemoteFlags& r, const Tr
                             client->UploadTrace(TraceToBinary(trace), trace.source()));
   return RemoteSession(std::move(client), std::move(id), server);
 }
+
+RemoteSession::RemoteSession(std::unique_ptr<PlannerClient> client, std::string trace_id,
+                             std::string server)
+    : client_(std::move(client)), trace_id_(std::move(trace_id)), server_(std::move(server)) {}
+RemoteSession::RemoteSession(RemoteSession&&) noexcept = default;
+RemoteSession& RemoteSession::operator=(RemoteSession&&) noexcept = default;
+RemoteSession::~RemoteSession() = default;
 
 v1::TraceRef RemoteSession::trace_ref() const {
   v1::TraceRef ref;

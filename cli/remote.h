@@ -30,10 +30,20 @@
 #include "swapplan/eval/compare.h"
 #include "swapplan/planners/advisor/search.h"
 #include "swapplan/policy/policy.h"
-#include "swapplan/service/client.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/sim/simulator.h"
 #include "swapplan/trace/trace.h"
+
+// The service's client and messages stay out of this header (it is
+// included by every command that takes --server, and gRPC's headers are the
+// heaviest of the build): remote.cc holds what needs them.
+namespace swapplan {
+class PlannerClient;
+namespace v1 {
+class DeviceSpec;
+class TraceRef;
+}  // namespace v1
+}  // namespace swapplan
 
 namespace swapplan::cli {
 
@@ -55,6 +65,10 @@ class RemoteSession {
   // their kinds.
   static absl::StatusOr<RemoteSession> Open(const RemoteFlags& r, const Trace& trace);
 
+  RemoteSession(RemoteSession&&) noexcept;
+  RemoteSession& operator=(RemoteSession&&) noexcept;
+  ~RemoteSession();
+
   PlannerClient& client() { return *client_; }
   // The uploaded trace, as requests name it.
   v1::TraceRef trace_ref() const;
@@ -67,8 +81,7 @@ class RemoteSession {
                               const std::map<std::string, std::string>& options);
 
  private:
-  RemoteSession(std::unique_ptr<PlannerClient> client, std::string trace_id, std::string server)
-      : client_(std::move(client)), trace_id_(std::move(trace_id)), server_(std::move(server)) {}
+  RemoteSession(std::unique_ptr<PlannerClient> client, std::string trace_id, std::string server);
   std::unique_ptr<PlannerClient> client_;
   std::string trace_id_;
   std::string server_;

@@ -28,23 +28,37 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 t0=$(date +%s)
 elapsed() { echo "$(($(date +%s) - t0)) s"; }
 
+# The virtual environment: the machine's python3, pip's torch and the test
+# tools, pinned (python/requirements.txt); reinstalled when that file changes.
+# It needs nothing from apt, so it installs while apt runs (its output goes
+# to $venv/pip-install.log, shown when it fails).
+venv=${SWAPPLAN_VENV:-.venv}
+[ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
+stamp="$venv/.swapplan-requirements"
+pip_pid=
+if ! cmp -s python/requirements.txt "$stamp"; then
+  echo "== pip install -r python/requirements.txt ($venv), beside apt"
+  (
+    # shellcheck disable=SC2086  # word list
+    "$venv/bin/pip" install --quiet ${SWAPPLAN_PIP_ARGS:-} -r python/requirements.txt \
+      >"$venv/pip-install.log" 2>&1
+    cp python/requirements.txt "$stamp"
+    echo "== pip: done after $(elapsed)"
+  ) &
+  pip_pid=$!
+fi
+
 # shellcheck source=debian.sh
 . scripts/debian.sh
 purposes=(build)
 [ "$mode" = test ] && purposes+=(test ci)
 # shellcheck disable=SC2046  # word list
 apt_install $(debian_packages "${purposes[@]}")
-
-# The virtual environment: the machine's python3, pip's torch and the test
-# tools, pinned (python/requirements.txt); reinstalled when that file changes.
-venv=${SWAPPLAN_VENV:-.venv}
-[ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
-stamp="$venv/.swapplan-requirements"
-if ! cmp -s python/requirements.txt "$stamp"; then
-  echo "== pip install -r python/requirements.txt ($venv)"
-  # shellcheck disable=SC2086  # word list
-  "$venv/bin/pip" install --quiet ${SWAPPLAN_PIP_ARGS:-} -r python/requirements.txt
-  cp python/requirements.txt "$stamp"
+echo "== apt: done after $(elapsed)"
+if [ -n "$pip_pid" ] && ! wait "$pip_pid"; then
+  cat "$venv/pip-install.log" >&2
+  echo "quickstart: pip install -r python/requirements.txt failed (above)" >&2
+  exit 1
 fi
 
 # swapplan into the venv: meson-python builds in build-pip/ (kept, so a
