@@ -30,23 +30,37 @@ elapsed() { echo "$(($(date +%s) - t0)) s"; }
 
 # The virtual environment: the machine's python3, pip's torch and the test
 # tools, pinned (python/requirements.txt); reinstalled when that file changes.
-# It needs nothing from apt, so it installs while apt runs (its output goes
-# to $venv/pip-install.log, shown when it fails).
+# Only meson-python is needed to build swapplan's wheel, so the rest (torch)
+# installs in the background while apt runs and the wheel builds (its output
+# goes to $venv/pip-install.log, shown when it fails).
 venv=${SWAPPLAN_VENV:-.venv}
 [ -x "$venv/bin/python3" ] || python3 -m venv "$venv"
+pip() {
+  # shellcheck disable=SC2086  # word list
+  "$venv/bin/pip" "$1" --quiet ${SWAPPLAN_PIP_ARGS:-} "${@:2}"
+}
+"$venv/bin/python3" -c 'import mesonpy' 2> /dev/null ||
+  pip install "$(grep -o '^meson-python==[^ ]*' python/requirements.txt)"
 stamp="$venv/.swapplan-requirements"
 pip_pid=
 if ! cmp -s python/requirements.txt "$stamp"; then
-  echo "== pip install -r python/requirements.txt ($venv), beside apt"
+  echo "== pip install -r python/requirements.txt ($venv), in the background"
   (
-    # shellcheck disable=SC2086  # word list
-    "$venv/bin/pip" install --quiet ${SWAPPLAN_PIP_ARGS:-} -r python/requirements.txt \
-      >"$venv/pip-install.log" 2>&1
+    pip install -r python/requirements.txt > "$venv/pip-install.log" 2>&1
     cp python/requirements.txt "$stamp"
     echo "== pip: done after $(elapsed)"
   ) &
   pip_pid=$!
 fi
+wait_for_pip() {
+  [ -n "$pip_pid" ] || return 0
+  if ! wait "$pip_pid"; then
+    cat "$venv/pip-install.log" >&2
+    echo "quickstart: pip install -r python/requirements.txt failed (above)" >&2
+    exit 1
+  fi
+  pip_pid=
+}
 
 # shellcheck source=debian.sh
 . scripts/debian.sh
@@ -55,19 +69,19 @@ purposes=(build)
 # shellcheck disable=SC2046  # word list
 apt_install $(debian_packages "${purposes[@]}")
 echo "== apt: done after $(elapsed)"
-if [ -n "$pip_pid" ] && ! wait "$pip_pid"; then
-  cat "$venv/pip-install.log" >&2
-  echo "quickstart: pip install -r python/requirements.txt failed (above)" >&2
-  exit 1
-fi
 
-# swapplan into the venv: meson-python builds in build-pip/ (kept, so a
-# second install is incremental; ccache shares build/'s objects: the compile
-# lines are the same, pyproject.toml) with Debian's meson and ninja.
+# swapplan into the venv: meson-python builds the wheel in build-pip/ (kept,
+# so a second build is incremental; ccache shares build/'s objects: the
+# compile lines are the same, pyproject.toml) with Debian's meson and ninja;
+# it is installed once the background pip is done.
 pip_install_swapplan() {
-  echo "== pip install . ($venv; build-pip/)"
-  CCACHE_BASEDIR="$root" "$venv/bin/pip" install --quiet --no-build-isolation --no-deps \
-    --config-settings=builddir="$root/build-pip" "$root"
+  echo "== pip wheel . (build-pip/)"
+  rm -rf build-pip/dist
+  CCACHE_BASEDIR="$root" pip wheel --no-build-isolation --no-deps \
+    --config-settings=builddir="$root/build-pip" -w build-pip/dist "$root"
+  wait_for_pip
+  echo "== pip install build-pip/dist/swapplan-*.whl ($venv)"
+  pip install --no-deps --force-reinstall build-pip/dist/swapplan-*.whl
 }
 
 if [ "$mode" = demo ]; then

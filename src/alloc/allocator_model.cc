@@ -80,6 +80,26 @@ int64_t CachingSegmentSize(int64_t rounded_bytes) {
   return (rounded_bytes + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
 }
 
+namespace alloc_internal {
+
+absl::Status CheckSeedBlocks(int64_t bytes, const std::vector<SeedBlock>& allocated) {
+  int64_t at = 0;
+  for (size_t i = 0; i < allocated.size(); ++i) {
+    const SeedBlock& s = allocated[i];
+    if (s.offset_bytes < at || s.bytes <= 0 || s.bytes > bytes - s.offset_bytes ||
+        s.requested_bytes < 0 || s.requested_bytes > s.bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "allocator model: seeded block ", i, " (offset ", s.offset_bytes, ", ", s.bytes,
+          " bytes, ", s.requested_bytes, " requested) does not fit a segment of ", bytes,
+          " bytes after offset ", at));
+    }
+    at = s.offset_bytes + s.bytes;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace alloc_internal
+
 std::unique_ptr<AllocatorModel> MakeAllocatorModel(const AllocatorOptions& options) {
   if (options.kind == AllocatorKind::kBestFitArena) {
     return std::make_unique<alloc_internal::BestFitArenaModel>(options);

@@ -4,7 +4,9 @@
 // (a hole below it merges into the free tail).
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "alloc/models.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan::alloc_internal {
 
@@ -61,9 +63,56 @@ MallocResult BestFitArenaModel::Malloc(int64_t bytes, int32_t /*stream*/) {
 }
 
 absl::StatusOr<std::vector<AllocBlockId>> BestFitArenaModel::AddSegment(
-    int64_t, int32_t, bool, const std::vector<SeedBlock>&) {
-  return absl::UnimplementedError(
-      "allocator model: the best-fit arena has no segments to seed (one range from offset 0)");
+    int64_t bytes, int32_t /*stream*/, bool /*large*/, const std::vector<SeedBlock>& allocated) {
+  const int64_t a = options_.alignment_bytes;
+  if (bytes <= 0 || bytes > kMaxAllocatorRequestBytes || bytes % a != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "allocator model: a seeded arena range of ", bytes, " bytes (a positive multiple of the ",
+        a, "-byte alignment)"));
+  }
+  SWAPPLAN_RETURN_IF_ERROR(CheckSeedBlocks(bytes, allocated));
+  for (size_t i = 0; i < allocated.size(); ++i) {
+    if (allocated[i].offset_bytes % a != 0 || allocated[i].bytes % a != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "allocator model: seeded block ", i, " (offset ", allocated[i].offset_bytes, ", ",
+          allocated[i].bytes, " bytes) is not aligned to the arena's ", a, " bytes"));
+    }
+  }
+  // The range goes on top of the extent; its gaps are holes, its free tail
+  // too: what was reserved before the replay stays reserved (floor_).
+  const int64_t base = top_;
+  std::vector<AllocBlockId> ids;
+  int64_t at = 0;
+  auto hole = [&](int64_t end) {
+    if (end > at) InsertHole(base + at, end - at);
+  };
+  for (const SeedBlock& sb : allocated) {
+    hole(sb.offset_bytes);
+    blocks_.push_back({base + sb.offset_bytes, sb.bytes, sb.requested_bytes});
+    ids.push_back(static_cast<AllocBlockId>(blocks_.size() - 1));
+    stats_.allocated_bytes += sb.bytes;
+    stats_.requested_bytes += sb.requested_bytes;
+    at = sb.offset_bytes + sb.bytes;
+  }
+  hole(bytes);
+  // A hole that ended at the old extent now touches the new range's first
+  // hole: merge them, as a Free there would have.
+  auto first = holes_.find(base);
+  if (first != holes_.end() && first != holes_.begin()) {
+    auto below = std::prev(first);
+    if (below->first + below->second == base) {
+      const int64_t begin = below->first;
+      const int64_t size = below->second + first->second;
+      EraseHole(first);
+      EraseHole(below);
+      InsertHole(begin, size);
+    }
+  }
+  top_ = base + bytes;
+  floor_ = top_;
+  stats_.segments = 1;
+  Update();
+  return ids;
 }
 
 void BestFitArenaModel::Free(AllocBlockId id) {
@@ -87,8 +136,12 @@ void BestFitArenaModel::Free(AllocBlockId id) {
       EraseHole(prev);
     }
   }
-  if (begin + size == top_) {
+  if (begin + size == top_ && begin >= floor_) {
     top_ = begin;  // the free tail
+  } else if (begin + size == top_) {
+    // The free tail reaches into the seeded range: the extent stops at its end.
+    InsertHole(begin, floor_ - begin);
+    top_ = floor_;
   } else {
     InsertHole(begin, size);
   }

@@ -5,9 +5,11 @@
 // PyTorch's BlockComparatorSize, so lower_bound is its best fit.
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "alloc/models.h"
+#include "swapplan/util/status_macros.h"
 
 namespace swapplan::alloc_internal {
 
@@ -106,32 +108,29 @@ MallocResult CachingAllocatorModel::Malloc(int64_t bytes, int32_t stream) {
 
 absl::StatusOr<std::vector<AllocBlockId>> CachingAllocatorModel::AddSegment(
     int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) {
-  if (options_.expandable_segments) {
-    return absl::UnimplementedError(
-        "allocator model: a recorded segment cannot be seeded with expandable_segments (the "
-        "model maps pages of one segment per pool and stream)");
-  }
   if (bytes <= 0 || bytes > kMaxAllocatorRequestBytes || stream < 0) {
     return absl::InvalidArgumentError(absl::StrCat("allocator model: a seeded segment of ", bytes,
                                                    " bytes on stream ", stream));
   }
-  int64_t at = 0;
-  for (size_t i = 0; i < allocated.size(); ++i) {
-    const SeedBlock& s = allocated[i];
-    if (s.offset_bytes < at || s.bytes <= 0 || s.bytes > bytes - s.offset_bytes ||
-        s.requested_bytes < 0 || s.requested_bytes > s.bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "allocator model: seeded block ", i, " (offset ", s.offset_bytes, ", ", s.bytes,
-          " bytes, ", s.requested_bytes, " requested) does not fit a segment of ", bytes,
-          " bytes after offset ", at));
-    }
-    at = s.offset_bytes + s.bytes;
+  SWAPPLAN_RETURN_IF_ERROR(CheckSeedBlocks(bytes, allocated));
+  // The range's neighbours: none for a cudaMalloc segment; the unmapped
+  // rest of its expandable segment otherwise.
+  int32_t before = -1, after = -1, expandable = -1;
+  int64_t base = 0;
+  if (options_.expandable_segments) {
+    SWAPPLAN_ASSIGN_OR_RETURN(const int32_t u, TakeSeedRange(!large, stream, bytes));
+    base = blocks_[u].addr;
+    before = blocks_[u].prev;
+    after = blocks_[u].next;
+    expandable = blocks_[u].expandable;
+    DropBlock(u);
+  } else {
+    base = TakeSegmentAddress(bytes);
+    ++stats_.segments;
   }
-  const int64_t base = TakeSegmentAddress(bytes);
-  ++stats_.segments;
   AddReserved(bytes);
   std::vector<AllocBlockId> ids;
-  int32_t prev = -1;
+  int32_t prev = before;
   auto append = [&](int64_t offset, int64_t size, bool in_use, int64_t requested) {
     Block b;
     b.addr = base + offset;
@@ -140,6 +139,7 @@ absl::StatusOr<std::vector<AllocBlockId>> CachingAllocatorModel::AddSegment(
     b.stream = stream;
     b.small = !large;
     b.allocated = in_use;
+    b.expandable = expandable;
     b.prev = prev;
     const int32_t id = NewBlock(b);
     if (prev >= 0) blocks_[prev].next = id;
@@ -152,14 +152,94 @@ absl::StatusOr<std::vector<AllocBlockId>> CachingAllocatorModel::AddSegment(
       InsertFree(id);
     }
   };
-  at = 0;
-  for (const SeedBlock& s : allocated) {
-    if (s.offset_bytes > at) append(at, s.offset_bytes - at, false, 0);
-    append(s.offset_bytes, s.bytes, true, s.requested_bytes);
-    at = s.offset_bytes + s.bytes;
+  int64_t at = 0;
+  for (const SeedBlock& sb : allocated) {
+    if (sb.offset_bytes > at) append(at, sb.offset_bytes - at, false, 0);
+    append(sb.offset_bytes, sb.bytes, true, sb.requested_bytes);
+    at = sb.offset_bytes + sb.bytes;
   }
   if (at < bytes) append(at, bytes - at, false, 0);
+  if (after >= 0) {
+    blocks_[prev].next = after;
+    blocks_[after].prev = prev;
+  }
   return ids;
+}
+
+int32_t CachingAllocatorModel::SplitUnmapped(int32_t id, int64_t offset) {
+  Block rest = blocks_[id];
+  rest.addr += offset;
+  rest.size -= offset;
+  rest.prev = id;
+  const int32_t r = NewBlock(rest);
+  if (blocks_[r].next >= 0) blocks_[blocks_[r].next].prev = r;
+  blocks_[id].next = r;
+  blocks_[id].size = offset;
+  InsertUnmapped(r);
+  return r;
+}
+
+absl::StatusOr<int32_t> CachingAllocatorModel::TakeSeedRange(bool small, int32_t stream,
+                                                             int64_t bytes) {
+  const int64_t page = small ? kSmallBuffer : kLargeBuffer;
+  if (bytes % page != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "allocator model: a seeded range of an expandable segment must be whole ", page,
+        "-byte pages (", small ? "small" : "large", " pool); ", bytes, " bytes is not"));
+  }
+  const int64_t placed = placed_address_;
+  placed_address_ = -1;
+  const std::pair<bool, int32_t> key{small, stream};
+  auto origin = seed_origin_.find(key);
+  const int64_t want = placed >= 0 && origin != seed_origin_.end() ? placed - origin->second : -1;
+  auto mapped = [&](int32_t b) { return b >= 0 && blocks_[b].mapped; };
+  // The lowest unmapped range with room for `bytes` at least a page away
+  // from any mapped range (two recorded ranges stay two), at `want` when
+  // that lies in one.
+  auto find = [&](int64_t at) -> std::pair<int32_t, int64_t> {
+    std::set<UnmappedKey>& unmapped = unmapped_[small];
+    for (auto it = unmapped.lower_bound({stream, std::numeric_limits<int64_t>::min(), -1});
+         it != unmapped.end() && std::get<0>(*it) == stream; ++it) {
+      const Block& u = blocks_[std::get<2>(*it)];
+      const int64_t lo = u.addr + (mapped(u.prev) ? page : 0);
+      const int64_t hi = u.addr + u.size - (mapped(u.next) ? page : 0);
+      if (at < 0 && hi - lo >= bytes) return {std::get<2>(*it), lo};
+      if (at >= 0 && at >= lo && at % page == 0 && hi - at >= bytes) return {std::get<2>(*it), at};
+    }
+    return {-1, 0};
+  };
+  auto [u, start] = find(want);
+  if (u < 0 && want >= 0) std::tie(u, start) = find(-1);
+  if (u < 0) {
+    u = NewExpandable(small, stream, bytes);
+    start = blocks_[u].addr;
+  }
+  if (start > blocks_[u].addr) u = SplitUnmapped(u, start - blocks_[u].addr);
+  if (blocks_[u].size > bytes) SplitUnmapped(u, bytes);
+  EraseUnmapped(u);
+  if (placed >= 0 && origin == seed_origin_.end()) seed_origin_[key] = placed - start;
+  return u;
+}
+
+int32_t CachingAllocatorModel::NewExpandable(bool small, int32_t stream, int64_t size) {
+  // Address space for 1 1/8 of the device (PyTorch's figure).
+  const int64_t space = options_.capacity_bytes == std::numeric_limits<int64_t>::max()
+                            ? int64_t{1} << 52
+                            : RoundUp(SatAdd(options_.capacity_bytes, options_.capacity_bytes / 8),
+                                      kLargeBuffer);
+  expandable_.push_back({small ? kSmallBuffer : kLargeBuffer});
+  Block b;
+  b.addr = RoundUp(next_address_, kLargeBuffer);  // page-aligned for both page sizes
+  b.size = std::max(space, RoundUp(size, kLargeBuffer));
+  b.stream = stream;
+  b.small = small;
+  b.mapped = false;
+  b.expandable = static_cast<int32_t>(expandable_.size() - 1);
+  next_address_ = SatAdd(b.addr, b.size);
+  ++stats_.segments;
+  const int32_t id = NewBlock(b);
+  InsertUnmapped(id);
+  return id;
 }
 
 int32_t CachingAllocatorModel::GetFreeBlock(bool small, int32_t stream, int64_t size) {
@@ -223,24 +303,7 @@ int32_t CachingAllocatorModel::FindExpandable(bool small, int32_t stream, int64_
     if (Allocatable(blocks_[c].prev)) c = blocks_[c].prev;
     if (has_room(c)) return c;
   }
-  // A new segment: address space for 1 1/8 of the device (PyTorch's figure).
-  const int64_t space = options_.capacity_bytes == std::numeric_limits<int64_t>::max()
-                            ? int64_t{1} << 52
-                            : RoundUp(SatAdd(options_.capacity_bytes, options_.capacity_bytes / 8),
-                                      kLargeBuffer);
-  expandable_.push_back({small ? kSmallBuffer : kLargeBuffer});
-  Block b;
-  b.addr = RoundUp(next_address_, kLargeBuffer);  // page-aligned for both page sizes
-  b.size = std::max(space, RoundUp(size, kLargeBuffer));
-  b.stream = stream;
-  b.small = small;
-  b.mapped = false;
-  b.expandable = static_cast<int32_t>(expandable_.size() - 1);
-  next_address_ = SatAdd(b.addr, b.size);
-  ++stats_.segments;
-  const int32_t id = NewBlock(b);
-  InsertUnmapped(id);
-  return id;
+  return NewExpandable(small, stream, size);
 }
 
 int32_t CachingAllocatorModel::AllocExpandable(bool small, int32_t stream, int64_t size,

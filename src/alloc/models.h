@@ -14,6 +14,11 @@
 
 namespace swapplan::alloc_internal {
 
+// OK when `allocated` lie inside a range of `bytes`, ascending, apart, each
+// of a positive size and requesting at most its size; else InvalidArgument
+// naming the first block that does not (AllocatorModel::AddSegment).
+absl::Status CheckSeedBlocks(int64_t bytes, const std::vector<SeedBlock>& allocated);
+
 // PyTorch's caching allocator (caching_allocator.cc).
 class CachingAllocatorModel final : public AllocatorModel {
  public:
@@ -63,6 +68,17 @@ class CachingAllocatorModel final : public AllocatorModel {
                      bool ignore_capacity);
   int32_t AllocExpandable(bool small, int32_t stream, int64_t size, bool ignore_capacity);
   int32_t FindExpandable(bool small, int32_t stream, int64_t size);
+  // A new expandable segment (address space only) for (small, stream) with
+  // room for `size`: its one unmapped block.
+  int32_t NewExpandable(bool small, int32_t stream, int64_t size);
+  // Splits unmapped block `id` at `offset` (0 < offset < size): the rest is
+  // a new unmapped block, returned.
+  int32_t SplitUnmapped(int32_t id, int64_t offset);
+  // AddSegment with expandable segments: an unmapped range of exactly
+  // `bytes` (whole pages) taken out of the unmapped set, at the placed
+  // address relative to the first range seeded in this pool and stream when
+  // given, else the lowest that keeps a page between it and mapped ranges.
+  absl::StatusOr<int32_t> TakeSeedRange(bool small, int32_t stream, int64_t bytes);
   bool MapBlock(int32_t id, int64_t size, bool ignore_capacity);
   void UnmapBlock(int32_t id);
   bool ShouldSplit(int32_t id, int64_t size) const;
@@ -82,6 +98,9 @@ class CachingAllocatorModel final : public AllocatorModel {
   std::vector<Expandable> expandable_;
   int64_t next_address_ = 0;
   int64_t placed_address_ = -1;
+  // Expandable segments seeded at placed addresses: recorded address minus
+  // model address of the first range, per (small, stream).
+  std::map<std::pair<bool, int32_t>, int64_t> seed_origin_;
   AllocatorStats stats_;
 };
 
@@ -92,8 +111,8 @@ class BestFitArenaModel final : public AllocatorModel {
   MallocResult Malloc(int64_t bytes, int32_t stream) override;
   void Free(AllocBlockId block) override;
   void EmptyCache() override {}
-  absl::StatusOr<std::vector<AllocBlockId>> AddSegment(int64_t, int32_t, bool,
-                                                       const std::vector<SeedBlock>&) override;
+  absl::StatusOr<std::vector<AllocBlockId>> AddSegment(
+      int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) override;
   void PlaceNextSegmentAt(int64_t) override {}
   const AllocatorStats& stats() const override { return stats_; }
   std::vector<AllocSegmentInfo> Segments() const override;
@@ -115,6 +134,9 @@ class BestFitArenaModel final : public AllocatorModel {
   std::map<int64_t, int64_t> holes_;
   std::set<std::pair<int64_t, int64_t>> holes_by_size_;
   int64_t top_ = 0;
+  // The extent of the seeded ranges (AddSegment): reserved before the
+  // replay, the extent never falls below it.
+  int64_t floor_ = 0;
   AllocatorStats stats_;
 };
 

@@ -165,10 +165,10 @@ class Validator {
       out_.missing_rules.push_back(absl::StrCat(
           "seed: ", orphans, " blocks allocated before the ring lie in no segment reserved then"));
     }
-    int32_t expandable = 0;
+    int32_t mismatched = 0;
     for (auto& [address, seg] : segs) {
-      if (seg.expandable || out_.allocator.expandable_segments) {
-        ++expandable;
+      if (seg.expandable != out_.allocator.expandable_segments) {
+        ++mismatched;
         continue;
       }
       model_->PlaceNextSegmentAt(address);
@@ -187,10 +187,12 @@ class Validator {
       out_.initial_reserved_bytes += seg.bytes;
       ++out_.initial_segments;
     }
-    if (expandable > 0) {
+    if (mismatched > 0) {
       out_.missing_rules.push_back(absl::StrCat(
-          "expandable-segments: ", expandable,
-          " segments reserved before the ring are expandable; the model cannot start from them"));
+          "expandable-segments: ", mismatched, " segments reserved before the ring are ",
+          out_.allocator.expandable_segments ? "not " : "",
+          "expandable while the model runs with expandable_segments:",
+          out_.allocator.expandable_segments ? "True" : "False", "; they are not seeded"));
     }
   }
 

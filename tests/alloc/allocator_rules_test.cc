@@ -4,6 +4,7 @@
 // requests, 2 MiB rounding of larger segments).
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "swapplan/alloc/allocator_model.h"
 
 namespace swapplan {
@@ -253,6 +254,111 @@ TEST_CASE("best-fit arena: extent, holes, capacity") {
   m->Free(d.block);
   CHECK(m->stats().reserved_bytes == 0);
   CHECK(m->stats().peak_reserved_bytes == 1792);
+}
+
+TEST_CASE("seeded ranges of expandable segments: pages, distance, merging") {
+  AllocatorOptions o;
+  o.expandable_segments = true;
+  auto m = Caching(o);
+  // A recording that starts late: two mapped ranges of stream 0's large
+  // expandable segment (20 MiB pages). [0, 40): a 30 MiB block, 10 free;
+  // the second range a page away, at [60, 80), all free. 60 MiB reserved.
+  absl::StatusOr<std::vector<AllocBlockId>> first =
+      m->AddSegment(40 * MiB, 0, /*large=*/true, {{0, 30 * MiB, 30 * MiB}});
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 1);
+  REQUIRE(m->AddSegment(20 * MiB, 0, true, {}).ok());
+  CHECK(m->stats().reserved_bytes == 60 * MiB);
+  CHECK(m->stats().allocated_bytes == 30 * MiB);
+  CHECK(m->stats().segments == 1);  // one expandable segment (address space)
+  std::vector<AllocSegmentInfo> s = m->Segments();
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].bytes == 40 * MiB);
+  CHECK(s[1].address == 60 * MiB);
+  CHECK(s[1].bytes == 20 * MiB);
+  // 25 MiB: the free [30, 40) grows into the unmapped page [40, 60), which
+  // joins the second range: one mapping [0, 80), 80 MiB reserved; the block
+  // is [30, 55).
+  MallocResult a = m->Malloc(25 * MiB, 0);
+  CHECK(a.address == 30 * MiB);
+  CHECK(m->stats().reserved_bytes == 80 * MiB);
+  CHECK(m->stats().allocated_bytes == 55 * MiB);
+  s = m->Segments();
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].bytes == 80 * MiB);
+  // The seeded block freed, empty_cache: [0, 30) is free, its whole page
+  // [0, 20) goes back; [55, 80) holds the page [60, 80): 40 MiB stay.
+  m->Free((*first)[0]);
+  m->EmptyCache();
+  CHECK(m->stats().reserved_bytes == 40 * MiB);
+  // Ranges must be whole pages of their pool: 30 MiB is not (large, 20 MiB).
+  absl::StatusOr<std::vector<AllocBlockId>> bad = m->AddSegment(30 * MiB, 0, true, {});
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(bad.status().message(), "whole 20971520-byte pages"));
+  // The small pool has its own segment and 2 MiB pages.
+  REQUIRE(m->AddSegment(2 * MiB, 0, /*large=*/false, {}).ok());
+  CHECK(m->stats().reserved_bytes == 42 * MiB);
+  CHECK(m->stats().segments == 2);
+}
+
+TEST_CASE("seeded expandable ranges keep their recorded distance") {
+  AllocatorOptions o;
+  o.expandable_segments = true;
+  auto m = Caching(o);
+  // Recorded at 1000 MiB and 1100 MiB: the first fixes the offset (model
+  // address 0), the second lands 100 MiB above it.
+  m->PlaceNextSegmentAt(1000 * MiB);
+  REQUIRE(m->AddSegment(20 * MiB, 0, true, {}).ok());
+  m->PlaceNextSegmentAt(1100 * MiB);
+  REQUIRE(m->AddSegment(40 * MiB, 0, true, {{20 * MiB, 20 * MiB, 20 * MiB}}).ok());
+  std::vector<AllocSegmentInfo> s = m->Segments();
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].address == 0);
+  CHECK(s[1].address == 100 * MiB);
+  REQUIRE(s[1].blocks.size() == 2);  // [20 free][20 allocated]
+  CHECK(!s[1].blocks[0].allocated);
+  CHECK(s[1].blocks[1].allocated);
+  // A placement that would overlap a mapped range falls back to the lowest
+  // free spot a page away: [40, 60) (after [0, 20) and a page gap).
+  m->PlaceNextSegmentAt(1010 * MiB);
+  REQUIRE(m->AddSegment(20 * MiB, 0, true, {}).ok());
+  s = m->Segments();
+  REQUIRE(s.size() == 3);
+  CHECK(s[1].address == 40 * MiB);
+  CHECK(m->stats().reserved_bytes == 80 * MiB);
+}
+
+TEST_CASE("best-fit arena: a seeded range stays reserved") {
+  AllocatorOptions o;
+  o.kind = AllocatorKind::kBestFitArena;  // 256-byte alignment
+  auto m = MakeAllocatorModel(o);
+  MallocResult a = m->Malloc(1000, 0);  // [0, 1024)
+  // A recorded range of 4096 B on top: [1024, 2048) free, [2048, 3072) a
+  // block of 1000 requested bytes, [3072, 5120) free. Extent 5120.
+  absl::StatusOr<std::vector<AllocBlockId>> ids =
+      m->AddSegment(4096, 0, true, {{1024, 1024, 1000}});
+  REQUIRE(ids.ok());
+  CHECK(m->stats().reserved_bytes == 5120);
+  CHECK(m->stats().allocated_bytes == 2048);
+  CHECK(m->stats().requested_bytes == 2000);
+  CHECK(m->stats().largest_free_bytes == 2048);
+  m->Free(a.block);  // [0, 1024) joins the hole above it: [0, 2048)
+  CHECK(m->stats().largest_free_bytes == 2048);
+  m->Free((*ids)[0]);  // all free; the extent stays at the seeded 5120
+  CHECK(m->stats().reserved_bytes == 5120);
+  CHECK(m->stats().allocated_bytes == 0);
+  CHECK(m->stats().largest_free_bytes == 5120);
+  MallocResult b = m->Malloc(5000, 0);  // 5120: the one hole, no growth
+  CHECK(b.address == 0);
+  CHECK(m->stats().reserved_bytes == 5120);
+  std::vector<AllocSegmentInfo> s = m->Segments();
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].bytes == 5120);
+  // A range must be a multiple of the alignment; blocks must fit it.
+  CHECK(m->AddSegment(1000, 0, true, {}).status().code() == absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::vector<AllocBlockId>> over = m->AddSegment(1024, 0, true, {{512, 1024, 0}});
+  CHECK(over.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(over.status().message(), "seeded block 0"));
 }
 
 TEST_CASE("options are validated with the field named") {

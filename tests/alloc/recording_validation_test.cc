@@ -197,10 +197,6 @@ TEST_CASE("a seeded segment's blocks must fit it", "[alloc][validation]") {
   m->Malloc(kMiB, 0);
   CHECK(m->stats().reserved_bytes == 2 * kMiB);
   CHECK(m->stats().segments == 1);
-  AllocatorOptions expandable;
-  expandable.expandable_segments = true;
-  CHECK(MakeAllocatorModel(expandable)->AddSegment(2 * kMiB, 0, false, {}).status().code() ==
-        absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

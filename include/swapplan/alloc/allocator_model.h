@@ -199,9 +199,15 @@ class AllocatorModel {
   // unless !large, on `stream`, with `allocated` blocks (ascending offsets,
   // inside the segment, not overlapping); the gaps between them are free
   // blocks of the segment. Returns the blocks' handles, in order.
-  // InvalidArgument naming the block that does not fit; Unimplemented for
-  // the models without segments to seed (best-fit arena, expandable
-  // segments).
+  // With expandable_segments the segment is one mapped range of whole pages
+  // (2 MiB small, 20 MiB large) of the pool's and stream's expandable
+  // segment, a page or more away from its other mapped ranges, so that two
+  // recorded ranges stay two until an allocation maps the pages between
+  // them. The best-fit arena puts the range on top of its extent (gaps and
+  // tail become holes) and never lowers the extent below what was seeded:
+  // memory reserved before the replay stays reserved.
+  // InvalidArgument naming the block that does not fit, or the range when
+  // it is not whole pages (expandable) or not aligned (arena).
   virtual absl::StatusOr<std::vector<AllocBlockId>> AddSegment(
       int64_t bytes, int32_t stream, bool large, const std::vector<SeedBlock>& allocated) = 0;
   // The address the next segment the model opens (Malloc) or seeds
@@ -210,7 +216,10 @@ class AllocatorModel {
   // best-fit ties between equal free blocks, broken by address, go the same
   // way (recording_validation.h). The caller keeps live segments apart; the
   // model's own later segments go above it. A negative address clears it.
-  // The best-fit arena and expandable segments ignore it.
+  // With expandable segments it places seeded ranges only: the first range
+  // seeded in a pool and stream fixes the offset between recorded and model
+  // addresses, later ranges keep their recorded distance from it (when the
+  // model's layout has room there). The best-fit arena ignores it.
   virtual void PlaceNextSegmentAt(int64_t address) = 0;
   virtual const AllocatorStats& stats() const = 0;
   // Every segment, by address.

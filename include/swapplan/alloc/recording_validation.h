@@ -29,7 +29,7 @@
 // Where the model cannot follow, the report names the rule it lacks
 // (`missing_rules`, "tag: detail"): event-kind (an action the model has no
 // rule for), private-pool (CUDA graph pools), expandable-segments (a seeded
-// state with expandable segments), per-size-roundup (roundup_power2_divisions
+// segment whose is_expandable differs from the recorded setting), per-size-roundup (roundup_power2_divisions
 // that differ by size), garbage-collection, unknown-free (a free of a block
 // neither the ring nor the segments account for), seed (a recorded block
 // that does not fit its segment), partial-release (the recording released
