@@ -1,6 +1,7 @@
 // swapplan advise TRACE [--device NAME | --device-memory X --h2d-bandwidth ...]
 // swapplan advise --model NAME [--tp N --dp N --zero N ...] [--device NAME]
-//                 [--search 10s] [-o policy.pb] [--html FILE] [--json]
+//                 [--search 10s] [--executor any|matched|runtime]
+//                 [-o policy.pb] [--html FILE] [--json]
 //
 // One answer on one screen: the planners run (compare's default set: every
 // planner that plans in milliseconds; the genetic search with --search D or
@@ -9,7 +10,8 @@
 // bytes moved) and the runner-up (eval/advise.h ranks compare's feasible
 // rows), what limits each (compare's notes), why the others fail, and the
 // exact next commands. The --model form synthesizes the trace first (the
-// flags of `swapplan synth`).
+// flags of `swapplan synth`). --executor runtime keeps only the policies
+// the eager runtime shim can run (eval/advise.h).
 // Exit 0 with advice, 3 when nothing fits (after printing), 2 bad input.
 #include <memory>
 #include <optional>
@@ -54,6 +56,8 @@ struct AdviseArgs {
   std::optional<std::string> html;
   // --search D: the genetic search (the advisor) joins, limited to D.
   std::optional<int64_t> search_ns;
+  // --executor: what has to run the policy (planners/chain.h).
+  std::optional<std::string> executor;
   bool json = false;
   BudgetFlags budget;
 };
@@ -186,7 +190,9 @@ absl::Status Run(AdviseArgs& a) {
   options.simulator.device = device.model;
   // The default set (every planner that plans in milliseconds), and the
   // search when asked.
-  PlannerSelection selection = AdvisePlanners(a.search_ns.value_or(0));
+  ChainExecutor executor = ChainExecutor::kAny;
+  if (a.executor) ParseChainExecutor(*a.executor, &executor);  // a Choice: always parses
+  PlannerSelection selection = AdvisePlanners(a.search_ns.value_or(0), executor);
   options.planners = selection.run;
   options.planner_options = selection.options;
   const BudgetBasis basis = ResolveBudgetBasis(a.budget, device.model, &a.flags);
@@ -199,7 +205,7 @@ absl::Status Run(AdviseArgs& a) {
   SWAPPLAN_ASSIGN_OR_RETURN(Comparison c,
                             ComparePlanners(trace, options, nullptr, CompareBar(&bar, options)));
   bar.Finish();
-  if (!c.AnyFeasible() && !a.search_ns) {
+  if (!c.AnyFeasible() && !a.search_ns && executor == ChainExecutor::kAny) {
     // Nothing of the default set fits: the search joins.
     CompareOptions search = options;
     search.planners = {"advisor"};
@@ -214,7 +220,9 @@ absl::Status Run(AdviseArgs& a) {
       return k.planner == "advisor";
     });
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c));
+  SWAPPLAN_ASSIGN_OR_RETURN(Advice advice, ChooseAdvice(c, executor));
+  std::vector<std::string> refused(c.rows.size());  // why the executor cannot run a row
+  for (const Advice::NotExecutable& n : advice.not_executable) refused[n.row] = n.reason;
   const std::string out_path = a.output.value_or("");
   if (advice.best >= 0 && !out_path.empty()) {
     SWAPPLAN_RETURN_IF_ERROR(WritePolicy(*c.rows[advice.best].policy, out_path));
@@ -260,7 +268,8 @@ absl::Status Run(AdviseArgs& a) {
       } else {
         const std::string input =
             model_form ? Given(a.sub, SynthOnlyFlags()) : absl::StrCat(" ", trace_arg);
-        next.push_back(absl::StrCat("swapplan advise", input, planning, " -o ", policy));
+        next.push_back(absl::StrCat("swapplan advise", input, planning,
+                                    Given(a.sub, {"--executor"}), " -o ", policy));
       }
     }
     next.push_back(absl::StrCat("swapplan report ", trace_arg, dev,
@@ -303,9 +312,13 @@ absl::Status Run(AdviseArgs& a) {
                                                   : nlohmann::json()},
                       {"fits_reserved", r.reserved_modelled ? nlohmann::json(r.reserved_fits)
                                                             : nlohmann::json()},
-                      {"note", OutcomeNote(trace, c.iteration, r)}});
+                      {"note", OutcomeNote(trace, c.iteration, r)},
+                      {"not_executable_reason",
+                       refused[rows.size()].empty() ? nlohmann::json()
+                                                    : nlohmann::json(refused[rows.size()])}});
     }
     j["rows"] = rows;
+    j["executor"] = std::string(ChainExecutorName(executor));
     j["planners_run"] = selection.run;
     nlohmann::json skipped = nlohmann::json::array();
     for (const PlannerSelection::Skipped& k : selection.skipped) {
@@ -332,6 +345,10 @@ absl::Status Run(AdviseArgs& a) {
       absl::StrAppend(&text, "skipped    ", k.planner, ": ", k.reason, "\n");
     }
     absl::StrAppend(&text, "budget on  ", BudgetBasisText(basis), "\n");
+    if (executor != ChainExecutor::kAny) {
+      absl::StrAppend(&text, "executor   ", ChainExecutorName(executor),
+                      ": only the policies it can run are candidates\n");
+    }
     absl::StrAppend(&text, "verdict    ", verdict, "\n");
     for (const auto& [label, row] : anatomy_rows) {
       absl::StrAppend(&text, absl::StrFormat("%-11s", label),
@@ -348,7 +365,8 @@ absl::Status Run(AdviseArgs& a) {
     for (size_t i = 0; i < c.rows.size(); ++i) {
       const PlannerOutcome& r = c.rows[i];
       const int32_t row = static_cast<int32_t>(i);
-      if (!r.feasible || r.unlimited_memory || row == advice.best || row == advice.runner_up) {
+      if (!r.feasible || r.unlimited_memory || row == advice.best || row == advice.runner_up ||
+          !refused[i].empty()) {
         continue;
       }
       absl::StrAppend(&others, others.empty() ? "" : ", ", r.planner, " ",
@@ -376,6 +394,11 @@ absl::Status Run(AdviseArgs& a) {
       if (r.feasible || r.unlimited_memory) continue;
       absl::StrAppend(&text, "not        ", r.planner, ": ", OutcomeNote(trace, c.iteration, r),
                       "\n");
+    }
+    for (const Advice::NotExecutable& n : advice.not_executable) {
+      absl::StrAppend(&text, "refused    ", c.rows[n.row].planner, " ",
+                      Percent(c.rows[n.row].sim->overhead_vs_ideal), " (the ",
+                      ChainExecutorName(executor), " executor cannot run it): ", n.reason, "\n");
     }
     if (advice.best >= 0 && !out_path.empty()) {
       absl::StrAppend(&text, "wrote      ", out_path, " (", c.rows[advice.best].planner, ")\n");
@@ -418,6 +441,11 @@ void SetupAdvise(CLI::App& root, Action* action) {
                                  "long, e.g. 10s; without it, the search runs (",
                                  FormatDurationNs(kFallbackSearchNs),
                                  ") only when no planner of the default set fits"));
+  a->flags.Choice(sub, "--executor", &a->executor, {"any", "matched", "runtime"},
+                  "What has to run the policy: any (the simulator), matched (a matcher on later "
+                  "iterations: no reordering, no pool), runtime (the eager runtime shim: also "
+                  "no window across the iteration boundary, host tier only); only policies it "
+                  "can run are candidates (default any)");
   sub->add_flag("--json", a->json, "Machine-readable JSON report (docs/json/advise.schema.json)");
   sub->callback([a, action] { *action = [a]() -> absl::Status { return Run(*a); }; });
 }

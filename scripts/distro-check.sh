@@ -81,7 +81,8 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "distro-check.sh: needs root (debootstrap, chroot, mount)" >&2
   exit 2
 fi
-command -v debootstrap > /dev/null || { echo "distro-check.sh: apt-get install debootstrap" >&2; exit 2; }
+# shellcheck source=debian.sh
+command -v debootstrap > /dev/null || (. scripts/debian.sh && apt_install debootstrap)
 start=$(date +%s)
 area="$PWD/build-distro/$release"
 root="$area/root"

@@ -38,10 +38,13 @@ class Swapplan:
         p, _ = self.run(*args)
         return json.loads(p.stdout)
 
-    def advise(self, trace, budget_bytes, policy=None, kineto=None, et_ops=None):
-        """advise at `budget_bytes`; (report, wall seconds). Exit 3 (nothing
-        fits) is a report too."""
+    def advise(self, trace, budget_bytes, policy=None, kineto=None, et_ops=None, executor=None):
+        """advise at `budget_bytes` (only the policies `executor` can run,
+        e.g. "runtime"); (report, wall seconds). Exit 3 (nothing fits) is a
+        report too."""
         args = ["advise", trace, "--device-memory", "%dB" % budget_bytes, "--json"] + LINK
+        if executor:
+            args += ["--executor", executor]
         if kineto:
             args += ["--kineto", kineto]
         if et_ops:

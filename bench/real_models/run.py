@@ -90,10 +90,20 @@ def run_model(name, args, s):
         imp_adv, _ = s.advise(et, budget, kineto=kin, et_ops="dispatch")
         row["verdict_on_imported"] = checks.verdict_of(imp_adv)
         if args.runtime and adv.get("best") and adv["best"]["num_items"] > 0:
+            # The best policy the runtime can run (the best overall may
+            # reorder ops or keep windows across the iteration boundary).
             import e2e
-            ex = os.path.join(d, "exec_r%g.json.gz" % r)
-            e = e2e.run_policy(make, args.steps, policy, budget, ex)
-            row["execution"] = summarize_execution(e, res["losses_recorder"], budget, adv, ex, s)
+            rt_policy = os.path.join(d, "policy_runtime_r%g.pb" % r)
+            rt_adv, _ = s.advise(rec, budget, rt_policy, executor="runtime")
+            row["best_runtime"] = rt_adv.get("best")
+            row["refused_by_runtime"] = {x["planner"]: x["not_executable_reason"]
+                                         for x in rt_adv.get("rows", [])
+                                         if x.get("not_executable_reason")}
+            if rt_adv.get("best") and rt_adv["best"]["num_items"] > 0:
+                ex = os.path.join(d, "exec_r%g.json.gz" % r)
+                e = e2e.run_policy(make, args.steps, rt_policy, budget, ex)
+                row["execution"] = summarize_execution(e, res["losses_recorder"], budget, rt_adv,
+                                                       ex, s)
         res["advice"][str(r)] = row
     return res
 
@@ -142,6 +152,12 @@ def table(results, ratios):
             b = row["best"]
             cell = ("%s %+.1f %%" % (b["planner"], 100 * b["overhead_vs_ideal_fraction"])
                     if b else "nothing fits")
+            rb = row.get("best_runtime")
+            if rb and b and rb["planner"] != b["planner"]:
+                cell += "; runtime: %s %+.1f %%" % (rb["planner"],
+                                                    100 * rb["overhead_vs_ideal_fraction"])
+            elif "best_runtime" in row and not rb:
+                cell += "; runtime: nothing it can run fits"
             ex = row.get("execution")
             if ex:
                 failed = [k for k, v in ex["ok"].items() if not v]

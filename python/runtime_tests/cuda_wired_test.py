@@ -25,7 +25,7 @@ import torch  # noqa: E402
 
 from cuda_fakes import FakeOOM, RealBytesCuda  # noqa: E402
 from swapplan import _torch_compat as C  # noqa: E402
-from swapplan.runtime import SwapRuntime  # noqa: E402
+from swapplan.runtime import SwapOutOfMemory, SwapRuntime  # noqa: E402
 from swapplan.runtime import _cuda as K  # noqa: E402
 
 ROWS = 16
@@ -401,6 +401,53 @@ class WiredTest(unittest.TestCase):
             rt._oom = None
         with self.assertRaises(FakeOOM):
             run_cuda(10**9, fail=nth_call("aten::addmm", 2, 3), patch=no_retry)
+
+    def test_oom_in_a_swap_in_allocation_swaps_out_and_retries_once(self):
+        # 5000 bytes; x, y, z 2000 each: z sends x out (passive, closest
+        # size, the earliest). x.sum() brings x back: y goes for the
+        # ledger; then the allocator refuses x's block once (restore answers
+        # out of memory): Algorithm 3 swaps out x's 2000 bytes beyond the
+        # ledger (z), and the second allocation succeeds.
+        cuda, dev = fake_device()
+        with SwapRuntime(device="cuda", cuda=dev, device_memory=5000, provider=None) as rt:
+            swapper = rt._copies.swapper
+            allocate, calls = swapper.allocate, []
+
+            def refuse_once(swap, consumer=None):
+                calls.append(swap.nbytes)
+                if len(calls) == 1:
+                    raise FakeOOM(OOM_MESSAGE)
+                return allocate(swap, consumer)
+
+            swapper.allocate = refuse_once
+            x = torch.ones(500)
+            y = torch.full((500,), 2.0)
+            z = torch.full((500,), 3.0)
+            self.assertEqual(rt.stats["counts"]["passive_swap_outs"], 1)
+            self.assertEqual(float(x.sum()), 500.0)
+            self.assertEqual(calls, [2000, 2000])
+            s = rt.stats
+            self.assertEqual(s["cuda_restore_oom_errors"], 1)
+            self.assertEqual(s["counts"]["passive_swap_outs"], 3)  # x, then y and z
+            self.assertEqual((float(y.sum()), float(z.sum())), (1000.0, 1500.0))
+
+    def test_oom_in_a_swap_in_allocation_twice_is_swap_out_of_memory(self):
+        cuda, dev = fake_device()
+        with SwapRuntime(device="cuda", cuda=dev, device_memory=5000, provider=None) as rt:
+            swapper = rt._copies.swapper
+
+            def refuse(swap, consumer=None):
+                raise FakeOOM(OOM_MESSAGE)
+
+            x = torch.ones(500)
+            kept = [torch.full((500,), 2.0), torch.full((500,), 3.0)]
+            swapper.allocate = refuse
+            with self.assertRaisesRegex(SwapOutOfMemory, r"out of memory for tensor .* again "
+                                                         r"after Algorithm 3 swapped out 2000"):
+                x.sum()
+            self.assertEqual(rt.stats["cuda_restore_oom_errors"], 2)
+            del swapper.allocate  # the class's again, for the exit's swap-ins
+            self.assertEqual([float(t.sum()) for t in kept], [1000.0, 1500.0])
 
 
 class DeviceTest(unittest.TestCase):

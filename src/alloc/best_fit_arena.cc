@@ -3,6 +3,7 @@
 // hole fits goes at the extent. Freeing the highest block lowers the extent
 // (a hole below it merges into the free tail).
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "alloc/models.h"

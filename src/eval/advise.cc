@@ -17,7 +17,7 @@ int64_t BytesMoved(const PlannerOutcome& row) {
   return row.sim ? row.sim->bytes_d2h + row.sim->bytes_h2d : 0;
 }
 
-absl::StatusOr<Advice> ChooseAdvice(const Comparison& c) {
+absl::StatusOr<Advice> ChooseAdvice(const Comparison& c, ChainExecutor executor) {
   if (c.rows.empty()) {
     return Error(ErrorKind::kMalformedInput, "advise: the comparison has no planner rows");
   }
@@ -32,6 +32,14 @@ absl::StatusOr<Advice> ChooseAdvice(const Comparison& c) {
       return Error(ErrorKind::kMalformedInput,
                    absl::StrCat("advise: feasible row '", r.planner, "' has no simulation"));
     }
+    if (executor != ChainExecutor::kAny) {
+      std::string why = r.policy ? WhyNotExecutable(*r.policy, executor)
+                                 : std::string("no policy kept (CompareOptions::keep_policies)");
+      if (!why.empty()) {
+        a.not_executable.push_back({static_cast<int32_t>(i), std::move(why)});
+        continue;
+      }
+    }
     candidates.push_back(static_cast<int32_t>(i));
   }
   auto key = [&](int32_t i) {
@@ -45,12 +53,21 @@ absl::StatusOr<Advice> ChooseAdvice(const Comparison& c) {
   return a;
 }
 
-PlannerSelection AdvisePlanners(int64_t search_time_limit_ns) {
+PlannerSelection AdvisePlanners(int64_t search_time_limit_ns, ChainExecutor executor) {
   PlannerSelection s;
+  const bool ordered = executor != ChainExecutor::kAny;
   for (const PlannerInfo& p : RegisteredPlanners()) {
     const std::string name = p.name;
-    if (p.in_default_set) {
+    if (name == "advisor" && ordered) {
+      s.skipped.push_back({name, absl::StrCat("its policies reorder the ops and need a size-class "
+                                              "pool, which the ", ChainExecutorName(executor),
+                                              " executor cannot run")});
+    } else if (p.in_default_set) {
       s.run.push_back(name);
+      if (name == "hyperoffload" && ordered) {
+        s.options.push_back({name, "reorder", "false"});
+        if (executor == ChainExecutor::kRuntime) s.options.push_back({name, "tier", "host"});
+      }
     } else if (name == "advisor" && search_time_limit_ns > 0) {
       s.run.push_back(name);
       s.options.push_back({name, "time-limit-ns", absl::StrCat(search_time_limit_ns)});

@@ -174,10 +174,7 @@ absl::StatusOr<Planner*> ChainPlanner::Member(const std::string& name) {
   return raw;
 }
 
-namespace {
-
-// Why `executor` cannot run `p`; empty when it can.
-std::string NotExecutable(const Policy& p, ChainExecutor executor) {
+std::string WhyNotExecutable(const Policy& p, ChainExecutor executor) {
   if (executor == ChainExecutor::kAny) return "";
   if (!p.schedule.empty()) return "the policy reorders the ops (a schedule)";
   if (!p.pool.empty()) return "the policy needs a size-class memory pool";
@@ -186,8 +183,6 @@ std::string NotExecutable(const Policy& p, ChainExecutor executor) {
   }
   return "";
 }
-
-}  // namespace
 
 absl::StatusOr<Policy> ChainPlanner::PlanPolicy(const PlanningProblem& problem) {
   SWAPPLAN_RETURN_IF_ERROR(options_.Validate());
@@ -221,7 +216,7 @@ absl::StatusOr<Policy> ChainPlanner::PlanPolicy(const PlanningProblem& problem) 
       attempts_.push_back(std::move(a));
       continue;
     }
-    if (std::string why = NotExecutable(*policy, options_.executable); !why.empty()) {
+    if (std::string why = WhyNotExecutable(*policy, options_.executable); !why.empty()) {
       a.reason = why;
       attempts_.push_back(std::move(a));
       continue;

@@ -433,7 +433,15 @@ swapplan_rt_status swapplan_rt_set_framework(swapplan_rt_env* env, const swappla
     };
     cb.restore = [f](uint64_t id, int64_t bytes) -> absl::StatusOr<void*> {
       void* p = nullptr;
-      SWAPPLAN_RETURN_IF_ERROR(FromCallback(f->restore(f->user, id, bytes, &p), "restore", id));
+      const int32_t rc = f->restore(f->user, id, bytes, &p);
+      if (rc == SWAPPLAN_RT_OUT_OF_MEMORY) {
+        return WithRule(Error(ErrorKind::kResourceLimit,
+                              absl::StrCat("framework callback restore: the framework's allocator "
+                                           "is out of memory for tensor ", id, " (", bytes,
+                                           " bytes)")),
+                        "framework-oom");
+      }
+      SWAPPLAN_RETURN_IF_ERROR(FromCallback(rc, "restore", id));
       if (p == nullptr && bytes > 0) {
         return Error(ErrorKind::kUnavailable,
                      absl::StrCat("framework callback restore returned no memory for tensor ", id));

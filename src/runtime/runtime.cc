@@ -542,10 +542,32 @@ absl::StatusOr<void*> Runtime::State::ClaimBlock(int32_t slot) {
     Account(t.size);
   }
   if (!t.owned) {
-    absl::StatusOr<void*> p = callbacks.restore
-                                  ? callbacks.restore(t.framework_id, t.size)
-                                  : absl::StatusOr<void*>(absl::FailedPreconditionError(
-                                        "runtime: no framework callbacks to restore a tensor"));
+    auto restore = [&]() {
+      return callbacks.restore ? callbacks.restore(t.framework_id, t.size)
+                               : absl::StatusOr<void*>(absl::FailedPreconditionError(
+                                     "runtime: no framework callbacks to restore a tensor"));
+    };
+    absl::StatusOr<void*> p = restore();
+    if (!p.ok() && RuleOf(p.status()) == "framework-oom") {
+      // The framework's allocator had no block although the ledger has room
+      // (fragmentation, memory outside the runtime): Algorithm 3 swaps out
+      // this tensor's bytes beyond the ledger, and restore runs once more.
+      const int64_t ask = budget - residency.resident_bytes + t.size;
+      absl::Status room = Reserve(ask, /*owned=*/false, nullptr, slot);
+      if (room.ok()) {
+        Account(-ask);  // room made; the tensor's bytes are accounted already
+        p = restore();
+      }
+      if (!p.ok() && RuleOf(p.status()) == "framework-oom") {
+        p = WithRule(Error(ErrorKind::kResourceLimit,
+                           absl::StrCat(p.status().message(),
+                                        room.ok() ? "; again after Algorithm 3 swapped out "
+                                                  : "; Algorithm 3 could not swap out ",
+                                        t.size, " bytes",
+                                        room.ok() ? "" : absl::StrCat(": ", room.message()))),
+                     "out-of-memory");
+      }
+    }
     if (!p.ok()) {
       Account(-t.size);
       return p.status();

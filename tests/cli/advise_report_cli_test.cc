@@ -13,6 +13,7 @@
 #include "support/cli_runner.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/policy_runtime.h"
 #include "swapplan/report/html_report.h"
 
 namespace {
@@ -79,6 +80,49 @@ TEST_CASE("advise: -o writes the best policy, --html the page", "[cli][advise]")
   // The policy written is the one the report shows: check it simulates.
   CliRun check = Swapplan("check traces/two_layers.json '" + policy + "'");
   CHECK(check.exit_code == 0);
+}
+
+// The demo trace at 34 GiB: the best overall is hybrid, hyperoffload the
+// runner-up; its parameter windows wrap around the iteration boundary, so
+// for the runtime it is refused, named with the reason, and the policy
+// written is one the runtime loads.
+TEST_CASE("advise: --executor runtime keeps the policies the runtime can run", "[cli][advise]") {
+  const std::string policy = Dir() + "/runtime.pb";
+  CliRun j = Swapplan("advise ../../traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB "
+                      "--executor runtime --json -o '" + policy + "'");
+  REQUIRE(j.exit_code == 0);
+  const json doc = json::parse(j.out);
+  CHECK(doc["executor"] == "runtime");
+  int refused = 0;
+  for (const json& row : doc["rows"]) {
+    if (row["not_executable_reason"].is_null()) continue;
+    ++refused;
+    CHECK(row["feasible"] == true);
+    CHECK(row["planner"] != doc["best"]["planner"]);
+    if (row["planner"] == "hyperoffload") {
+      CHECK(row["not_executable_reason"].get<std::string>().find(
+                "wraps around the iteration boundary") != std::string::npos);
+    }
+  }
+  CHECK(refused >= 1);
+  bool search_skipped = false;
+  for (const json& k : doc["planners_skipped"]) {
+    if (k["planner"] == "advisor") {
+      search_skipped = k["reason"].get<std::string>().find("reorder") != std::string::npos;
+    }
+  }
+  CHECK(search_skipped);
+  absl::StatusOr<swapplan::Policy> p = swapplan::ReadPolicy(policy);
+  REQUIRE(p.ok());
+  CHECK(p->planner == doc["best"]["planner"].get<std::string>());
+  CHECK(swapplan::CheckRuntimeExecutable(*p).ok());
+  // Without --executor: every row is a candidate, none refused.
+  CliRun any = Swapplan("advise ../../traces/llama2-7b-dp8-seq4096.trace.gz --device-memory 34GiB "
+                        "--json");
+  REQUIRE(any.exit_code == 0);
+  const json all = json::parse(any.out);
+  CHECK(all["executor"] == "any");
+  for (const json& row : all["rows"]) CHECK(row["not_executable_reason"].is_null());
 }
 
 TEST_CASE("advise: a model synthesized first", "[cli][advise]") {

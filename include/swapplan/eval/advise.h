@@ -24,6 +24,13 @@
 // `swapplan advise` also runs the search (kFallbackSearchNs) when nothing
 // of the default set reaches the budget.
 //
+// For an executor (`advise --executor runtime|matched`, as the planner
+// chain's `executable`, planners/chain.h): only policies it can run are
+// candidates (WhyNotExecutable); the others are listed with the reason
+// (Advice::not_executable). HyperOffload then plans without reordering
+// (and, for the runtime, with the host as its only tier), and the search,
+// whose policies always reorder, is skipped.
+//
 // Complexity: ChooseAdvice O(rows); OutcomeNote O(1) (plus the op name);
 // AdvisePlanners O(registered planners).
 #ifndef SWAPPLAN_EVAL_ADVISE_H_
@@ -35,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "swapplan/eval/compare.h"
+#include "swapplan/planners/chain.h"
 #include "swapplan/trace/trace.h"
 
 namespace swapplan {
@@ -50,6 +58,12 @@ struct Advice {
   int32_t runner_up = -1;
   // Candidates (see Ranking above).
   int32_t num_feasible = 0;
+  // Feasible rows the executor cannot run (row, reason), in row order.
+  struct NotExecutable {
+    int32_t row = -1;
+    std::string reason;
+  };
+  std::vector<NotExecutable> not_executable;
 };
 
 // The planners advise runs, in registry order, and those it skips.
@@ -67,13 +81,17 @@ struct PlannerSelection {
 // search_time_limit_ns > 0, the advisor limited to that long; skipped: the
 // advisor otherwise (a search, seconds to minutes) and every other planner
 // outside the default set with its reason.
-PlannerSelection AdvisePlanners(int64_t search_time_limit_ns);
+PlannerSelection AdvisePlanners(int64_t search_time_limit_ns,
+                                ChainExecutor executor = ChainExecutor::kAny);
 // The search's time limit when the default set finds nothing (10 s).
 inline constexpr int64_t kFallbackSearchNs = 10'000'000'000;
 
 // Returns the advice for `c`. InvalidArgument when the comparison has no
 // rows, or a feasible row has no simulation (not a ComparePlanners result).
-absl::StatusOr<Advice> ChooseAdvice(const Comparison& c);
+// With an executor other than kAny, a feasible row whose policy it cannot
+// run (or that kept no policy) is no candidate.
+absl::StatusOr<Advice> ChooseAdvice(const Comparison& c,
+                                    ChainExecutor executor = ChainExecutor::kAny);
 
 // Bytes a row's policy moves: d2h + h2d of its simulation; 0 without one.
 int64_t BytesMoved(const PlannerOutcome& row);

@@ -56,6 +56,10 @@ enum class ChainExecutor : uint8_t {
 // "any", "matched", "runtime"; the parser returns false for anything else.
 absl::string_view ChainExecutorName(ChainExecutor e);
 bool ParseChainExecutor(absl::string_view name, ChainExecutor* out);
+// Why `executor` cannot run `p` (a schedule or a pool for kMatched and
+// kRuntime; CheckRuntimeExecutable's reason for kRuntime); empty when it
+// can. O(items).
+std::string WhyNotExecutable(const Policy& p, ChainExecutor executor);
 
 struct PlannerChainOptions {
   // Registry names tried in this order, cheapest first (not "chain",

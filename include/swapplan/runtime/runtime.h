@@ -269,7 +269,11 @@ struct FrameworkCallbacks {
   // bytes are on the host now). An error tagged "release-refused": the
   // framework cannot free it — the tensor stays on the device, persistent.
   std::function<absl::Status(uint64_t framework_id, bool free_memory)> release;
-  // Allocate the storage again (same size) and hold it; its new address.
+  // Allocate the storage again (same size) and hold it; its new address. An
+  // error with rule "framework-oom" (RuleOf): the framework's allocator had
+  // no block though the budget has room; the runtime swaps out `bytes`
+  // beyond its ledger (Algorithm 3) and asks once more, then fails the swap-in
+  // with rule "out-of-memory".
   std::function<absl::StatusOr<void*>(uint64_t framework_id, int64_t bytes)> restore;
   // Recomputation (policy RECOMPUTE items; "Recomputation" above). Whether
   // the framework can re-run the op that produced the tensor now, from

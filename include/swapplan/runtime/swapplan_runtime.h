@@ -319,7 +319,12 @@ typedef struct swapplan_rt_framework {
    * framework cannot free this storage (the hold is dropped; the tensor then
    * stays on the device for good). */
   int32_t (*release)(void* user, uint64_t framework_id, int32_t free_memory);
-  /* Allocate the storage again (size_bytes), hold it, return its address. */
+  /* Allocate the storage again (size_bytes), hold it, return its address.
+   * SWAPPLAN_RT_OUT_OF_MEMORY (3): the framework's allocator had no block
+   * (a CUDA out-of-memory error with the budget not reached: fragmentation,
+   * memory outside the runtime); the runtime swaps out that many bytes
+   * beyond its ledger (Algorithm 3) and calls restore once more, then fails
+   * the call with SWAPPLAN_RT_OUT_OF_MEMORY. */
   int32_t (*restore)(void* user, uint64_t framework_id, int64_t size_bytes, void** device);
   /* Recomputation (policy RECOMPUTE items; optional, both or neither; a
    * framework struct that ends before them, struct_size =

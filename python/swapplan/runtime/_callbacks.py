@@ -1,6 +1,8 @@
 """The framework callbacks of SwapRuntime (swapplan_runtime.h
 swapplan_rt_framework): called by the runtime library on the training thread
-to hold, release (``storage.resize_(0)``), restore (``resize_(nbytes)``),
+to hold, release (``storage.resize_(0)``), restore (``resize_(nbytes)``; an
+out-of-memory error there is answered SWAPPLAN_RT_OUT_OF_MEMORY, so the
+runtime makes room and retries),
 copy (device="cuda": _cuda.FrameworkCopies, stream-ordered) and recompute
 storages, and to ask the policy provider. A callback never raises
 across the C boundary: the exception is kept in ``_callback_error`` and
@@ -75,6 +77,12 @@ class Callbacks:
             out[0] = ptr
             return 0
         except BaseException as e:  # noqa: BLE001
+            if self._oom is not None and isinstance(e, self._oom):
+                # The device allocator had no block (device="cuda"): the
+                # runtime swaps out nbytes (Algorithm 3) and asks once more,
+                # then fails the call as out of memory (SwapOutOfMemory).
+                self.restore_oom_errors += 1
+                return 3  # SWAPPLAN_RT_OUT_OF_MEMORY
             self._callback_error = e
             return 1
 

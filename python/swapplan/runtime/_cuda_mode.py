@@ -26,14 +26,17 @@ class CudaMode:
         self._oom = None if self._cuda is None else self._cuda.oom_error
         self.oom_retries = 0  # ops re-run after an OutOfMemoryError
         self.oom_errors = 0   # OutOfMemoryErrors the retry did not resolve
+        self.restore_oom_errors = 0  # OutOfMemoryErrors of a swap-in's allocation
 
     def _cuda_stats(self):
         if self._cuda is None:
             return dict({k: None for k in K.CUDA_STAT_KEYS}, cuda_oom_retries=None,
-                        cuda_oom_errors=None, pinned_blocks=None)
+                        cuda_oom_errors=None, cuda_restore_oom_errors=None,
+                        pinned_blocks=None)
         d = self._cuda.swapper.stats()
         d["cuda_oom_retries"] = self.oom_retries
         d["cuda_oom_errors"] = self.oom_errors
+        d["cuda_restore_oom_errors"] = self.restore_oom_errors
         return d
 
     def _run_with_oom_retry(self, func, args, kwargs):
