@@ -120,7 +120,7 @@ def summarize_execution(e, losses, budget, adv, record_path, s):
                use_while_off_device=st["use_while_off_device"],
                per_iteration_policy_swaps=[r["counts"]["policy_swap_outs"] for r in e["iterations"]],
                planned_swap_outs=adv["best"]["num_items"])  # one item per swapped tensor
-    rep, _ = s.advise(record_path, budget)
+    rep, _ = s.advise(record_path, budget, executor="runtime")  # as the policy run was chosen
     out["replanned"] = checks.verdict_of(rep)
     out["ok"] = {
         "ran": True,
