@@ -65,6 +65,26 @@ struct Framework {
   }
 };
 
+// One iteration of the toy program that fails at the dispatch of op 4 (A's
+// rematerialisation): the status, whether A was resident and the bytes in
+// use when the failure reached the runner. `cb` goes to the runtime.
+struct FailedIteration {
+  absl::Status status;
+  int resident = -1;
+  int64_t in_use = -1;
+};
+FailedIteration RunToFailure(Env& env, Runner& run, Framework& fw, FrameworkCallbacks cb) {
+  env.rt->SetFrameworkCallbacks(std::move(cb));
+  run.before_op = [&](int i) { fw.op = i; };
+  FailedIteration f;
+  run.on_failure = [&](const absl::Status&) {
+    f.resident = *env.rt->IsResident(run.handle(0));
+    f.in_use = env.rt->Stats().device_bytes_in_use;
+  };
+  f.status = run.Iteration(ToyProgram());
+  return f;
+}
+
 TEST_CASE("recompute: A is dropped after its release op and recomputed at its swap-in op") {
   Env env = RecomputeEnv(ToyProgram());
   REQUIRE(env.rt != nullptr);
@@ -198,15 +218,8 @@ TEST_CASE("recompute: a failed recomputation fails the op, the tensor stays off 
   Runner run(env);
   Framework fw{&run};
   fw.fail = true;
-  env.rt->SetFrameworkCallbacks(fw.Callbacks());
-  run.before_op = [&](int i) { fw.op = i; };
-  int resident_at_failure = -1;
-  int64_t in_use_at_failure = -1;
-  run.on_failure = [&](const absl::Status&) {
-    resident_at_failure = *env.rt->IsResident(run.handle(0));
-    in_use_at_failure = env.rt->Stats().device_bytes_in_use;
-  };
-  absl::Status st = run.Iteration(ToyProgram());
+  const FailedIteration f = RunToFailure(env, run, fw, fw.Callbacks());
+  const absl::Status& st = f.status;
   REQUIRE_FALSE(st.ok());
   CHECK(st.code() == absl::StatusCode::kUnavailable);
   CHECK(RuleOf(st) == "recompute-failed");
@@ -214,8 +227,8 @@ TEST_CASE("recompute: a failed recomputation fails the op, the tensor stays off 
   CHECK(fw.recomputed_at == std::vector<int>{4});
   // A stays off the device; its block went back: only D (100 bytes) is on
   // the device when the step fails.
-  CHECK(resident_at_failure == 0);
-  CHECK(in_use_at_failure == 100);
+  CHECK(f.resident == 0);
+  CHECK(f.in_use == 100);
 }
 
 TEST_CASE("recompute: Close brings a dropped tensor back through the framework") {
@@ -284,20 +297,12 @@ TEST_CASE("recompute: a failing workspace answer leaves the tensor off the devic
   cb.recompute_workspace_bytes = [](uint64_t) -> absl::StatusOr<int64_t> {
     return absl::UnavailableError("framework callback recompute_workspace_bytes failed");
   };
-  env.rt->SetFrameworkCallbacks(std::move(cb));
-  run.before_op = [&](int i) { fw.op = i; };
-  int resident_at_failure = -1;
-  int64_t in_use_at_failure = -1;
-  run.on_failure = [&](const absl::Status&) {
-    resident_at_failure = *env.rt->IsResident(run.handle(0));
-    in_use_at_failure = env.rt->Stats().device_bytes_in_use;
-  };
-  absl::Status st = run.Iteration(ToyProgram());
-  REQUIRE_FALSE(st.ok());
-  CHECK(st.code() == absl::StatusCode::kUnavailable);
+  const FailedIteration f = RunToFailure(env, run, fw, std::move(cb));
+  REQUIRE_FALSE(f.status.ok());
+  CHECK(f.status.code() == absl::StatusCode::kUnavailable);
   CHECK(fw.recomputed_at.empty());  // never started
-  CHECK(resident_at_failure == 0);
-  CHECK(in_use_at_failure == 100);  // D only: A's block went back
+  CHECK(f.resident == 0);
+  CHECK(f.in_use == 100);  // D only: A's block went back
 }
 
 }  // namespace
