@@ -109,7 +109,8 @@ ninja -C build
 pip_install_swapplan
 
 echo "== meson test (Python: $python, torch $("$python" -c 'import torch; print(torch.__version__)'))"
-# PyTorch and Chromium were installed above, so a suite skipping itself for
-# their absence is a failure.
-SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_CHROMIUM=1 meson test -C build --print-errorlogs
+# PyTorch, transformers and Chromium were installed above, so a suite
+# skipping itself for their absence is a failure.
+SWAPPLAN_REQUIRE_TORCH=1 SWAPPLAN_REQUIRE_TRANSFORMERS=1 SWAPPLAN_REQUIRE_CHROMIUM=1 \
+  meson test -C build --print-errorlogs
 echo "== quickstart test: $(elapsed)"

@@ -14,7 +14,12 @@ budget but silent, so the runtime says it:
   * every frame Dynamo skipped for the dispatch mode while the block ran
     (Dynamo's per-thread skip log, read at each iteration's end; as many
     as Dynamo logs — on 2.13 a frame's calls are not all logged once its
-    code is marked skipped): stats["compiled_frames_run_eagerly"];
+    code is marked skipped; torch 2.6 keeps no such log and only writes a
+    DEBUG record "skipping: ... (reason: non-infra torch dispatch mode
+    present ...)" to the logger torch._dynamo.convert_frame, which the
+    runtime then counts with a filter while the block runs, dropping what
+    the logger's own level would have dropped):
+    stats["compiled_frames_run_eagerly"];
   * the first of either: one RuntimeWarning that says what happened.
 
 A region compiled with fullgraph=True fails in torch itself ("found no
@@ -23,6 +28,7 @@ counts stay 0. Complexity: O(modules) at __enter__, O(skipped frames) per
 iteration.
 """
 
+import logging
 import sys
 import warnings
 
@@ -36,6 +42,27 @@ def _dynamo_tls():
     return getattr(ef, "dynamo_tls", None) if ef is not None else None
 
 
+_CONVERT_FRAME_LOGGER = "torch._dynamo.convert_frame"
+
+
+class _SkipRecords(logging.Filter):
+    """Counts Dynamo's DEBUG "skipping ... dispatch mode" records (torch
+    2.6) and lets through only what `level` (the logger's effective level
+    before the runtime lowered it) would have."""
+
+    def __init__(self, level):
+        super().__init__()
+        self.level = level
+        self.count = 0
+
+    def filter(self, record):
+        if (record.levelno == logging.DEBUG and isinstance(record.msg, str)
+                and record.msg.startswith("skipping")
+                and _REASON in record.getMessage()):
+            self.count += 1
+        return record.levelno >= self.level
+
+
 class CompiledRegions:
     def __init__(self):
         self.modules = 0
@@ -44,6 +71,9 @@ class CompiledRegions:
         self._tls = None
         self._listening = False
         self._before = None
+        self._logger = None  # torch 2.6: the convert_frame logger and its level
+        self._records = None
+        self._level = None
 
     def enter(self, model):
         if model is not None:
@@ -56,7 +86,17 @@ class CompiledRegions:
         if self._listening:
             return
         tls = _dynamo_tls()
-        if tls is None or not hasattr(tls, "skip_reasons"):
+        if tls is None:
+            return
+        if not hasattr(tls, "skip_reasons"):
+            if _CONVERT_FRAME_LOGGER not in sys.modules:
+                return
+            logger = logging.getLogger(_CONVERT_FRAME_LOGGER)
+            self._logger, self._level = logger, logger.level
+            self._records = _SkipRecords(logger.getEffectiveLevel())
+            logger.addFilter(self._records)
+            logger.setLevel(logging.DEBUG)
+            self._listening = True
             return
         self._tls = tls
         self._before = tls.skip_reasons
@@ -68,6 +108,10 @@ class CompiledRegions:
         if not self._listening:
             self._listen()  # Dynamo imported inside the block
             return
+        if self._records is not None:
+            n, self._records.count = self._records.count, 0
+            self._count(n)
+            return
         reasons = self._tls.skip_reasons
         if not reasons:
             if reasons is None:
@@ -75,14 +119,23 @@ class CompiledRegions:
             return
         n = sum(1 for r in reasons if _REASON in r)
         self._tls.skip_reasons = []
+        self._count(n)
+
+    def _count(self, n):
         if n:
             self.frames += n
             self._warn("%d frame(s) of torch.compile regions" % n)
 
     def exit(self):
-        if self._listening:
+        if not self._listening:
+            return
+        if self._records is not None:
+            self._logger.removeFilter(self._records)
+            self._logger.setLevel(self._level)
+            self._logger = self._records = self._level = None
+        else:
             self._tls.skip_reasons = self._before
-            self._listening = False
+        self._listening = False
 
     def _warn(self, what):
         if self.warning is not None:
