@@ -99,11 +99,47 @@ if [ ! -f "$area/bootstrapped" ]; then
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
-# The tree as git sees it, modification times kept (incremental rebuilds).
-rm -rf "$root/src/swapplan"
-mkdir -p "$root/src/swapplan" "$root/src/shared"
+# The tree as git sees it, into /src/swapplan: a file whose content changed
+# since the last run is written anew (so ninja, which compares modification
+# times with the chroot's objects, rebuilds what depends on it), an unchanged
+# one keeps its time (incremental rebuilds), a deleted one goes. Keeping the
+# checkout's own times instead would miss an edit older than the object.
+rm -rf "$root/src/swapplan.new"
+mkdir -p "$root/src/swapplan" "$root/src/swapplan.new" "$root/src/shared"
 git ls-files -z --cached --others --exclude-standard |
-  tar --null -T - --ignore-failed-read -cf - 2> /dev/null | tar -xf - -C "$root/src/swapplan"
+  tar --null -T - --ignore-failed-read -cf - 2> /dev/null | tar -xf - -C "$root/src/swapplan.new"
+python3 - "$root/src/swapplan.new" "$root/src/swapplan" <<'PY'
+import filecmp, os, shutil, sys
+new, dst = sys.argv[1:]
+keep = set()
+for d, _, files in os.walk(new):
+    for f in files:
+        s = os.path.join(d, f)
+        rel = os.path.relpath(s, new)
+        t = os.path.join(dst, rel)
+        keep.add(rel)
+        if os.path.islink(s):
+            if not (os.path.islink(t) and os.readlink(t) == os.readlink(s)):
+                if os.path.lexists(t):
+                    os.remove(t)
+                os.makedirs(os.path.dirname(t), exist_ok=True)
+                os.symlink(os.readlink(s), t)
+            continue
+        if (os.path.isfile(t) and not os.path.islink(t)
+                and filecmp.cmp(s, t, shallow=False)):
+            continue
+        if os.path.lexists(t):
+            os.remove(t)
+        os.makedirs(os.path.dirname(t), exist_ok=True)
+        shutil.copyfile(s, t)  # a new modification time
+        shutil.copymode(s, t)
+for d, _, files in os.walk(dst):
+    for f in files:
+        t = os.path.join(d, f)
+        if os.path.relpath(t, dst) not in keep:
+            os.remove(t)
+PY
+rm -rf "$root/src/swapplan.new"
 shared=""
 for d in ../shared ../../shared; do
   [ -d "$d/external-traces" ] && { shared=$(cd "$d" && pwd); break; }
