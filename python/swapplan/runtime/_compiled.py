@@ -29,6 +29,7 @@ iteration.
 """
 
 import logging
+import os
 import sys
 import warnings
 
@@ -43,6 +44,14 @@ def _dynamo_tls():
 
 
 _CONVERT_FRAME_LOGGER = "torch._dynamo.convert_frame"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _own_frame(args):
+    """A skip record of the runtime's own code (its dispatch mode's frames
+    run under the region too): (name, reason, file) with file in swapplan."""
+    return (isinstance(args, tuple) and len(args) == 3 and isinstance(args[2], str)
+            and os.path.abspath(args[2]).startswith(_PACKAGE_DIR))
 
 
 class _SkipRecords(logging.Filter):
@@ -58,7 +67,8 @@ class _SkipRecords(logging.Filter):
     def filter(self, record):
         if (record.levelno == logging.DEBUG and isinstance(record.msg, str)
                 and record.msg.startswith("skipping")
-                and _REASON in record.getMessage()):
+                and _REASON in record.getMessage()
+                and not _own_frame(record.args)):
             self.count += 1
         return record.levelno >= self.level
 
@@ -74,8 +84,10 @@ class CompiledRegions:
         self._logger = None  # torch 2.6: the convert_frame logger and its level
         self._records = None
         self._level = None
+        self._exited = False  # after exit(): a late poll must not listen again
 
     def enter(self, model):
+        self._exited = False
         if model is not None:
             self.modules = sum(1 for m in model.modules() if hasattr(m, "_orig_mod"))
         self._listen()
@@ -83,7 +95,7 @@ class CompiledRegions:
             self._warn("model= holds %d torch.compile'd module(s)" % self.modules)
 
     def _listen(self):
-        if self._listening:
+        if self._listening or self._exited:
             return
         tls = _dynamo_tls()
         if tls is None:
@@ -127,6 +139,7 @@ class CompiledRegions:
             self._warn("%d frame(s) of torch.compile regions" % n)
 
     def exit(self):
+        self._exited = True
         if not self._listening:
             return
         if self._records is not None:
