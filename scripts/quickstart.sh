@@ -28,8 +28,9 @@ case "$mode" in demo|test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 t0=$(date +%s)
 elapsed() { echo "$(($(date +%s) - t0)) s"; }
 # ccache in depend mode: a miss compiles once, without the extra
-# preprocessor run of its default mode (the compile lines have -MD), which
-# cost a cold first build of the package about a fifth more time here.
+# preprocessor run of its default mode (the compile lines have -MD): with an
+# empty cache `demo` took 537 s in the default mode, 457 s in depend mode
+# (docs/building.md, "Quick start timing").
 export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 
 # The virtual environment: the machine's python3, pip's torch and the test
