@@ -329,20 +329,9 @@ bool CachingAllocatorModel::MapBlock(int32_t id, int64_t size, bool ignore_capac
   if (!ignore_capacity && SatAdd(stats_.reserved_bytes, mapped) > options_.capacity_bytes) {
     return false;
   }
+  if (mapped < blocks_[id].size) SplitUnmapped(id, mapped);  // the rest stays unmapped
   EraseUnmapped(id);
   blocks_[id].mapped = true;
-  if (mapped < blocks_[id].size) {
-    Block rest = blocks_[id];
-    rest.addr += mapped;
-    rest.size -= mapped;
-    rest.mapped = false;
-    rest.prev = id;
-    const int32_t r = NewBlock(rest);
-    if (blocks_[r].next >= 0) blocks_[blocks_[r].next].prev = r;
-    blocks_[id].next = r;
-    blocks_[id].size = mapped;
-    InsertUnmapped(r);
-  }
   TryMerge(id, blocks_[id].prev);
   TryMerge(id, blocks_[id].next);
   InsertFree(id);

@@ -93,18 +93,17 @@ TEST_CASE("advise: --executor runtime keeps the policies the runtime can run", "
   REQUIRE(j.exit_code == 0);
   const json doc = json::parse(j.out);
   CHECK(doc["executor"] == "runtime");
-  int refused = 0;
+  bool hyperoffload_refused = false;
   for (const json& row : doc["rows"]) {
     if (row["not_executable_reason"].is_null()) continue;
-    ++refused;
     CHECK(row["feasible"] == true);
     CHECK(row["planner"] != doc["best"]["planner"]);
     if (row["planner"] == "hyperoffload") {
-      CHECK(row["not_executable_reason"].get<std::string>().find(
-                "wraps around the iteration boundary") != std::string::npos);
+      hyperoffload_refused = row["not_executable_reason"].get<std::string>().find(
+                                 "wraps around the iteration boundary") != std::string::npos;
     }
   }
-  CHECK(refused >= 1);
+  CHECK(hyperoffload_refused);
   bool search_skipped = false;
   for (const json& k : doc["planners_skipped"]) {
     if (k["planner"] == "advisor") {
