@@ -62,6 +62,7 @@ struct ReplayArgs {
   // Chameleon's --layers and --min-tensor-bytes (its option table).
   ChameleonOptions chameleon;
   std::optional<std::string> oom_handling;  // all (default) or warmup
+  std::optional<std::string> oom_persistent;  // move (default) or keep
   std::optional<std::string> policies;      // input (default) or single
   std::optional<std::string> plan_on;       // observed (default), envelope, iteration
   std::optional<double> spread_margin;
@@ -394,6 +395,7 @@ absl::Status Run(ReplayArgs& args) {
   o.max_iterations = static_cast<int32_t>(args.iterations.value_or(0));
   o.explain_iteration = args.explain_iteration();
   o.oom_handling_in_all_stages = args.oom_handling.value_or("all") == "all";
+  o.simulator.oom_persistent_victims = args.oom_persistent.value_or("move") == "move";
   if (args.policies) ParsePolicyKeying(*args.policies, &o.keying);  // a Choice: valid
   if (args.plan_on) ParsePlanningInput(*args.plan_on, &o.plan_on);  // a Choice: valid
   if (args.spread_margin) o.envelope.spread_margin = *args.spread_margin;
@@ -669,6 +671,9 @@ void SetupReplay(CLI::App& root, Action* action) {
   f.Choice(sub, "--oom-handling", &args->oom_handling, {"all", "warmup"},
            "Algorithm 3 in all stages (default: a miss is counted, never a crash) or in warmup "
            "only (the paper: after warm-up an OOM is a crash)");
+  f.Choice(sub, "--oom-persistent", &args->oom_persistent, {"move", "keep"},
+           "Algorithm 3's last resort: move persistent tensors used again later in the "
+           "iteration (default) or keep them (the seed's rule)");
   f.Choice(sub, "--rows", &args->rows, {"all", "changes", "none"},
            "Rows printed: all (default), changes (only where something changes), none");
   f.Choice(sub, "--policies", &args->policies, {"input", "single"},

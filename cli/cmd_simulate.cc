@@ -49,6 +49,7 @@ struct SimulateArgs {
   std::optional<int64_t> launch_queue_depth;
   std::optional<int64_t> top_stalls;
   std::optional<std::string> oom_handling;  // report (default) or algorithm3
+  std::optional<std::string> oom_persistent;  // move (default) or keep
   std::optional<std::string> timeline;
   bool json = false;
   std::optional<std::string> output;
@@ -175,6 +176,9 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
     absl::StrAppend(&out, "OOM handling    Algorithm 3: ", h.allocation_failures,
                     " allocation failures, ", h.early_releases, " early releases, ",
                     h.passive_swap_outs, " passive swap-outs (", BytesExact(h.passive_bytes_d2h),
+                    h.persistent_passive_swap_outs > 0
+                        ? absl::StrCat("; ", h.persistent_passive_swap_outs, " of persistent tensors")
+                        : std::string(),
                     ") and ", h.passive_swap_ins, " swap-ins (", BytesExact(h.passive_bytes_h2d),
                     "), ", FormatDurationNs(h.passive_stall_ns), " waiting for them; ",
                     h.unresolved, " unresolved");
@@ -273,6 +277,7 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
                          {"num_allocation_failures", h.allocation_failures},
                          {"num_early_releases", h.early_releases},
                          {"num_passive_swap_outs", h.passive_swap_outs},
+                         {"num_persistent_passive_swap_outs", h.persistent_passive_swap_outs},
                          {"num_passive_swap_ins", h.passive_swap_ins},
                          {"passive_d2h_bytes", h.passive_bytes_d2h},
                          {"passive_h2d_bytes", h.passive_bytes_h2d},
@@ -385,6 +390,7 @@ absl::Status Run(SimulateArgs& args) {
   o.launch_queue_depth =
       static_cast<int32_t>(args.launch_queue_depth.value_or(SimulatorOptions().launch_queue_depth));
   o.top_stall_ops = static_cast<int32_t>(args.top_stalls.value_or(10));
+  o.oom_persistent_victims = args.oom_persistent.value_or("move") == "move";
   o.record_timeline = args.timeline.has_value();
   o.oom_handling = args.oom_handling == std::optional<std::string>("algorithm3")
                        ? OomHandling::kAlgorithm3
@@ -468,6 +474,9 @@ void SetupSimulate(CLI::App& root, Action* action) {
                   1, INT32_MAX);
   args->flags.Int(sub, "--top-stalls", &args->top_stalls,
                   "Ops with the longest stalls to list (default 10)", 0, INT32_MAX);
+  args->flags.Choice(sub, "--oom-persistent", &args->oom_persistent, {"move", "keep"},
+                     "With algorithm3: its last resort moves persistent tensors used again "
+                     "later in the iteration (default) or keeps them (the seed's rule)");
   args->flags.Choice(sub, "--oom-handling", &args->oom_handling, {"report", "algorithm3"},
                      "An allocation that does not fit: report it (an OOM; default), or handle it "
                      "with seed 001's Algorithm 3 (release finished swap-outs early, then passive "

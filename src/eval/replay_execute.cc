@@ -380,6 +380,7 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
   o.tracker = ro.tracker;
   o.oom_handling = ro.oom_handling_in_all_stages ? rt::OomHandling::kAllStages
                                                  : rt::OomHandling::kWarmUpOnly;
+  o.oom_persistent_victims = ro.simulator.oom_persistent_victims;
   o.work_dir = work_dir_;
   o.device = device_;
   o.op_clock_ns = [this] { return clock_ns_; };

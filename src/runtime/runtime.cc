@@ -280,49 +280,62 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   absl::Status st = try_once();
   if (st.ok() || !IsOom(st)) return st;
   // (ii) PassiveSwap: the resident tensor closest in size to what is
-  // missing, until the request fits.
+  // missing, until the request fits; tensors of the iteration first, then
+  // (RuntimeOptions::oom_persistent_victims) persistent ones, which come
+  // back at their next use or at IterationEnd.
   // Candidates by (size, record id, slot): among tensors of one size the
   // earliest registered goes first — the same order whatever slots were
   // reused before (the simulator's Algorithm 3 orders them by trace order).
-  std::vector<std::tuple<int64_t, int64_t, int32_t>> cand;
-  for (int32_t k = 0; k < static_cast<int32_t>(residency.slots.size()); ++k) {
-    const Slot& t = residency.slots[k];
-    if (!t.live || t.state != Residency::kResident || t.persistent || k == requester ||
-        t.size <= 0 || t.last_use_op >= pos || t.resident_since_op >= pos) {
-      continue;
-    }
-    cand.emplace_back(t.size, t.record_id, k);
-  }
-  std::sort(cand.begin(), cand.end());
   int32_t passive = 0;
   int64_t passive_bytes = 0;
-  while (!cand.empty()) {
-    const int64_t target =
-        std::max<int64_t>(residency.resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
-    auto right = std::lower_bound(cand.begin(), cand.end(),
-                                  std::make_tuple(target, int64_t{-1}, int32_t{-1}));
-    auto pick = right;
-    if (right == cand.end()) {
-      pick = right - 1;
-    } else if (right != cand.begin()) {
-      auto left = right - 1;
-      if (target - std::get<0>(*left) < std::get<0>(*right) - target) pick = left;
+  std::vector<std::tuple<int64_t, int64_t, int32_t>> cand;
+  for (const bool persistent_round : {false, true}) {
+    if (persistent_round && !options.oom_persistent_victims) break;
+    cand.clear();
+    for (int32_t k = 0; k < static_cast<int32_t>(residency.slots.size()); ++k) {
+      const Slot& t = residency.slots[k];
+      if (!t.live || t.state != Residency::kResident || t.persistent != persistent_round ||
+          t.immovable || k == requester || t.size <= 0 || t.last_use_op >= pos ||
+          t.resident_since_op >= pos) {
+        continue;
+      }
+      cand.emplace_back(t.size, t.record_id, k);
     }
-    if (pick != right) {  // the earliest registered among the equal sizes left of target
-      while (pick != cand.begin() && std::get<0>(*(pick - 1)) == std::get<0>(*pick)) --pick;
+    std::sort(cand.begin(), cand.end());
+    while (!cand.empty()) {
+      const int64_t target =
+          std::max<int64_t>(residency.resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
+      auto right = std::lower_bound(cand.begin(), cand.end(),
+                                    std::make_tuple(target, int64_t{-1}, int32_t{-1}));
+      auto pick = right;
+      if (right == cand.end()) {
+        pick = right - 1;
+      } else if (right != cand.begin()) {
+        auto left = right - 1;
+        if (target - std::get<0>(*left) < std::get<0>(*right) - target) pick = left;
+      }
+      if (pick != right) {  // the earliest registered among the equal sizes left of target
+        while (pick != cand.begin() && std::get<0>(*(pick - 1)) == std::get<0>(*pick)) --pick;
+      }
+      const int32_t victim = std::get<2>(*pick);
+      cand.erase(pick);
+      absl::Status out = StartSwapOut(victim, SwapReason::kPassive);
+      // A framework storage that died under the runtime (its free not yet
+      // reported) cannot be held: not a candidate.
+      if (RuleOf(out) == "hold-failed") continue;
+      SWAPPLAN_RETURN_IF_ERROR(out);
+      SWAPPLAN_RETURN_IF_ERROR(Release(victim, /*for_allocation=*/true));
+      if (residency.slots[victim].state == Residency::kOffDevice) {
+        ++passive;
+        passive_bytes += residency.slots[victim].size;
+        if (persistent_round) {
+          persistent_victims.push_back(victim);
+          stats.Count(&SwapCounts::persistent_passive_swap_outs);
+        }
+      }
+      st = try_once();
+      if (st.ok() || !IsOom(st)) return st;
     }
-    const int32_t victim = std::get<2>(*pick);
-    cand.erase(pick);
-    absl::Status out = StartSwapOut(victim, SwapReason::kPassive);
-    // A framework storage that died under the runtime (its free not yet
-    // reported) cannot be held: not a candidate.
-    if (RuleOf(out) == "hold-failed") continue;
-    SWAPPLAN_RETURN_IF_ERROR(out);
-    SWAPPLAN_RETURN_IF_ERROR(Release(victim, /*for_allocation=*/true));
-    ++passive;
-    passive_bytes += residency.slots[victim].size;
-    st = try_once();
-    if (st.ok() || !IsOom(st)) return st;
   }
   // (iii) Throw Error.
   stats.Count(&SwapCounts::ooms);
@@ -336,7 +349,8 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
                          budget, " bytes in use (", first_failure.message(), "); Algorithm 3 released ",
                          early, " blocks of swap-outs under way and swapped out ", passive,
                          " tensors (", passive_bytes, " bytes) passively; no other tensor may "
-                         "leave the device (used by this op, persistent, or just allocated)")),
+                         "leave the device (used by this op, just allocated, or persistent: a "
+                         "parameter the framework cannot free, or none used again)")),
       "out-of-memory");
 }
 
@@ -490,6 +504,7 @@ absl::Status Runtime::State::Release(int32_t slot, bool for_allocation) {
     t.state = Residency::kResident;
     t.reason = SwapReason::kNone;
     t.persistent = true;
+    t.immovable = true;
     stats.Count(&SwapCounts::cancelled_swap_outs);
     return absl::OkStatus();
   }

@@ -109,6 +109,23 @@ absl::Status Runtime::IterationEnd() {
       t.reason = SwapReason::kNone;  // its drop never came: it stays
     }
   }
+  // Algorithm 3's persistent victims that no use brought back: back now,
+  // so the next iteration (and the framework between iterations) finds the
+  // resident set this one began with.
+  for (int32_t k : s.persistent_victims) {
+    Slot& t = s.residency.slots[k];
+    if (!t.live || !t.persistent || t.reason != SwapReason::kPassive) continue;
+    absl::Status st;
+    if (t.state == Residency::kOffDevice) {
+      s.stats.Count(&SwapCounts::passive_swap_ins);
+      st = s.StartSwapIn(k, /*demand=*/true);
+      if (st.ok()) st = s.WaitIn(k);
+    } else if (t.state == Residency::kSwappingIn) {
+      st = s.WaitIn(k);
+    }
+    if (!st.ok() && first.ok()) first = st;
+  }
+  s.persistent_victims.clear();
   for (const ItemRun& run : s.items) {
     if (!run.matched) {
       s.stats.Count(&SwapCounts::items_missed);

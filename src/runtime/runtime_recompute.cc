@@ -27,6 +27,7 @@ absl::Status Runtime::State::Drop(int32_t slot) {
     // The framework cannot free this storage: it stays, for good.
     t.reason = SwapReason::kNone;
     t.persistent = true;
+    t.immovable = true;
     stats.Count(&SwapCounts::cancelled_swap_outs);
     return absl::OkStatus();
   }

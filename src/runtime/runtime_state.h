@@ -58,6 +58,9 @@ struct Slot {
   bool live = false;
   bool owned = false;
   bool persistent = false;
+  // The framework refused to free its storage (release-refused): it never
+  // leaves the device, not even as Algorithm 3's last resort.
+  bool immovable = false;
   Residency state = Residency::kResident;
   SwapReason reason = SwapReason::kNone;
   TensorKind kind = TensorKind::kActivation;
@@ -233,6 +236,11 @@ struct Runtime::State {
   std::vector<MatchDecision> decisions;
   std::vector<int32_t> late_releases;  // items to release after the next op
   std::vector<int32_t> due_late;       // swap of late_releases at an op's end
+
+  // Persistent tensors Algorithm 3 moved off the device in this iteration
+  // (its last resort): brought back at IterationEnd, so every iteration
+  // ends with the resident set it began with.
+  std::vector<int32_t> persistent_victims;
 
   // seed 004.
   std::vector<int32_t> manual_out;  // slots swapped out by PageOut, not released

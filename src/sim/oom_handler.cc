@@ -29,20 +29,28 @@ OomHandler::OomHandler(const Simulator& sim, const Prepared& pr,
     alloc_[i] = t.alloc;
     free_[i] = t.free;
     slot_of_.emplace(t.id, static_cast<int32_t>(i));
-    // Candidates: allocated and freed within the iteration. Persistent state
-    // (resident before the first op or kept after the last) is left alone,
-    // so every iteration starts and ends with the same resident set.
-    if (alloc_[i] >= 0 && free_[i] < n) by_size_.push_back(static_cast<int32_t>(i));
+    // Candidates: allocated and freed within the iteration; then, as the
+    // last resort, persistent state (resident before the first op or kept
+    // after the last) that is used again later in the iteration — it comes
+    // back at that use, so every iteration still starts and ends with the
+    // same resident set.
+    if (alloc_[i] >= 0 && free_[i] < n) {
+      by_size_.push_back(static_cast<int32_t>(i));
+    } else if (sim.options().oom_persistent_victims) {
+      persistent_by_size_.push_back(static_cast<int32_t>(i));
+    }
   }
-  std::sort(by_size_.begin(), by_size_.end(), [&](int32_t a, int32_t b) {
+  auto by_size = [&](int32_t a, int32_t b) {
     return size_[a] != size_[b] ? size_[a] < size_[b] : a < b;
-  });
+  };
+  std::sort(by_size_.begin(), by_size_.end(), by_size);
+  std::sort(persistent_by_size_.begin(), persistent_by_size_.end(), by_size);
   window_begin_.assign(nt + 1, 0);
   for (const Item& it : pr.items) ++window_begin_[it.slot + 1];
   for (size_t i = 0; i < nt; ++i) window_begin_[i + 1] += window_begin_[i];
   windows_.resize(pr.items.size());
   std::vector<int32_t> fill(window_begin_.begin(), window_begin_.end() - 1);
-  for (const Item& it : pr.items) windows_[fill[it.slot]++] = {it.out, it.use};
+  for (const Item& it : pr.items) windows_[fill[it.slot]++] = {it.out, it.use, it.wraps};
   off_.assign(nt, 0);
   used_stamp_.assign(nt, -1);
   passive_d2h_end_.assign(nt, 0);
@@ -61,39 +69,42 @@ int64_t OomHandler::SwapInBytesAtActive(int32_t p) {
   return bytes;
 }
 
-bool OomHandler::Eligible(int32_t slot, int32_t p) const {
+bool OomHandler::Eligible(int32_t slot, int32_t p, bool needs_next_use) const {
   if (!(alloc_[slot] < p && free_[slot] >= p)) return false;
   if (off_[slot] != 0 || used_stamp_[slot] == p) return false;
   for (int32_t w = window_begin_[slot]; w < window_begin_[slot + 1]; ++w) {
-    if (windows_[w].first < p && p <= windows_[w].second) return false;
+    const Window& win = windows_[w];
+    const bool off = win.wraps ? (win.out < p || p <= win.use) : (win.out < p && p <= win.use);
+    if (off) return false;
   }
-  return true;
+  return !needs_next_use || NextUse(slot, p) >= 0;
 }
 
-int32_t OomHandler::Closest(int32_t p, int64_t target) const {
-  const int32_t m = static_cast<int32_t>(by_size_.size());
+int32_t OomHandler::Closest(const std::vector<int32_t>& by_size, int32_t p, int64_t target,
+                            bool needs_next_use) const {
+  const int32_t m = static_cast<int32_t>(by_size.size());
   int32_t right = static_cast<int32_t>(
-      std::lower_bound(by_size_.begin(), by_size_.end(), target,
+      std::lower_bound(by_size.begin(), by_size.end(), target,
                        [&](int32_t s, int64_t v) { return size_[s] < v; }) -
-      by_size_.begin());
+      by_size.begin());
   int32_t left = right - 1;
-  while (right < m && !Eligible(by_size_[right], p)) ++right;
-  while (left >= 0 && !Eligible(by_size_[left], p)) --left;
+  while (right < m && !Eligible(by_size[right], p, needs_next_use)) ++right;
+  while (left >= 0 && !Eligible(by_size[left], p, needs_next_use)) --left;
   if (right >= m && left < 0) return -1;
-  if (left < 0) return by_size_[right];
-  if (right >= m) return by_size_[left];
+  if (left < 0) return by_size[right];
+  if (right >= m) return by_size[left];
   // Right is >= target, left < target: right wins ties (the larger). Among
   // equal sizes left of target, the scan found the highest slot; prefer the
   // lowest one of that size for determinism.
-  const int64_t dr = size_[by_size_[right]] - target;
-  const int64_t dl = target - size_[by_size_[left]];
-  if (dr <= dl) return by_size_[right];
-  const int64_t size = size_[by_size_[left]];
+  const int64_t dr = size_[by_size[right]] - target;
+  const int64_t dl = target - size_[by_size[left]];
+  if (dr <= dl) return by_size[right];
+  const int64_t size = size_[by_size[left]];
   int32_t best = left;
-  for (int32_t i = left - 1; i >= 0 && size_[by_size_[i]] == size; --i) {
-    if (Eligible(by_size_[i], p)) best = i;
+  for (int32_t i = left - 1; i >= 0 && size_[by_size[i]] == size; --i) {
+    if (Eligible(by_size[i], p, needs_next_use)) best = i;
   }
-  return by_size_[best];
+  return by_size[best];
 }
 
 int32_t OomHandler::NextUse(int32_t slot, int32_t p) const {
@@ -147,7 +158,12 @@ OomWait OomHandler::Handle(int32_t p, int64_t request, int64_t end_prev, int64_t
       if (auto f = slot_of_.find(t); f != slot_of_.end()) used_stamp_[f->second] = p;
     }
     while (*usage + request > cap) {
-      const int32_t slot = Closest(p, *usage + request - cap);
+      const int64_t missing = *usage + request - cap;
+      int32_t slot = Closest(by_size_, p, missing, /*needs_next_use=*/false);
+      if (slot < 0) {
+        slot = Closest(persistent_by_size_, p, missing, /*needs_next_use=*/true);
+        if (slot >= 0) ++st.persistent_passive_swap_outs;
+      }
       if (slot < 0) break;
       const int64_t size = size_[slot];
       off_[slot] = 1;

@@ -97,10 +97,14 @@ class OomHandler {
   int64_t SwapInBytesAtActive(int32_t p);
   OomWait IssueSwapInsActive(int64_t reach, int64_t* in_stream, SimulationResult* r);
   int64_t FreedWhileOffAtActive(int32_t p);
-  bool Eligible(int32_t slot, int32_t p) const;
-  // Slot of the eligible tensor whose size is closest to `target` (ties:
-  // the larger, then the lower slot), or -1.
-  int32_t Closest(int32_t p, int64_t target) const;
+  // Resident at p, not used by op p, outside every policy window of its
+  // tensor; with `needs_next_use` also used again after p in the iteration.
+  bool Eligible(int32_t slot, int32_t p, bool needs_next_use) const;
+  // Slot of the eligible tensor of `by_size` (sorted by size, then slot)
+  // whose size is closest to `target` (ties: the larger, then the lower
+  // slot), or -1.
+  int32_t Closest(const std::vector<int32_t>& by_size, int32_t p, int64_t target,
+                  bool needs_next_use) const;
   // Position of the first use of `slot` after position p, or -1.
   int32_t NextUse(int32_t slot, int32_t p) const;
 
@@ -116,11 +120,19 @@ class OomHandler {
   // Per simulator tensor (slot): size, positions of allocation and free.
   std::vector<int64_t> size_;
   std::vector<int32_t> alloc_, free_;
-  // Slots allocated and freed within the iteration, by (size, slot).
-  std::vector<int32_t> by_size_;
-  // Policy windows (out, first use] per slot, CSR.
+  // Slots allocated and freed within the iteration, by (size, slot), and
+  // the persistent ones (resident before the first op or after the last:
+  // parameters, gradients, optimizer states) — the last resort, with
+  // SimulatorOptions::oom_persistent_victims.
+  std::vector<int32_t> by_size_, persistent_by_size_;
+  // Policy windows per slot, CSR: off the device in (out, first use], or
+  // for a wrapping window after out and up to first use.
+  struct Window {
+    int32_t out = 0, use = 0;
+    bool wraps = false;
+  };
   std::vector<int32_t> window_begin_;
-  std::vector<std::pair<int32_t, int32_t>> windows_;
+  std::vector<Window> windows_;
   std::vector<uint8_t> off_;
   std::vector<int32_t> used_stamp_;
   std::vector<int64_t> passive_d2h_end_;

@@ -203,6 +203,60 @@ TEST_CASE("fault: over the budget, Algorithm 3 swaps the closest tensor, then a 
   CHECK(found);
 }
 
+TEST_CASE("fault: Algorithm 3's last resort moves a persistent tensor, back by IterationEnd") {
+  // Budget 1000. P, a 400-byte parameter, is resident before the
+  // iteration. Op 0 makes X (300); op 1 reads X and asks for W (400): 1100,
+  // 100 missing, and X is op 1's: no tensor of the iteration may leave. P,
+  // not used by op 1, goes (700 in use). Nothing reads P again in this
+  // iteration: IterationEnd brings it back (X and W are freed by then), so
+  // the next iteration starts with P resident, as the simulator assumes.
+  for (const bool last_resort : {true, false}) {
+    INFO("oom_persistent_victims " << last_resort);
+    EnvOptions o;
+    o.capacity_bytes = 1000;
+    o.runtime.oom_persistent_victims = last_resort;
+    Env env = MakeEnv(o);
+    Runtime& rt = *env.rt;
+    const int64_t shape[] = {100};
+    absl::StatusOr<TensorHandle> p = rt.AllocTensor(
+        {.size_bytes = 400, .dtype = DType::kFloat32, .shape = shape,
+         .kind = TensorKind::kParameter, .persistent = 1},
+        nullptr);
+    REQUIRE(p.ok());
+    FillBytes(rt, *p, 400, 7);
+    REQUIRE(rt.IterationBegin().ok());
+    REQUIRE(rt.OpBegin(rt.InternOp("make"), Phase::kForward, {}).ok());
+    const TensorHandle x = Alloc(rt, 300, 1);
+    REQUIRE(rt.OpEnd({x}).ok());
+    REQUIRE(rt.OpBegin(rt.InternOp("big"), Phase::kForward, {x}).ok());
+    absl::StatusOr<TensorHandle> w =
+        rt.AllocTensor({.size_bytes = 400, .dtype = DType::kFloat32, .shape = shape}, nullptr);
+    if (!last_resort) {
+      // The seed's rule: persistent tensors never move; op 1 is an OOM.
+      REQUIRE_FALSE(w.ok());
+      CHECK(RuleOf(w.status()) == "out-of-memory");
+      CHECK(rt.Stats().counts.passive_swap_outs == 0);
+      REQUIRE(rt.OpEnd({}).ok());
+      REQUIRE(rt.IterationEnd().ok());
+      continue;
+    }
+    REQUIRE(w.ok());
+    CHECK_FALSE(*rt.IsResident(*p));
+    CHECK(rt.Stats().device_bytes_in_use == 700);
+    CHECK(rt.Stats().counts.passive_swap_outs == 1);
+    CHECK(rt.Stats().counts.persistent_passive_swap_outs == 1);
+    REQUIRE(rt.OpEnd({*w}).ok());
+    REQUIRE(rt.FreeTensor(x).ok());
+    REQUIRE(rt.FreeTensor(*w).ok());
+    REQUIRE(rt.IterationEnd().ok());
+    CHECK(*rt.IsResident(*p));
+    CHECK(HasBytes(rt, *p, 400, 7));
+    CHECK(rt.Stats().device_bytes_in_use == 400);
+    CHECK(rt.Stats().counts.passive_swap_ins == 1);
+    CHECK(rt.Stats().counts.uses_while_off_device == 0);
+  }
+}
+
 TEST_CASE("fault: with OOM handling off, a failed allocation is an OOM at once") {
   EnvOptions o;
   o.capacity_bytes = 1000;

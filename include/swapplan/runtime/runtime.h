@@ -76,7 +76,9 @@
 // way (compute waits for those copies — an event wait, no host sync), retry;
 // (ii) passively swap out the resident tensor closest in size to the bytes
 // missing (not used by the current op, not persistent), release it after
-// its copy, retry, repeat; (iii) else ResourceExhausted tagged
+// its copy, retry, repeat; when none is left, the same with persistent
+// tensors (oom_persistent_victims; back at their next use, or at
+// IterationEnd); (iii) else ResourceExhausted tagged
 // "out-of-memory" naming the op, the request and what was tried.
 //
 // Stages (the policy library, varying/policy_library.h: the stage machine
@@ -194,6 +196,13 @@ struct RuntimeOptions {
   int32_t runtime_key_bits = 32;
   StageTrackerOptions tracker;
   OomHandling oom_handling = OomHandling::kAllStages;
+  // Algorithm 3's last resort, once no other tensor is left: a persistent
+  // one (parameter, gradient, optimizer state; not one the framework
+  // refused to free) not used by the op. It comes back at its next use or,
+  // if none comes, at IterationEnd: every iteration ends with the resident
+  // set it began with (the simulator's rule, sim/simulator.h "OOM
+  // handling"). false: persistent tensors never move passively.
+  bool oom_persistent_victims = true;
   // Policies keyed by input signature (varying/policy_set.h, computed at the
   // iteration's first FORWARD op): one policy set per signature, and an
   // input never planned for runs the nearest one by bytes, larger first
@@ -336,6 +345,8 @@ struct SwapCounts {
   int64_t manual_swap_outs = 0;   // seed 004 pageout_manual
   int64_t manual_swap_ins = 0;    // seed 004 prefetch_all
   int64_t passive_swap_outs = 0;  // Algorithm 3
+  // Of those, persistent tensors (RuntimeOptions::oom_persistent_victims).
+  int64_t persistent_passive_swap_outs = 0;
   int64_t passive_swap_ins = 0;   // a tensor touched while off device
   int64_t bytes_d2h = 0;
   int64_t bytes_h2d = 0;

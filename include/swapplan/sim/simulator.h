@@ -113,6 +113,11 @@
 //           out (d2h, after op k−1) and its block given to op k, which waits
 //           for the copy; repeated until the allocation fits ("PassiveSwap()
 //           releases enough space") — retry;
+//           When none is left, a persistent tensor (parameter, gradient,
+//           optimizer state) not used by op k and used again later in the
+//           iteration, closest in size, the same way (oom_persistent_victims;
+//           its next use brings it back, so each iteration still ends with
+//           the resident set it began with);
 //     (iii) if no such tensor is left, the failure is unresolved: an OOM as
 //           above (the run would crash there).
 //   A passively swapped tensor comes back at its next use: its block is
@@ -207,6 +212,12 @@ struct SimulatorOptions {
   int32_t top_stall_ops = 10;
   // Allocation failures: reported (default) or handled by Algorithm 3.
   OomHandling oom_handling = OomHandling::kReport;
+  // Algorithm 3's last resort, once no tensor allocated and freed within the
+  // iteration is left: a persistent one (parameters, gradients, optimizer
+  // states) not used by the op and used again later in the iteration (it
+  // comes back at that use). false: persistent tensors never move passively
+  // (the behaviour before; the seed's Algorithm 3 names no such rule).
+  bool oom_persistent_victims = true;
   // Honour the policy's size-class memory pool when it has one (see above);
   // false: bytes only.
   bool model_pool = true;
@@ -261,8 +272,10 @@ struct OomHandlingStats {
   int32_t allocation_failures = 0;
   // Blocks released by step (i) before their release point.
   int32_t early_releases = 0;
-  // Passive swaps and the bytes they moved.
+  // Passive swaps and the bytes they moved; of the swap-outs, those of
+  // persistent tensors (SimulatorOptions::oom_persistent_victims).
   int32_t passive_swap_outs = 0;
+  int32_t persistent_passive_swap_outs = 0;
   int32_t passive_swap_ins = 0;
   int64_t passive_bytes_d2h = 0;
   int64_t passive_bytes_h2d = 0;
