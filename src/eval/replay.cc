@@ -470,9 +470,19 @@ absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions
     SWAPPLAN_RETURN_IF_ERROR(chain.Validate());
     auto planner = std::make_unique<ChainPlanner>(chain);
     SWAPPLAN_RETURN_IF_ERROR(planner->SetMember(std::make_unique<ChameleonPlanner>(co)));
+    // The hybrid's swap part plans with Chameleon's logical layers too: the
+    // same count (a runtime record has no model_layers to resolve it from).
+    if (chameleon_layers > 0) {
+      SWAPPLAN_RETURN_IF_ERROR(
+          planner->SetOption("hybrid.logical_layers", absl::StrCat(chameleon_layers)));
+    }
     return std::unique_ptr<Planner>(std::move(planner));
   }
-  return CreatePlanner(options.planner);
+  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, CreatePlanner(options.planner));
+  if (options.planner == "hybrid" && chameleon_layers > 0) {
+    SWAPPLAN_RETURN_IF_ERROR(planner->SetOption("logical_layers", absl::StrCat(chameleon_layers)));
+  }
+  return planner;
 }
 
 absl::StatusOr<DeviceModel> ReplayDevice(const Trace& trace, const ReplayOptions& options) {

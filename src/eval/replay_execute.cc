@@ -274,7 +274,8 @@ absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
   Planner* planner = planner_;
   std::unique_ptr<Planner> with_layers;
   const std::string& name = options_.replay.planner;
-  if ((name == "chameleon" || name == "chain") && options_.replay.chameleon.layers <= 0 &&
+  if ((name == "chameleon" || name == "chain" || name == "hybrid") &&
+      options_.replay.chameleon.layers <= 0 &&
       req.runtime_iteration >= 0 &&
       req.runtime_iteration < static_cast<int32_t>(ranges_.size())) {
     LayerCountSource source;

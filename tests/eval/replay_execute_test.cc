@@ -183,6 +183,41 @@ TEST_CASE("Execute: with the replay's defaults (keyed, observed, remembered) bot
   CHECK(e.unresolved_ooms == 0);
 }
 
+TEST_CASE("Execute: the hybrid plans a record with the trace's logical layers",
+          "[varying][replay][execute]") {
+  // The runtime's records carry no model_layers; the hybrid's swap part
+  // (Chameleon's logical layers) then fell back to 12 layers where the
+  // simulated replay resolved the trace's 2, and the two runs' policies
+  // parted: the MoE run of docs/varying.md (bench/replay_execute.sh, here
+  // its first 6 iterations) had 74 items simulated, 69 executed in runtime
+  // iteration 4, the first to run a hybrid policy. The provider now gives
+  // the hybrid — alone or in the chain — the trace's count.
+  SynthOptions so;
+  so.model = *ModelPreset("mixtral-8x7b");
+  so.model.layers = 2;
+  so.model.hidden_size = 1024;
+  so.model.ffn_hidden_size = 2048;
+  so.model.num_heads = 8;
+  so.model.num_kv_heads = 8;
+  so.seq_length_tokens = 1024;
+  REQUIRE(UseDevicePreset("a100-80g", &so).ok());
+  so.iterations = 6;
+  absl::StatusOr<Trace> trace = SynthesizeTrace(so);
+  REQUIRE(trace.ok());
+  REQUIRE(trace->metadata().model_layers == 2);
+  ExecuteOptions o;
+  o.replay.simulator.device.capacity_bytes = 2870LL << 20;
+  o.replay.model_runtime = true;
+  REQUIRE(o.replay.planner == "chain");
+  std::vector<ReplayRow> simulated, executed;
+  ReplaySummary s, e;
+  RunBoth(*trace, o, &simulated, &executed, &s, &e);
+  REQUIRE(executed.size() == 6);
+  CHECK(executed[4].policy_planner == "hybrid");
+  CHECK(executed[4].items == simulated[4].items);
+  CHECK(e.items == s.items);
+}
+
 TEST_CASE("Execute: per-iteration sequence lengths, keyed policies and the nearest input agree",
           "[varying][replay][execute]") {
   // The small run's model with three sequence lengths, in order: 1024 until

@@ -414,7 +414,8 @@ void AccumulateReplayRow(ReplayRow& row, ReplaySummary& sum);
 // The planner the replay plans with (options.planner; Chameleon with
 // options.chameleon, alone or in the chain; the chain with options.chain and
 // the replay's executor). `chameleon_layers` > 0 overrides
-// options.chameleon.layers (records without layer hints). InvalidArgument
+// options.chameleon.layers and sets the hybrid's logical_layers (alone or in
+// the chain), for records without layer hints. InvalidArgument
 // for an unknown planner or bad Chameleon or chain options.
 absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options,
                                                              int32_t chameleon_layers = 0);
