@@ -452,10 +452,8 @@ absl::StatusOr<ReplaySummary> ReplayLoop::Run(absl::FunctionRef<void(const Repla
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options,
-                                                             int32_t chameleon_layers) {
-  ChameleonOptions co = options.chameleon;
-  if (chameleon_layers > 0) co.layers = chameleon_layers;
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options) {
+  const ChameleonOptions& co = options.chameleon;
   SWAPPLAN_RETURN_IF_ERROR(co.Validate());
   if (options.planner == "chameleon") {
     return std::unique_ptr<Planner>(std::make_unique<ChameleonPlanner>(co));
@@ -470,19 +468,9 @@ absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions
     SWAPPLAN_RETURN_IF_ERROR(chain.Validate());
     auto planner = std::make_unique<ChainPlanner>(chain);
     SWAPPLAN_RETURN_IF_ERROR(planner->SetMember(std::make_unique<ChameleonPlanner>(co)));
-    // The hybrid's swap part plans with Chameleon's logical layers too: the
-    // same count (a runtime record has no model_layers to resolve it from).
-    if (chameleon_layers > 0) {
-      SWAPPLAN_RETURN_IF_ERROR(
-          planner->SetOption("hybrid.logical_layers", absl::StrCat(chameleon_layers)));
-    }
     return std::unique_ptr<Planner>(std::move(planner));
   }
-  SWAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, CreatePlanner(options.planner));
-  if (options.planner == "hybrid" && chameleon_layers > 0) {
-    SWAPPLAN_RETURN_IF_ERROR(planner->SetOption("logical_layers", absl::StrCat(chameleon_layers)));
-  }
-  return planner;
+  return CreatePlanner(options.planner);
 }
 
 absl::StatusOr<DeviceModel> ReplayDevice(const Trace& trace, const ReplayOptions& options) {

@@ -267,28 +267,7 @@ absl::StatusOr<std::string> Driver::Provide(const rt::PolicyRequest& req) {
     kept[path] = std::move(record);
   }
   for (auto& [path, record] : kept) records_[path] = std::move(record);
-  // The record has no layer hints (a runtime sees no model structure):
-  // Chameleon is given the layer count its replay counterpart resolves from
-  // the trace iteration the record executed — what a user passes as
-  // --layers for the model.
   Planner* planner = planner_;
-  std::unique_ptr<Planner> with_layers;
-  const std::string& name = options_.replay.planner;
-  if ((name == "chameleon" || name == "chain" || name == "hybrid") &&
-      options_.replay.chameleon.layers <= 0 &&
-      req.runtime_iteration >= 0 &&
-      req.runtime_iteration < static_cast<int32_t>(ranges_.size())) {
-    LayerCountSource source;
-    const int32_t layers = ResolveLayerCount(
-        trace_, trace_.IterationOf(ranges_[req.runtime_iteration].begin), 0, &source);
-    absl::StatusOr<std::unique_ptr<Planner>> made = CreateReplayPlanner(options_.replay, layers);
-    if (!made.ok()) {
-      fatal_ = Annotate(made.status(), "execute");
-      return made.status();
-    }
-    with_layers = *std::move(made);
-    planner = with_layers.get();
-  }
   Policy policy;
   if (options_.replay.plan_on == PlanningInput::kObserved) {
     // As the replay plans: the latest record, verified on all of them.
@@ -382,6 +361,16 @@ absl::StatusOr<ReplaySummary> Driver::Run(absl::FunctionRef<void(const ReplayRow
   o.oom_handling = ro.oom_handling_in_all_stages ? rt::OomHandling::kAllStages
                                                  : rt::OomHandling::kWarmUpOnly;
   o.oom_persistent_victims = ro.simulator.oom_persistent_victims;
+  // The record has no layer hints (a runtime sees no model structure): its
+  // metadata carries the layer count the replay's planners resolve from the
+  // trace — what a framework states for its model — so that every planner
+  // plans a record with the logical layers it plans the trace with.
+  if (!ranges_.empty()) {
+    LayerCountSource source;
+    const int32_t layers =
+        ResolveLayerCount(trace_, trace_.IterationOf(ranges_[0].begin), 0, &source);
+    if (source != LayerCountSource::kDefault) o.model_layers = layers;
+  }
   o.work_dir = work_dir_;
   o.device = device_;
   o.op_clock_ns = [this] { return clock_ns_; };

@@ -20,6 +20,29 @@ namespace swapplan::runtime {
 
 namespace {
 
+// Algorithm 3's passive-swap candidates: (size, record id, slot), sorted.
+using Candidate = std::tuple<int64_t, int64_t, int32_t>;
+
+// The candidate closest in size to `target` (non-empty `cand`): the
+// smallest of at least `target` bytes unless a smaller one is closer; among
+// equal sizes below `target`, the earliest registered. O(log n + ties).
+std::vector<Candidate>::iterator ClosestCandidate(std::vector<Candidate>& cand,
+                                                  int64_t target) {
+  const auto right =
+      std::lower_bound(cand.begin(), cand.end(), std::make_tuple(target, int64_t{-1}, int32_t{-1}));
+  auto pick = right;
+  if (right == cand.end()) {
+    pick = right - 1;
+  } else if (right != cand.begin()) {
+    const auto left = right - 1;
+    if (target - std::get<0>(*left) < std::get<0>(*right) - target) pick = left;
+  }
+  if (pick != right) {
+    while (pick != cand.begin() && std::get<0>(*(pick - 1)) == std::get<0>(*pick)) --pick;
+  }
+  return pick;
+}
+
 // A compute wait longer than this counts as a stall (an inline compute
 // stream: the wait is the caller blocking; a ready event costs far less).
 constexpr int64_t kStallThresholdNs = 20'000;
@@ -70,6 +93,10 @@ absl::Status RuntimeOptions::Validate() const {
   if (remembered_sequences < 0) {
     return absl::InvalidArgumentError(absl::StrCat("runtime options: remembered_sequences is ",
                                                    remembered_sequences, "; must be >= 0"));
+  }
+  if (model_layers < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("runtime options: model_layers is ", model_layers, "; must be >= 0"));
   }
   SWAPPLAN_RETURN_IF_ERROR(matcher_options.Validate());
   SWAPPLAN_RETURN_IF_ERROR(tracker.Validate());
@@ -288,7 +315,7 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
   // reused before (the simulator's Algorithm 3 orders them by trace order).
   int32_t passive = 0;
   int64_t passive_bytes = 0;
-  std::vector<std::tuple<int64_t, int64_t, int32_t>> cand;
+  std::vector<Candidate> cand;
   for (const bool persistent_round : {false, true}) {
     if (persistent_round && !options.oom_persistent_victims) break;
     cand.clear();
@@ -305,18 +332,7 @@ absl::Status Runtime::State::Algorithm3(int64_t bytes, bool owned, void** device
     while (!cand.empty()) {
       const int64_t target =
           std::max<int64_t>(residency.resident_bytes + bytes - budget, bytes > 0 ? 1 : 0);
-      auto right = std::lower_bound(cand.begin(), cand.end(),
-                                    std::make_tuple(target, int64_t{-1}, int32_t{-1}));
-      auto pick = right;
-      if (right == cand.end()) {
-        pick = right - 1;
-      } else if (right != cand.begin()) {
-        auto left = right - 1;
-        if (target - std::get<0>(*left) < std::get<0>(*right) - target) pick = left;
-      }
-      if (pick != right) {  // the earliest registered among the equal sizes left of target
-        while (pick != cand.begin() && std::get<0>(*(pick - 1)) == std::get<0>(*pick)) --pick;
-      }
+      const auto pick = ClosestCandidate(cand, target);
       const int32_t victim = std::get<2>(*pick);
       cand.erase(pick);
       absl::Status out = StartSwapOut(victim, SwapReason::kPassive);

@@ -155,6 +155,7 @@ TraceMetadata Runtime::State::RecordMetadata() const {
   TraceMetadata md;
   md.device_name = absl::StrCat("swapplan-runtime:", backend->name());
   md.device_memory_bytes = budget;
+  md.model_layers = options.model_layers;
   md.h2d_bandwidth_bytes_per_s = options.device.h2d_bandwidth_bytes_per_s;
   md.d2h_bandwidth_bytes_per_s = options.device.d2h_bandwidth_bytes_per_s;
   md.recorder = "swapplan_runtime";

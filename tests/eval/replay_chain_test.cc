@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "support/synth_fixtures.h"
 #include "swapplan/eval/replay.h"
 #include "swapplan/sim/checker.h"
 #include "swapplan/synth/synth.h"
@@ -28,15 +29,8 @@ namespace swapplan {
 namespace {
 
 Trace VaryingLlama(int32_t iterations) {
-  SynthOptions o;
-  o.model = *ModelPreset("llama2-7b");
-  o.model.layers = 2;
-  o.model.hidden_size = 1024;
-  o.model.ffn_hidden_size = 2816;
-  o.model.num_heads = 8;
-  o.model.num_kv_heads = 8;
+  SynthOptions o = testing::TwoLayerOptions("llama2-7b", 2816);  // synth's default device
   o.seq_lengths = *ParseSeqLengths("512,1024,2048,4096");
-  REQUIRE(UseDevicePreset("a100-80g", &o).ok());  // synth's default device
   o.iterations = iterations;
   o.seed = 1;
   absl::StatusOr<Trace> t = SynthesizeTrace(o);

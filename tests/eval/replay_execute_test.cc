@@ -185,22 +185,16 @@ TEST_CASE("Execute: with the replay's defaults (keyed, observed, remembered) bot
 
 TEST_CASE("Execute: the hybrid plans a record with the trace's logical layers",
           "[varying][replay][execute]") {
-  // The runtime's records carry no model_layers; the hybrid's swap part
-  // (Chameleon's logical layers) then fell back to 12 layers where the
-  // simulated replay resolved the trace's 2, and the two runs' policies
-  // parted: the MoE run of docs/varying.md (bench/replay_execute.sh, here
-  // its first 6 iterations) had 74 items simulated, 69 executed in runtime
-  // iteration 4, the first to run a hybrid policy. The provider now gives
-  // the hybrid — alone or in the chain — the trace's count.
-  SynthOptions so;
-  so.model = *ModelPreset("mixtral-8x7b");
-  so.model.layers = 2;
-  so.model.hidden_size = 1024;
-  so.model.ffn_hidden_size = 2048;
-  so.model.num_heads = 8;
-  so.model.num_kv_heads = 8;
+  // A record has no layer hints. When only Chameleon was given the trace's
+  // layer count, the hybrid's swap part (Chameleon's logical layers) planned
+  // a record with the default 12 where the simulated replay resolved the
+  // trace's 2, and the two runs' policies parted: the MoE run of
+  // docs/varying.md (bench/replay_execute.sh, here its first 6 iterations)
+  // had 74 items simulated, 69 executed in runtime iteration 4, the first to
+  // run a hybrid policy. The record's metadata now carries the count
+  // (RuntimeOptions::model_layers) for every planner.
+  SynthOptions so = testing::TwoLayerOptions("mixtral-8x7b", 2048);
   so.seq_length_tokens = 1024;
-  REQUIRE(UseDevicePreset("a100-80g", &so).ok());
   so.iterations = 6;
   absl::StatusOr<Trace> trace = SynthesizeTrace(so);
   REQUIRE(trace.ok());

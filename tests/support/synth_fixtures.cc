@@ -23,4 +23,18 @@ SynthOptions SmallGpt2Options() {
   return o;
 }
 
+SynthOptions TwoLayerOptions(const char* preset, int64_t ffn_hidden_size) {
+  SynthOptions o;
+  absl::StatusOr<ModelConfig> model = ModelPreset(preset);
+  REQUIRE(model.ok());
+  o.model = *std::move(model);
+  o.model.layers = 2;
+  o.model.hidden_size = 1024;
+  o.model.ffn_hidden_size = ffn_hidden_size;
+  o.model.num_heads = 8;
+  o.model.num_kv_heads = 8;
+  REQUIRE(UseDevicePreset("a100-80g", &o).ok());
+  return o;
+}
+
 }  // namespace swapplan::testing

@@ -18,6 +18,11 @@ namespace swapplan::testing {
 // options default. Fails the current test (REQUIRE) if a preset is missing.
 SynthOptions SmallGpt2Options();
 
+// The two-layer models of docs/varying.md's runs (bench/replay_execute.sh):
+// `preset` with hidden 1024, 8 heads and 8 KV heads, FFN `ffn_hidden_size`
+// (llama2-7b: 2816, mixtral-8x7b: 2048), on the a100-80g preset.
+SynthOptions TwoLayerOptions(const char* preset, int64_t ffn_hidden_size);
+
 }  // namespace swapplan::testing
 
 #endif  // SWAPPLAN_TESTS_SUPPORT_SYNTH_FIXTURES_H_

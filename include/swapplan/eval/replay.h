@@ -413,12 +413,9 @@ void AccumulateReplayRow(ReplayRow& row, ReplaySummary& sum);
 
 // The planner the replay plans with (options.planner; Chameleon with
 // options.chameleon, alone or in the chain; the chain with options.chain and
-// the replay's executor). `chameleon_layers` > 0 overrides
-// options.chameleon.layers and sets the hybrid's logical_layers (alone or in
-// the chain), for records without layer hints. InvalidArgument
-// for an unknown planner or bad Chameleon or chain options.
-absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options,
-                                                             int32_t chameleon_layers = 0);
+// the replay's executor). InvalidArgument for an unknown planner or bad
+// Chameleon or chain options.
+absl::StatusOr<std::unique_ptr<Planner>> CreateReplayPlanner(const ReplayOptions& options);
 
 // The device the replay plans for: options.simulator.device with the trace
 // metadata's bandwidths where the options give none. InvalidArgument naming

@@ -238,6 +238,11 @@ struct RuntimeOptions {
   // Device model written into the record's metadata (name, bandwidths):
   // what a planner plans the record with.
   DeviceModel device;
+  // The model's layer count, written into the record's metadata
+  // (TraceMetadata::model_layers): a record has no layer hints, and the
+  // planners' logical layers (Chameleon, the hybrid's swap part) resolve
+  // from it. 0: unknown, not written (the planners' default applies).
+  int32_t model_layers = 0;
   // The op clock, in ns: per-op durations and iteration wall times in the
   // rows and the record are differences of its readings (at each OpBegin,
   // IterationBegin and IterationEnd). Unset: the steady clock. A driver that
