@@ -116,6 +116,37 @@ class Events:
         return call
 
 
+class HookEvents:
+    """Wraps the saved-tensor clock's copies (_hookclock.CudaCopies) as
+    Events wraps FrameworkCopies: the same log, so the same rules check it."""
+
+    def __init__(self, cuda, copies):
+        self.cuda = cuda
+        self.log = []
+        out, back = copies.out, copies.back
+
+        def logged_out(schedule, slot, storage):
+            sid, producer = storage._cdata, schedule.stream[slot]
+            self.log.append(("out", sid, len(cuda.nodes), cuda.current_stream(), producer))
+            cuda.quiet += 1
+            try:
+                swap = out(schedule, slot, storage)
+            finally:
+                cuda.quiet -= 1
+            self.log.append(("release", sid, len(cuda.nodes), cuda.current_stream(), producer))
+            return swap
+
+        def logged_back(schedule, slot, storage, swap):
+            self.log.append(("in", storage._cdata, len(cuda.nodes), cuda.current_stream(),
+                             schedule.nbytes[slot]))
+            cuda.quiet += 1
+            try:
+                return back(schedule, slot, storage, swap)
+            finally:
+                cuda.quiet -= 1
+        copies.out, copies.back = logged_out, logged_back
+
+
 def plain_step(model, opt, i):
     return lm_step(model, opt, i, ROWS)
 
@@ -359,6 +390,34 @@ class WiredTest(unittest.TestCase):
         self.assertIs(out[0][3], cuda.default)       # evicted from the default stream
         self.assertIs(out[0][4], side)               # the stream of its last write
         self.assertTrue(cuda.happens_before(write, copy_of(cuda, sid, out[0][2], "out")))
+
+    @unittest.skipIf(C.torch_version() < (2, 0), "stable_clock='hooks' needs PyTorch >= 2.0")
+    def test_saved_tensor_clock_replays_in_stream_order(self):
+        # stable_clock="hooks": Stable iterations replayed on autograd's
+        # saved-tensor events with _cuda.CudaSwapper's copies; the same
+        # rules hold on the replay's copies (the use waits at the unpack:
+        # without that wait check_copy_in fails).
+        steps = 12
+        plain = measure_plain(make_lm, plain_step, steps)[0]
+        box = []
+        losses, rt, cuda, log, _ = run_cuda(
+            self.budget, steps=steps, side=True, provider="default", warmup_iterations=1,
+            genpolicy_iterations=1, planner_args=["--min-tensor-bytes", "1KiB"],
+            stable_clock="hooks",
+            patch=lambda rt: box.append(HookEvents(rt._cuda.cuda, rt._hookclock.copies)))
+        s, events = rt.stats, box[0]
+        why = {k: v for k, v in s.items() if k.startswith("hook_")}
+        self.assertEqual(losses, plain)
+        self.assertGreater(s["hook_iterations"], 0, why)
+        self.assertGreater(s["hook_swaps"], 0, why)
+        self.assertEqual((s["hook_divergences"], s["hook_late_restores"]), (0, 0), why)
+        self.assertEqual(cuda.host_syncs, [])
+        self.assertEqual(cuda.record_streams, [])
+        self.assertGreater(check_copy_out(self, cuda, log, events)[0], 0)
+        self.assertGreater(check_release(self, cuda, log, events)[0], 0)
+        checked, overlapped = check_copy_in(self, cuda, log, events)
+        self.assertGreater(checked, 0)
+        self.assertGreater(overlapped, 0)  # restored at an earlier event, used later
 
     def test_cuda_figures_in_stats(self):
         cuda, dev = fake_device()

@@ -55,6 +55,8 @@ class Callbacks:
                 m = self._tracker.live.get(sid)
                 if m is not None:
                     m.ptr = 0
+                if self._hookclock is not None:
+                    self._hookclock.action(self._cbpos, 0, sid)  # _hookclock._OUT
             return 0
         except BaseException as e:  # noqa: BLE001
             self._callback_error = e
@@ -75,6 +77,8 @@ class Callbacks:
             if m is not None:
                 m.ptr = ptr
             out[0] = ptr
+            if self._hookclock is not None:
+                self._hookclock.action(self._cbpos, 1, sid)  # _hookclock._IN
             return 0
         except BaseException as e:  # noqa: BLE001
             if self._oom is not None and isinstance(e, self._oom):

@@ -50,7 +50,9 @@ What it does (see docs/runtime.md):
 
 Limits: a tensor read past the dispatcher (``.numpy()``, ``data_ptr()``, a
 C++ extension) while swapped out sees an empty storage. The op clock is a
-dispatch mode in every stage. Tested with PyTorch 1.13 and 2.13 (CPU).
+dispatch mode in every stage; with stable_clock="hooks" a Stable iteration
+that replays within the budget runs on autograd's saved-tensor events
+instead (_hookclock.py). Tested with PyTorch 1.13 and 2.13 (CPU).
 """
 
 import ctypes
@@ -71,7 +73,9 @@ from . import _lib as L
 from . import _recompute as R
 from ._callbacks import Callbacks
 from . import _cuda as K
+from ._clock_switch import ClockSwitch
 from ._compiled import CompiledRegions
+from . import _hookclock as H
 from ._cuda_mode import CudaMode
 from ._results import Results
 from ._predict import OutputBytes
@@ -125,7 +129,7 @@ class _Mode(C.TorchDispatchMode):
         return self.runtime._dispatch(func, args, kwargs or {})
 
 
-class SwapRuntime(Callbacks, CudaMode, Results):
+class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
     """The runtime shim around a training loop (module docstring).
 
     Args:
@@ -187,7 +191,15 @@ class SwapRuntime(Callbacks, CudaMode, Results):
         64 MiB-block pinned pool; the CPU tests pass fakes).
       recipes: keep RECOMPUTE recipes (None: only where RECOMPUTE items can
         come from).
+      stable_clock: "dispatch" (the per-op mode in every stage) or "hooks"
+        (needs model=): the per-op clock runs from the root module's forward
+        to the iteration's end, and an input key whose Stable iteration
+        replays within the budget on autograd's saved-tensor events runs
+        without the dispatch mode from then on (_hookclock.py;
+        docs/runtime-torch.md "The op clock and its cost").
     """
+
+    _mode_class = _Mode
 
     def __init__(self, policy=None, *, device_memory, model=None, optimizer=None, record=None,
                  keys="fuzzy", h2d_bandwidth="10GB/s", d2h_bandwidth="10GB/s",
@@ -198,8 +210,23 @@ class SwapRuntime(Callbacks, CudaMode, Results):
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
                  backend="host", planner="chain", device="cpu", predict_allocations=True,
-                 warn_unrepeated_after=16, recipes=None, cuda=None):
+                 warn_unrepeated_after=16, recipes=None, cuda=None, stable_clock="dispatch"):
         self._init_device(device, cuda)
+        if stable_clock not in ("dispatch", "hooks"):
+            raise ValueError("stable_clock must be 'dispatch' or 'hooks', got %r" % (stable_clock,))
+        if stable_clock == "hooks" and C.torch_version() < (2, 0):
+            raise ValueError("stable_clock='hooks' needs PyTorch >= 2.0 (this is %s): 1.13's "
+                             "autograd fails under saved-tensor hooks while a dispatch mode is "
+                             "active (\"detach returned invalid type float\" for a saved "
+                             "Python scalar); use stable_clock='dispatch'" % torch.__version__)
+        if stable_clock == "hooks" and model is None:
+            raise ValueError("stable_clock='hooks' needs model=: an iteration's saved-tensor "
+                             "clock starts at the root module's forward")
+        self.stable_clock = stable_clock
+        self._hookclock = None if stable_clock == "dispatch" else (
+            H.HookClock(H.HostCopies()) if self._cuda is None else H.HookClock(
+                H.CudaCopies(self._cuda.swapper), same_stream=lambda sid: (
+                    self._stream_of(sid) in (None, self._cuda.cuda.current_stream()))))
         self._compiled = CompiledRegions()
         if backend != "host":
             raise ValueError("backend must be 'host' (the PyTorch integration swaps CPU tensors "
@@ -287,6 +314,13 @@ class SwapRuntime(Callbacks, CudaMode, Results):
         self._ever_stable = False
         self._iterations_seen = 0
         self.unrepeated_warning = None
+        self._nops = 0               # ops this iteration (the callbacks' positions)
+        self._cbpos = 0
+        self._forward_hook = None
+        self._forwarded = False      # the iteration's root forward ran
+        self._hook_iteration = False
+        self._mode_depth = None      # dispatch-mode depth with ours on top
+        self._key = None
 
     # ------------------------------------------------------------- context
     def __enter__(self):
@@ -357,9 +391,13 @@ class SwapRuntime(Callbacks, CudaMode, Results):
             self._phases.install(self.optimizers, False, module_names=False)
             self._compiled.enter(self.model)
             self._begin()
-            self._mode = _Mode(self)
-            self._mode.__enter__()
+            if self._hookclock is None:
+                self._push_mode()
+            else:  # the op clock starts at the root module's forward
+                self._hookclock.install()
+                self._forward_hook = self.model.register_forward_pre_hook(self._on_forward)
         except BaseException:
+            self._uninstall_hooks()
             self._compiled.exit()
             self._phases.uninstall()
             lib.swapplan_rt_close_swap_env(env)
@@ -373,9 +411,12 @@ class SwapRuntime(Callbacks, CudaMode, Results):
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            if self._mode is not None:
-                self._mode.__exit__(None, None, None)
+            if self._hook_iteration:
+                self._hookclock.end_hook_iteration()
+                self._hook_iteration = False
+            self._pop_mode()
         finally:
+            self._uninstall_hooks()
             self._phases.uninstall()
             self._compiled.poll()
             self._compiled.exit()
@@ -416,66 +457,17 @@ class SwapRuntime(Callbacks, CudaMode, Results):
         self._step()
 
     def _step(self):
+        self._forwarded = False
+        if self._hook_iteration:  # the stage machine never saw it
+            self._hook_iteration = False
+            self._hookclock.end_hook_iteration()
+            self._phases.new_iteration()
+            return
         self._tracker.full_poll(-1)
         self._end()
         self._begin()
-
-    # ------------------------------------------------------------- results
-    @property
-    def stats(self):
-        """Counts of the whole run (a dict; after the with-block: its final
-        figures)."""
-        if self._env is None:
-            return self._last_stats
-        s = L.Stats()
-        L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
-                "get_stats")
-        c = s.counts.to_dict()
-        return {
-            "iterations": s.iterations,
-            "stage": L.STAGES[s.stage],
-            "device_budget_bytes": s.device_budget_bytes,
-            "device_bytes_in_use": s.device_bytes_in_use,
-            "peak_device_bytes": s.peak_device_bytes,
-            "live_tensors": s.live_tensors,
-            "policies_loaded": s.policies_loaded,
-            "swaps": c["policy_swap_outs"] + c["manual_swap_outs"] + c["passive_swap_outs"],
-            "policy_swaps": c["policy_swap_outs"],
-            "passive_swaps": c["passive_swap_outs"] + c["passive_swap_ins"],
-            "bytes_moved": c["bytes_d2h"] + c["bytes_h2d"],
-            "stalls": c["stalls"],
-            "stall_ms": c["stall_ns"] / 1e6,
-            "use_while_off_device": c["uses_while_off_device"],
-            "ooms": c["ooms"],
-            "policy_drops": c["policy_drops"],
-            "policy_recomputes": c["policy_recomputes"],
-            "recompute_fallbacks_to_swap": c["recompute_fallbacks_to_swap"],
-            "recomputed_storages": self._recipes.recomputed,
-            "recomputed_random_storages": self._recipes.recomputed_seeded,
-            "recompute_ms": self._recipes.recompute_ns / 1e6,
-            # The largest workspace a recomputation asked the runtime for
-            # (outputs computed aside, dropped inputs recomputed on the way).
-            "recompute_workspace_peak_bytes": self._recipes.workspace_peak_bytes,
-            "pinned_reserved_bytes": s.pinned_reserved_bytes,
-            "policy_keys": s.policy_keys,
-            "policy_of_other_input": s.policy_of_other_input,
-            "known_sequence_returns": s.known_sequence_returns,
-            # Budget semantics and misuse (docs/runtime-torch.md).
-            "discovered_storages": self.discovered_storages,
-            "discovered_bytes": self.discovered_bytes,
-            "unpredicted_allocations": self._predict.unpredicted if self._predict else None,
-            "mispredicted_allocations": self._predict.mispredicted if self._predict else None,
-            "redundant_steps": self.redundant_steps,
-            "unrepeated_iterations": 0 if self._ever_stable else self._warmup_run,
-            "unrepeated_warning": self.unrepeated_warning,
-            # torch.compile regions (_compiled.py).
-            "compiled_modules": self._compiled.modules,
-            "compiled_frames_run_eagerly": self._compiled.frames,
-            # device="cuda": the caching allocator's figures, the pinned
-            # pool's, out-of-memory retries; None on the CPU device.
-            **self._cuda_stats(),
-            "counts": c,
-        }
+        if self._hookclock is not None:
+            self._pop_mode()  # on again at the next root forward
 
     def pause(self):
         """Context manager: ops inside it are not seen (their storages are
@@ -486,6 +478,7 @@ class SwapRuntime(Callbacks, CudaMode, Results):
     def _begin(self):
         L.check(self._lib, self._lib.swapplan_rt_iteration_begin(self._env), "iteration_begin")
         self._in_iteration = True
+        self._nops = 0
         self._phases.new_iteration()
 
     def _end(self):
@@ -495,6 +488,8 @@ class SwapRuntime(Callbacks, CudaMode, Results):
         L.check(self._lib, rc, "iteration_end")
         self._watch_repeats()
         self._compiled.poll()
+        if self._hookclock is not None and self._hookclock.recording:
+            self._capture()
 
     def _watch_repeats(self):
         """Warns once when `warn_unrepeated_after` iterations in a row stayed
@@ -698,6 +693,8 @@ class SwapRuntime(Callbacks, CudaMode, Results):
                     if isinstance(e, _Tensor):
                         n = self._use(e, ibuf, n)
         lib = self._lib
+        k = self._nops
+        self._cbpos = k  # the callbacks' position: k ops completed
         rc = self._op_begin(self._env, op, phase, ibuf, n)
         if self._callback_error is not None:
             self._raise_callback_error()
@@ -725,6 +722,11 @@ class SwapRuntime(Callbacks, CudaMode, Results):
         except BaseException:
             self._op_end(self._env, self._obuf, 0)
             raise
+        hc = self._hookclock
+        # Recording: the resident bytes during the op, as the meter's
+        # post-kernel sample (in use after op_begin plus the new storages).
+        resident = self._in_use() if hc is not None and hc.recording else None
+        self._cbpos = k + 1
         obuf = self._obuf
         m = 0
         new = self._new_outputs
@@ -749,9 +751,12 @@ class SwapRuntime(Callbacks, CudaMode, Results):
                 self._recipes.record(func, args, kwargs, out, new, rng)
             if predict is not None:
                 predict.after(key, expected, self._op_new_bytes)
+            if resident is not None:
+                hc.bound.append(resident + self._op_new_bytes)
         finally:
             new.clear()
             rc = self._op_end(self._env, obuf, m)
+            self._nops = k + 1
         if self._callback_error is not None:
             self._raise_callback_error()
         if rc:
