@@ -108,6 +108,14 @@ void BM_SimulateVdnnTimeline(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateVdnnTimeline)->Unit(benchmark::kMillisecond);
 
+// vdnn on the saved-tensor clock: every item moved to its tensor's pack and
+// unpack events (policy/saved_tensor_clock.h, O(events + items log
+// events)) before the same run.
+void BM_SimulateVdnnSavedClock(benchmark::State& state) {
+  RunPolicy(state, Get().vdnn, {.clock = TriggerClock::kSavedTensors});
+}
+BENCHMARK(BM_SimulateVdnnSavedClock)->Unit(benchmark::kMillisecond);
+
 void BM_SimulateLru(benchmark::State& state) {
   RunPolicy(state, Get().lru, {.device = {.capacity_bytes = Get().problem.budget_bytes()}});
 }

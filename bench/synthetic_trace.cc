@@ -59,6 +59,8 @@ Trace SyntheticTrace(int64_t num_ops) {
         b.AddMemoryEvent(op, MemoryEventKind::kFree, x);
       } else {
         saved.push_back({x, x_alloc});
+        // Autograd packs the input it saves when the op runs.
+        b.AddSavedTensorEvent(op + 1, /*unpack=*/false, x);
       }
       x = y;
       x_alloc = op;
@@ -83,6 +85,7 @@ Trace SyntheticTrace(int64_t num_ops) {
     uint64_t g2 = tensor(4 << 20, TensorKind::kGradient);
     const uint64_t in[] = {grad, s.id, params[l]};
     const uint64_t out[] = {g2};
+    b.AddSavedTensorEvent(op, /*unpack=*/true, s.id);  // before the op that reads it
     b.AddOp({.name = bwd_name, .phase = Phase::kBackward, .inputs = in, .outputs = out});
     b.AddMemoryEvent(op, MemoryEventKind::kAlloc, g2);
     b.AddMemoryEvent(op, MemoryEventKind::kFree, s.id);

@@ -1,6 +1,6 @@
 // swapplan simulate TRACE POLICY [--device NAME] [--device-memory X] [--copy-latency 10us]
 //                   [--half-duplex] [--compute-scale F] [--naive-record-stream]
-//                   [--timeline FILE.json] [--json] [-o FILE]
+//                   [--clock ops|saved-tensors] [--timeline FILE.json] [--json] [-o FILE]
 //                   [--server ADDR [--token-file F] [--tls-ca F] [--server-timeout T]]
 //
 // Runs the evaluation simulator (swapplan/sim/simulator.h) on the iteration
@@ -25,6 +25,7 @@
 #include "flags.h"
 #include "remote.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/saved_tensor_clock.h"
 #include "swapplan/sim/chrome_trace.h"
 #include "swapplan/curve/reserved_curve.h"
 #include "swapplan/sim/checker.h"
@@ -50,6 +51,7 @@ struct SimulateArgs {
   std::optional<int64_t> top_stalls;
   std::optional<std::string> oom_handling;  // report (default) or algorithm3
   std::optional<std::string> oom_persistent;  // move (default) or keep
+  std::optional<std::string> clock;  // ops (default) or saved-tensors
   std::optional<std::string> timeline;
   bool json = false;
   std::optional<std::string> output;
@@ -98,6 +100,26 @@ std::string RenderText(const Trace& t, const Policy& p, const SimulateArgs& args
     absl::StrAppend(&out, "reserved peak   ", ReservedLine(t, it, *args.reserved), "\n");
   }
   absl::StrAppend(&out, "link            ", LinkText(d.model), "\n");
+  if (r.saved_clock.modelled) {
+    const SavedClockReport& c = r.saved_clock;
+    absl::StrAppend(&out, "clock           ",
+                    c.hook_clock
+                        ? absl::StrCat("saved-tensor events: ", c.snapped_items,
+                                       " items moved to them, ", c.resident_items,
+                                       " kept resident (no event in their window)",
+                                       c.before_forward_items > 0
+                                           ? absl::StrCat(", ", c.before_forward_items,
+                                                          " of tensors made before the forward "
+                                                          "(not run)")
+                                           : std::string(),
+                                       r.oom.occurred ? "; over the budget: the runtime "
+                                                        "refuses this schedule and runs the "
+                                                        "per-op clock (--clock ops)"
+                                                      : "")
+                        : absl::StrCat("per-op (the saved-tensor clock cannot run it: ",
+                                       c.per_op_reason, ")"),
+                    "\n");
+  }
   absl::StrAppend(&out, "compute         ", ComputeScaleText(d), "\n");
   if (r.record_stream == RecordStreamMode::kNaive) {
     absl::StrAppend(
@@ -288,6 +310,14 @@ std::string RenderJson(const Trace& t, const Policy& p, const SimulateArgs& args
                          {"first_unresolved_missing_bytes", h.first_unresolved_missing_bytes}};
   }
   if (r.pool_bytes > 0) j["pool_bytes"] = r.pool_bytes;
+  if (r.saved_clock.modelled) {
+    const SavedClockReport& c = r.saved_clock;
+    j["saved_tensor_clock"] = {{"hook_clock", c.hook_clock},
+                               {"num_snapped_items", c.snapped_items},
+                               {"num_resident_items", c.resident_items},
+                               {"num_before_forward_items", c.before_forward_items},
+                               {"per_op_reason", c.per_op_reason}};
+  }
   j["d2h_bytes"] = r.bytes_d2h;
   j["h2d_bytes"] = r.bytes_h2d;
   j["num_d2h_copies"] = r.copies_d2h;
@@ -395,6 +425,12 @@ absl::Status Run(SimulateArgs& args) {
   o.oom_handling = args.oom_handling == std::optional<std::string>("algorithm3")
                        ? OomHandling::kAlgorithm3
                        : OomHandling::kReport;
+  o.clock = args.clock.value_or("ops") == "saved-tensors" ? TriggerClock::kSavedTensors
+                                                          : TriggerClock::kOps;
+  if (args.remote.server && o.clock != TriggerClock::kOps) {
+    return Error(ErrorKind::kUsage,
+                 "--clock saved-tensors needs the simulator in this process: drop --server");
+  }
   if (args.remote.server && args.timeline) {
     return Error(ErrorKind::kUsage, "--timeline needs the simulator in this process: drop --server");
   }
@@ -431,7 +467,16 @@ absl::Status Run(SimulateArgs& args) {
   SWAPPLAN_ASSIGN_OR_RETURN(args.reserved, PolicyReservedCurve(trace, policy, device.model, alloc,
                                                                {.pinned_segments = 0}));
   if (args.timeline) {
-    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(*args.timeline, TimelineToChromeTrace(trace, policy, r)));
+    // The copies' indices are the items of the policy that ran.
+    Policy ran;
+    if (o.clock == TriggerClock::kSavedTensors) {
+      SWAPPLAN_ASSIGN_OR_RETURN(SavedClockPolicy snapped,
+                                SnapToSavedTensorEvents(trace, r.iteration, policy));
+      ran = std::move(snapped.policy);
+    }
+    SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
+        *args.timeline,
+        TimelineToChromeTrace(trace, o.clock == TriggerClock::kSavedTensors ? ran : policy, r)));
   }
   SWAPPLAN_RETURN_IF_ERROR(WriteOutput(
       args.output.value_or(""), args.json ? RenderJson(trace, policy, args, device, r)
@@ -481,6 +526,10 @@ void SetupSimulate(CLI::App& root, Action* action) {
                      "An allocation that does not fit: report it (an OOM; default), or handle it "
                      "with seed 001's Algorithm 3 (release finished swap-outs early, then passive "
                      "swaps of the closest-size resident tensors; OOM only when that fails)");
+  args->flags.Choice(sub, "--clock", &args->clock, {"ops", "saved-tensors"},
+                     "What the runtime triggers swaps at: every op (default), or autograd's "
+                     "saved-tensor events (the PyTorch runtime's stable_clock='hooks'; the "
+                     "trace needs them recorded: swapplan.recorder on PyTorch >= 2.0)");
   args->flags.Text(sub, "--timeline", &args->timeline,
                    "Write the per-stream timeline as Chrome trace JSON (open in ui.perfetto.dev)");
   sub->add_flag("--json", args->json,

@@ -9,6 +9,7 @@
 
 #include "fuzz_util.h"
 #include "swapplan/curve/memory_curve.h"
+#include "swapplan/policy/saved_tensor_clock.h"
 #include "swapplan/trace/io.h"
 #include "swapplan/trace/op_times.h"
 #include "swapplan/trace/stats.h"
@@ -26,6 +27,10 @@ inline void CheckAcceptedTrace(const Trace& t, const std::string& source) {
     if (!d.ok() && KindOf(d.status()) == ErrorKind::kInternal) Finding("internal op-time error");
     absl::StatusOr<OpTimeline> tl = OpTimeline::Build(t, it, OpTimeModel::kAuto);
     if (!tl.ok() && KindOf(tl.status()) == ErrorKind::kInternal) Finding("internal timeline error");
+    // The saved-tensor clock on an accepted trace: refused only when the
+    // iteration recorded no events.
+    absl::StatusOr<SavedClockPolicy> snapped = SnapToSavedTensorEvents(t, it, Policy{});
+    if (snapped.ok() != t.iteration(it).saved_recorded) Finding("saved-clock snapping");
   }
   // Round trips: what was accepted is written and read back identically.
   for (bool json : {true, false}) {
@@ -37,6 +42,12 @@ inline void CheckAcceptedTrace(const Trace& t, const std::string& source) {
         back->total_tensor_bytes() != t.total_tensor_bytes() ||
         back->total_wall_time_ns() != t.total_wall_time_ns()) {
       Finding("round trip changed the trace");
+    }
+    for (int32_t it = 0; it < t.num_iterations(); ++it) {
+      if (back->iteration(it).saved_recorded != t.iteration(it).saved_recorded ||
+          back->iteration_saved_events(it).size() != t.iteration_saved_events(it).size()) {
+        Finding("round trip changed the saved-tensor events");
+      }
     }
   }
 }

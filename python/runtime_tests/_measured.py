@@ -107,6 +107,13 @@ def run_measured(make, step, steps, budget, after_step=None, **runtime_args):
     return losses, meter, rt
 
 
+def step_rows(rt):
+    """Per step: its row of rt.iterations, or None for a step the
+    saved-tensor clock replayed (rt.step_clocks; not the stage machine's)."""
+    rows = iter(rt.iterations)
+    return [next(rows) if c == "ops" else None for c in rt.step_clocks]
+
+
 def summary(meter, rt):
     s = rt.stats
     return ("measured peak %d, budget %d, violations %d (first %s); runtime peak %d; stages %s; "

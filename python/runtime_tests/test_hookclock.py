@@ -164,7 +164,7 @@ class ReplayTest(unittest.TestCase):
         self.assertIn("divergence", c.last_rejection)
         c._unpack(torch.zeros(1))                          # no restore runs any more
         self.assertEqual(H.C.untyped_storage(t).nbytes(), 0)
-        self.assertEqual(c._unpack(packed).tolist(), [0.0, 0.0, 0.0])
+        self.assertIs(c._unpack(packed), packed)           # the diverged pack was not wrapped
         self.assertFalse(c.end_hook_iteration())           # the end brings it back
         self.assertEqual(H.C.untyped_storage(t).nbytes(), 16)
         self.assertEqual(t.tolist(), [0.0, 1.0, 2.0, 3.0])
@@ -181,6 +181,10 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(H.C.untyped_storage(t).nbytes(), 0)
         self.assertEqual(c._unpack(packed).tolist(), [0.0, 1.0, 2.0, 3.0])
         self.assertFalse(c.end_hook_iteration())
+
+    def test_the_stats_keys_are_the_same_with_the_clock_off(self):
+        self.assertEqual(set(H.NO_HOOK_STATS), set(H.HookClock(None).stats()))
+        self.assertEqual(H.NO_HOOK_STATS, H.HookClock(None).stats())
 
     def test_too_few_events_is_a_divergence(self):
         c, s = self.clock, self.schedule

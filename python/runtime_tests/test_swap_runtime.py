@@ -141,8 +141,10 @@ class SwapRuntimeTest(unittest.TestCase):
                 asked.append(request)
                 return plan(request)
 
+            # The per-op clock: every iteration a row of the stage machine.
             with SwapRuntime(device_memory=TIGHT, model=model, optimizer=opt, provider=provider,
-                             warmup_iterations=1, genpolicy_iterations=1, work_dir=work) as rt:
+                             warmup_iterations=1, genpolicy_iterations=1, work_dir=work,
+                             stable_clock="dispatch") as rt:
                 got = [step(model, opt, i, batch=b) for i, b in enumerate(batches)]
             rows, stats = rt.iterations, rt.stats
         self.assertEqual(got, expected)

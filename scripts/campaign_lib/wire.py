@@ -166,7 +166,8 @@ def metadata_fields(m):
 def trace_records(trace):
     """The binary form of a JSON trace (a dict) as a list of (record field
     number, record payload fields): header, tensors, then per iteration
-    begin, ops, memory events, end; finally the end record."""
+    begin, ops, memory events, saved-tensor events, end; finally the end
+    record."""
     names = list(trace.get("op_names", []))
     index = {n: i for i, n in enumerate(names)}
     for it in trace["iterations"]:
@@ -196,6 +197,12 @@ def trace_records(trace):
                                               (3, VARINT, e["tensor"]),
                                               (4, VARINT, 1 if e.get("passive") else 0)]))
                              for e in events]))
+        if "saved_tensor_events" in it:  # one chunk, even empty: recorded
+            recs.append((9, [(1, LEN, encode(
+                [(1, VARINT, e["position"]),
+                 (2, VARINT, 1 if e["kind"] == "UNPACK" else 0)] +
+                ([(3, VARINT, e["tensor"])] if "tensor" in e else [])))
+                for e in it["saved_tensor_events"]]))
         recs.append((7, [(1, VARINT, it.get("wall_time_ns", 0))]))
         n_ops += len(ops)
         n_events += len(events)

@@ -3,6 +3,7 @@
 // thread-local message; catch anything thrown.
 #include "swapplan/runtime/swapplan_runtime.h"
 
+#include <climits>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/file_io.h"
+#include "swapplan/policy/saved_tensor_clock.h"
 #include "swapplan/runtime/acl_backend.h"
 #include "swapplan/runtime/cuda_backend.h"
 #include "swapplan/runtime/host_backend.h"
@@ -759,6 +761,29 @@ swapplan_rt_status swapplan_rt_inject_fault(swapplan_rt_env* env, int32_t kind, 
     f.slow_factor = slow_factor;
     return env->host->InjectFault(f);
   });
+}
+
+swapplan_rt_status swapplan_rt_snap_saved_window(const int32_t* event_positions,
+                                                 int64_t num_events, int32_t first_pack_event,
+                                                 int32_t release_position,
+                                                 int32_t restore_position, int32_t* release_event,
+                                                 int32_t* restore_event) {
+  if ((event_positions == nullptr && num_events > 0) || num_events < 0 ||
+      num_events > INT32_MAX || release_event == nullptr || restore_event == nullptr) {
+    return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
+                absl::StrCat("snap_saved_window: null pointer or event count ", num_events));
+  }
+  if (first_pack_event < 0 || first_pack_event >= num_events) {
+    return Fail(SWAPPLAN_RT_INVALID_ARGUMENT,
+                absl::StrCat("snap_saved_window: first pack event ", first_pack_event,
+                             " is not one of the ", num_events, " events"));
+  }
+  const SavedClockWindow w = SnapSavedWindow(
+      absl::MakeConstSpan(event_positions, static_cast<size_t>(num_events)), first_pack_event,
+      release_position, restore_position);
+  *release_event = w.release_event;
+  *restore_event = w.restore_event;
+  return SWAPPLAN_RT_OK;
 }
 
 }  // extern "C"

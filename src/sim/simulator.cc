@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "sim/simulator_internal.h"
 #include "swapplan/policy/policy_io.h"
+#include "swapplan/policy/saved_tensor_clock.h"
 #include "swapplan/trace/dataflow.h"
 #include "swapplan/util/error.h"
 #include "swapplan/util/checked.h"
@@ -39,6 +40,9 @@ absl::Status SimulatorOptions::Validate() const {
   if (top_stall_ops < 0) return bad("top_stall_ops", top_stall_ops, "must be >= 0");
   if (oom_handling != OomHandling::kReport && oom_handling != OomHandling::kAlgorithm3) {
     return bad("oom_handling", static_cast<int>(oom_handling), "unknown mode");
+  }
+  if (clock != TriggerClock::kOps && clock != TriggerClock::kSavedTensors) {
+    return bad("clock", static_cast<int>(clock), "unknown clock");
   }
   return absl::OkStatus();
 }
@@ -268,6 +272,24 @@ absl::StatusOr<SimulationResult> Simulator::RunShared(const Policy& policy,
         " ops; iteration ", iteration_, " of ", trace_->source(), " has ", n_));
   }
   if (schedule.empty() && !policy.schedule.empty()) schedule = policy.schedule;
+  if (options_.clock == TriggerClock::kSavedTensors) {
+    if (!schedule.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "simulator: the saved-tensor clock models the recorded op order; iteration ",
+          iteration_, " of ", trace_->source(), " is run under a schedule"));
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(SavedClockPolicy snapped,
+                              SnapToSavedTensorEvents(*trace_, iteration_, policy));
+    SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(snapped.policy, {}, shared));
+    SimulationResult r = internal_sim::Replay(*this, pr, snapped.policy, {});
+    r.saved_clock = {.modelled = true,
+                     .hook_clock = snapped.per_op_reason.empty(),
+                     .snapped_items = snapped.snapped_items,
+                     .resident_items = snapped.resident_items,
+                     .before_forward_items = snapped.before_forward_items,
+                     .per_op_reason = std::move(snapped.per_op_reason)};
+    return r;
+  }
   SWAPPLAN_ASSIGN_OR_RETURN(internal_sim::Prepared pr, Prepare(policy, schedule, shared));
   return internal_sim::Replay(*this, pr, policy, schedule);
 }
@@ -276,7 +298,8 @@ absl::StatusOr<SimulationResult> Simulator::RunResolved(const Policy& policy,
                                                         ResolvedPolicy resolved,
                                                         const DeviceModel& device,
                                                         const ResolveOptions& shared) const {
-  if (!policy.schedule.empty() || resolved.scheduled() || resolved.num_ops != n_ ||
+  if (options_.clock != TriggerClock::kOps || !policy.schedule.empty() || resolved.scheduled() ||
+      resolved.num_ops != n_ ||
       resolved.iteration != iteration_ || !(device == DeviceFor(policy))) {
     return RunShared(policy, shared);
   }

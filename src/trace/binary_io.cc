@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <climits>
 #include <new>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -248,6 +249,17 @@ class BinaryReader {
           builder_.AddMemoryEvent(e.op_index(), kind, e.tensor_id(), e.passive());
         }
         return absl::OkStatus();
+      case pb::TraceRecord::kSavedTensorEvents:
+        if (!builder_.in_iteration()) {
+          return Err("bad-record-order", "saved-tensor events outside an iteration");
+        }
+        builder_.MarkSavedTensorEventsRecorded();
+        for (const pb::SavedTensorEvent& e : r.saved_tensor_events().events()) {
+          builder_.AddSavedTensorEvent(
+              e.position(), e.unpack(),
+              e.has_tensor_id() ? std::optional<uint64_t>(e.tensor_id()) : std::nullopt);
+        }
+        return absl::OkStatus();
       case pb::TraceRecord::kIterationEnd:
         if (!builder_.in_iteration()) {
           return Err("bad-record-order", "iteration_end without iteration_begin");
@@ -387,6 +399,22 @@ class BinaryWriter {
           pe->set_passive(events[i].passive);
         }
         Emit(&r);
+      }
+      if (iter.saved_recorded) {
+        absl::Span<const SavedTensorEvent> saved = t.iteration_saved_events(it);
+        size_t b = 0;
+        do {  // at least one chunk: it marks the events as recorded
+          pb::SavedTensorEventChunk* c = r.mutable_saved_tensor_events();
+          size_t e = std::min(saved.size(), b + opts_.events_per_chunk);
+          for (size_t i = b; i < e; ++i) {
+            pb::SavedTensorEvent* pe = c->add_events();
+            pe->set_position(static_cast<uint32_t>(saved[i].position));
+            pe->set_unpack(saved[i].unpack);
+            if (saved[i].tensor != kNoTensor) pe->set_tensor_id(t.tensor(saved[i].tensor).trace_id);
+          }
+          Emit(&r);
+          b = e;
+        } while (b < saved.size());
       }
       r.mutable_iteration_end()->set_wall_time_ns(iter.wall_time_ns);
       Emit(&r);

@@ -152,6 +152,34 @@ void TraceBuilder::AddMemoryEvent(uint32_t op_index, MemoryEventKind kind, uint6
                          kind, passive});
 }
 
+void TraceBuilder::AddSavedTensorEvent(uint32_t position, bool unpack,
+                                       std::optional<uint64_t> tensor_id) {
+  if (!in_iteration_) {
+    if (structure_error_.empty()) {
+      structure_error_ = absl::StrCat("a saved-tensor event (position ", position,
+                                      ") is outside any iteration");
+    }
+    return;
+  }
+  if (raw_saved_.size() >= std::numeric_limits<uint32_t>::max()) {
+    too_many_records_ = true;
+    return;
+  }
+  trace_.iterations_.back().saved_recorded = true;
+  raw_saved_.push_back({static_cast<uint32_t>(trace_.iterations_.size() - 1), position, unpack,
+                        tensor_id.has_value(), tensor_id.value_or(0)});
+}
+
+void TraceBuilder::MarkSavedTensorEventsRecorded() {
+  if (!in_iteration_) {
+    if (structure_error_.empty()) {
+      structure_error_ = "saved-tensor events are marked recorded outside any iteration";
+    }
+    return;
+  }
+  trace_.iterations_.back().saved_recorded = true;
+}
+
 void TraceBuilder::EndIteration(int64_t wall_time_ns) {
   if (!in_iteration_) {
     if (structure_error_.empty()) {

@@ -59,6 +59,7 @@ class TraceFinisher {
     SWAPPLAN_RETURN_IF_ERROR(CheckTensors());
     SWAPPLAN_RETURN_IF_ERROR(CheckOps());
     SWAPPLAN_RETURN_IF_ERROR(ResolveEvents());
+    SWAPPLAN_RETURN_IF_ERROR(ResolveSavedEvents());
     SWAPPLAN_RETURN_IF_ERROR(ResolveLifetimes());
     BuildUseIndex();
     return std::move(t_);
@@ -390,6 +391,58 @@ class TraceFinisher {
       iter.event_end = per_op[iter.op_end];
     }
     std::vector<TraceBuilder::RawEvent>().swap(b_.raw_events_);
+    return absl::OkStatus();
+  }
+
+  // Saved-tensor events (builder.h AddSavedTensorEvent): kept in the order
+  // given, which is per iteration (the builder only adds to the open one).
+  // O(events).
+  absl::Status ResolveSavedEvents() {
+    const size_t n = b_.raw_saved_.size();
+    t_.saved_events_.resize(n);
+    std::vector<uint32_t> index_in_iteration(t_.iterations_.size(), 0);
+    int32_t last_position = -1;
+    for (size_t e = 0; e < n; ++e) {
+      const TraceBuilder::RawSaved& raw = b_.raw_saved_[e];
+      const IterationInfo& iter = t_.iterations_[raw.iteration];
+      const uint32_t local_index = index_in_iteration[raw.iteration]++;
+      if (local_index == 0) last_position = -1;
+      auto where = [&] {
+        return absl::StrCat(t_.source_, ": iteration ", raw.iteration, ", saved-tensor event ",
+                            local_index);
+      };
+      const char* what = raw.unpack ? "an unpack" : "a pack";
+      if (raw.position > static_cast<uint32_t>(iter.num_ops())) {
+        return Error(where(),
+                     absl::StrCat(what, " after ", raw.position, " ops, but the iteration has ",
+                                  iter.num_ops(), " ops"),
+                     "op-index-out-of-range");
+      }
+      const int32_t position = static_cast<int32_t>(raw.position);
+      if (position < last_position) {
+        return Error(where(),
+                     absl::StrCat(what, " after ", position, " ops follows an event after ",
+                                  last_position, " ops (positions must not decrease)"),
+                     "saved-event-order");
+      }
+      last_position = position;
+      TensorId t = kNoTensor;
+      if (raw.has_tensor) {
+        t = Lookup(raw.tensor_id);
+        if (t == kNoTensor) {
+          return Error(where(), absl::StrCat(what, " refers to unknown tensor id ", raw.tensor_id),
+                       "unknown-tensor");
+        }
+      }
+      t_.saved_events_[e] = SavedTensorEvent{position, t, raw.unpack};
+    }
+    uint32_t cursor = 0;
+    for (size_t it = 0; it < t_.iterations_.size(); ++it) {
+      t_.iterations_[it].saved_begin = cursor;
+      cursor += index_in_iteration[it];
+      t_.iterations_[it].saved_end = cursor;
+    }
+    std::vector<TraceBuilder::RawSaved>().swap(b_.raw_saved_);
     return absl::OkStatus();
   }
 

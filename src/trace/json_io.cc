@@ -1,5 +1,6 @@
 // JSON trace form (see include/swapplan/trace/io.h for the layout).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -322,8 +323,32 @@ class TraceJsonParser {
     return absl::OkStatus();
   }
 
+  // {"position": 3, "kind": "PACK" | "UNPACK", "tensor": 7} (tensor
+  // optional for an UNPACK).
+  absl::Status Saved(const Json& e, const std::string& path) {
+    SWAPPLAN_RETURN_IF_ERROR(r_.CheckObject(e, path, {"position", "kind", "tensor"}));
+    for (const char* k : {"position", "kind"}) {
+      if (!e.contains(k)) return r_.Fail(path, absl::StrCat("missing field '", k, "'"));
+    }
+    SWAPPLAN_ASSIGN_OR_RETURN(uint64_t position, r_.Uint(e["position"], path + ".position"));
+    if (position > UINT32_MAX) return r_.Fail(path + ".position", "position out of range");
+    SWAPPLAN_ASSIGN_OR_RETURN(std::string k, r_.String(e["kind"], path + ".kind"));
+    if (k != "PACK" && k != "UNPACK") {
+      return r_.Fail(path + ".kind",
+                     "unknown saved-tensor event kind '" + EscapeForMessage(k) +
+                         "' (PACK or UNPACK)");
+    }
+    std::optional<uint64_t> tensor;
+    if (e.contains("tensor")) {
+      SWAPPLAN_ASSIGN_OR_RETURN(tensor, r_.Uint(e["tensor"], path + ".tensor"));
+    }
+    b_.AddSavedTensorEvent(static_cast<uint32_t>(position), k == "UNPACK", tensor);
+    return absl::OkStatus();
+  }
+
   absl::Status Iteration(const Json& it, const std::string& path) {
-    SWAPPLAN_RETURN_IF_ERROR(r_.CheckObject(it, path, {"wall_time_ns", "ops", "memory_events"}));
+    SWAPPLAN_RETURN_IF_ERROR(r_.CheckObject(
+        it, path, {"wall_time_ns", "ops", "memory_events", "saved_tensor_events"}));
     b_.BeginIteration();
     int64_t wall = 0;
     if (it.contains("wall_time_ns")) {
@@ -340,6 +365,15 @@ class TraceJsonParser {
       SWAPPLAN_RETURN_IF_ERROR(r_.Array(ev, path + ".memory_events"));
       for (size_t i = 0; i < ev.size(); ++i) {
         SWAPPLAN_RETURN_IF_ERROR(Event(ev[i], absl::StrCat(path, ".memory_events[", i, "]")));
+      }
+    }
+    if (it.contains("saved_tensor_events")) {
+      const Json& ev = it["saved_tensor_events"];
+      SWAPPLAN_RETURN_IF_ERROR(r_.Array(ev, path + ".saved_tensor_events"));
+      b_.MarkSavedTensorEventsRecorded();
+      for (size_t i = 0; i < ev.size(); ++i) {
+        SWAPPLAN_RETURN_IF_ERROR(
+            Saved(ev[i], absl::StrCat(path, ".saved_tensor_events[", i, "]")));
       }
     }
     b_.EndIteration(wall);
@@ -575,7 +609,22 @@ std::string TraceToJson(const Trace& t, bool pretty) {
       if (events[e].passive) absl::StrAppend(&out, ", \"passive\": true");
       absl::StrAppend(&out, "}");
     }
-    absl::StrAppend(&out, "]}");
+    absl::StrAppend(&out, "]");
+    if (iter.saved_recorded) {
+      absl::StrAppend(&out, ",\n   \"saved_tensor_events\": [");
+      absl::Span<const SavedTensorEvent> saved = t.iteration_saved_events(it);
+      for (size_t e = 0; e < saved.size(); ++e) {
+        absl::StrAppend(&out, e == 0 ? "\n    " : ",\n    ", "{\"position\": ",
+                        saved[e].position, ", \"kind\": \"",
+                        saved[e].unpack ? "UNPACK" : "PACK", "\"");
+        if (saved[e].tensor != kNoTensor) {
+          absl::StrAppend(&out, ", \"tensor\": ", t.tensor(saved[e].tensor).trace_id);
+        }
+        absl::StrAppend(&out, "}");
+      }
+      absl::StrAppend(&out, "]");
+    }
+    absl::StrAppend(&out, "}");
   }
   absl::StrAppend(&out, "]}\n");
   return out;

@@ -18,7 +18,7 @@ int64_t Trace::ApproximateMemoryBytes() const {
   int64_t total = bytes(tensors_) + bytes(shape_begin_) + bytes(shapes_) + bytes(name_begin_) +
                   static_cast<int64_t>(names_.capacity()) + bytes(lifetimes_) +
                   bytes(uses_by_tensor_begin_) + bytes(uses_by_tensor_) + bytes(ops_) +
-                  bytes(uses_) + bytes(iterations_) + bytes(events_);
+                  bytes(uses_) + bytes(iterations_) + bytes(events_) + bytes(saved_events_);
   for (const std::string& n : op_names_) total += static_cast<int64_t>(n.capacity() + sizeof(n));
   return total;
 }

@@ -244,6 +244,9 @@ TEST_CASE("json schemas: live reports without a golden match too", "[cli][json]"
        "search.schema.json", 0},
       {"simulate traces/two_layers.json '" + dir + "/advisor.json' --json", "simulate.schema.json",
        0},
+      {"simulate traces/saved_events.json policies/saved_events/chameleon.json --device-memory "
+       "150B --clock saved-tensors --json",
+       "simulate.schema.json", 3},
       {"plan traces/chameleon_toy.json --reserve 100B --min-tensor-bytes 0 --layers 1 "
        "--h2d-bandwidth 0.25GB/s --explain --json",
        "plan.schema.json", 0},

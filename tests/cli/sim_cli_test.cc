@@ -55,6 +55,25 @@ TEST_CASE("simulate: text and JSON goldens", "[cli]") {
   CheckGolden("simulate_recompute.txt", rc.out);
 }
 
+// tests/sim/saved_clock_test.cc's six ops: A out after op 0, released
+// after op 1, back at op 4; the saved-tensor clock releases it only after
+// op 2 (B's pack), so op 2 holds A and B: 200 B, over a 150 B budget.
+TEST_CASE("simulate --clock saved-tensors: the hook clock's later release", "[cli]") {
+  const std::string run = "simulate traces/saved_events.json policies/saved_events/chameleon.json ";
+  CliRun ops = Swapplan(run + "--device-memory 150B");
+  CHECK(ops.exit_code == 0);
+  CliRun r = Swapplan(run + "--device-memory 150B --clock saved-tensors");
+  CHECK(r.exit_code == 3);
+  CheckGolden("simulate_saved_clock_oom.txt", r.out);
+  CliRun j = Swapplan(run + "--device-memory 200B --clock saved-tensors --json");
+  CHECK(j.exit_code == 0);
+  CheckGolden("simulate_saved_clock.json", j.out);
+  // A trace without recorded saved-tensor events cannot model the clock.
+  CliRun none = Swapplan(std::string("simulate ") + kVdnn + " --clock saved-tensors");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("iteration 0 has no recorded saved-tensor events") != std::string::npos);
+}
+
 TEST_CASE("simulate: link, half-duplex and naive record-stream options", "[cli]") {
   CliRun r = Swapplan(std::string("simulate ") + kVdnn +
                    " --copy-latency 10ns --half-duplex --naive-record-stream --launch-queue-depth 3");

@@ -528,6 +528,21 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_get_plan_error(swapplan_rt_env* e
 SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_write_record(swapplan_rt_env* env,
                                                             const char* path);
 
+/* --- the saved-tensor clock --- */
+/* Its rule (swapplan/policy/saved_tensor_clock.h SnapSavedWindow, the one
+ * the simulator's --clock saved-tensors uses): event_positions[num_events]
+ * are the ops completed when each autograd saved-tensor event fired
+ * (non-decreasing), first_pack_event the index of the tensor's first pack,
+ * release_position and restore_position the per-op clock's (ops completed
+ * at the release and at the restore). Writes the events the hook clock
+ * acts at, or -1 and -1 when the item stays resident. Needs no env.
+ * INVALID_ARGUMENT for null pointers, a negative count or a first pack
+ * event out of range. */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_snap_saved_window(
+    const int32_t* event_positions, int64_t num_events, int32_t first_pack_event,
+    int32_t release_position, int32_t restore_position, int32_t* release_event,
+    int32_t* restore_event);
+
 /* --- host backend, for tests --- */
 /* direction: SWAPPLAN_RT_D2H, _H2D or -1 (any). See host_backend.h FaultSpec.
  * Host backend only (the fake vendor runtimes of the tests inject their own). */

@@ -189,6 +189,15 @@ enum class OomHandling : uint8_t {
   kAlgorithm3 = 1,  // seed 001 Algorithm 3: release, passive swaps, else OOM
 };
 
+// What the runtime triggers a policy's swaps at.
+enum class TriggerClock : uint8_t {
+  kOps = 0,           // every op (the runtime's per-op clock; the model above)
+  kSavedTensors = 1,  // autograd's saved-tensor events (the PyTorch runtime's
+                      // stable_clock="hooks"): the policy is first moved to
+                      // the iteration's recorded events
+                      // (policy/saved_tensor_clock.h), then run as above
+};
+
 struct SimulatorOptions {
   // The device (device/device_model.h): the run may use device.BudgetBytes()
   // = capacity - reserve (capacity 0, the default: unlimited memory); copies
@@ -221,6 +230,14 @@ struct SimulatorOptions {
   // Honour the policy's size-class memory pool when it has one (see above);
   // false: bytes only.
   bool model_pool = true;
+  // kSavedTensors: the policy as the saved-tensor clock runs it
+  // (SnapToSavedTensorEvents: SWAP items at the recorded saved-tensor
+  // events, those with no event in their window resident), or, when the
+  // hook clock cannot run it (SavedClockPolicy::per_op_reason), the policy
+  // as is — what the runtime then runs on its per-op clock.
+  // SimulationResult::saved_clock says which. The iteration must have
+  // recorded saved-tensor events (FailedPrecondition otherwise).
+  TriggerClock clock = TriggerClock::kOps;
 
   // The memory the run may use: device.BudgetBytes(), unlimited for a
   // capacity of 0. Requires valid options.
@@ -334,6 +351,17 @@ struct TimelineSpan {
   int64_t end_ns = 0;
 };
 
+// SimulatorOptions::clock == kSavedTensors: what the snapping did.
+struct SavedClockReport {
+  bool modelled = false;  // the option was on
+  // The hook clock runs the policy (else the per-op clock, and why).
+  bool hook_clock = false;
+  int32_t snapped_items = 0;
+  int32_t resident_items = 0;
+  int32_t before_forward_items = 0;
+  std::string per_op_reason;
+};
+
 struct SimulationResult {
   int32_t iteration = 0;
   int32_t num_ops = 0;
@@ -396,6 +424,11 @@ struct SimulationResult {
 
   // Tasks simulated on the three streams: ops, copies, recomputations.
   int64_t events = 0;
+
+  // SimulatorOptions::clock == kSavedTensors. The per-item figures of this
+  // result (top_stalls' items, timeline copy indices) then refer to the
+  // snapped policy's items.
+  SavedClockReport saved_clock;
 
   // With record_timeline: spans in the order they were scheduled, and the
   // bytes in use during each op (local index).

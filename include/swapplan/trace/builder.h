@@ -113,6 +113,16 @@ class TraceBuilder {
   // iteration; the op may be added later).
   void AddMemoryEvent(uint32_t op_index, MemoryEventKind kind, uint64_t tensor_id,
                       bool passive = false);
+  // An autograd saved-tensor event of the open iteration (trace.h
+  // SavedTensorEvent) after `position` of its ops; it marks the iteration's
+  // saved-tensor events as recorded. Finish() checks: position <= the
+  // iteration's op count (op-index-out-of-range), positions in the order
+  // given never decrease (saved-event-order), a tensor id given is known
+  // (unknown-tensor); nullopt: the saved storage is not a trace tensor.
+  void AddSavedTensorEvent(uint32_t position, bool unpack, std::optional<uint64_t> tensor_id);
+  // Marks the open iteration's saved-tensor events as recorded (also when
+  // it has none).
+  void MarkSavedTensorEventsRecorded();
   void EndIteration(int64_t wall_time_ns);
   bool in_iteration() const { return in_iteration_; }
   // Ops added to the open iteration so far.
@@ -123,6 +133,7 @@ class TraceBuilder {
   uint64_t num_tensors() const { return trace_.tensors_.size(); }
   uint64_t num_ops() const { return num_ops_added_; }
   uint64_t num_memory_events() const { return raw_events_.size(); }
+  uint64_t num_saved_tensor_events() const { return raw_saved_.size(); }
 
   // Validates everything and returns the trace. See the rules above.
   absl::StatusOr<Trace> Finish() &&;
@@ -137,7 +148,16 @@ class TraceBuilder {
     bool passive;
   };
 
+  struct RawSaved {
+    uint32_t iteration;
+    uint32_t position;
+    bool unpack;
+    bool has_tensor;
+    uint64_t tensor_id;
+  };
+
   Trace trace_;
+  std::vector<RawSaved> raw_saved_;
   std::vector<int8_t> persistent_;      // per tensor: -1 default, 0, 1
   std::vector<uint64_t> raw_uses_;      // file ids, resolved in Finish
   std::vector<RawEvent> raw_events_;

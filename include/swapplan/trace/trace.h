@@ -120,6 +120,20 @@ struct MemoryEvent {
   bool passive = false;
 };
 
+// An autograd saved-tensor event (torch.autograd.graph.saved_tensors_hooks):
+// the pack hook saving `tensor` for backward, or the unpack hook handing a
+// saved tensor back, recorded between ops: after `position` ops of its
+// iteration completed (0 .. the iteration's op count). These are the only
+// moments a saved-tensor clock can act at (the runtime's
+// stable_clock="hooks"; policy/saved_tensor_clock.h).
+struct SavedTensorEvent {
+  int32_t position = 0;
+  // The saved tensor; kNoTensor when it is not one of the trace's (a
+  // storage on another device, or none recorded).
+  TensorId tensor = kNoTensor;
+  bool unpack = false;
+};
+
 struct IterationInfo {
   // Ops [op_begin, op_end) in global op indices; never empty.
   OpIndex op_begin = 0;
@@ -127,6 +141,12 @@ struct IterationInfo {
   // Memory events [event_begin, event_end) of Trace::events().
   uint32_t event_begin = 0;
   uint32_t event_end = 0;
+  // Saved-tensor events [saved_begin, saved_end) of
+  // Trace::saved_tensor_events(); saved_recorded: the recorder watched them
+  // (an iteration may have none), false: not recorded.
+  uint32_t saved_begin = 0;
+  uint32_t saved_end = 0;
+  bool saved_recorded = false;
   // Measured wall time (>= 0; 0 when unknown).
   int64_t wall_time_ns = 0;
 
@@ -200,6 +220,12 @@ class Trace {
         iterations_[it].event_begin, iterations_[it].event_end - iterations_[it].event_begin);
   }
 
+  // --- saved-tensor events, in recorded order (positions non-decreasing) ---
+  absl::Span<const SavedTensorEvent> iteration_saved_events(int32_t it) const {
+    return absl::MakeConstSpan(saved_events_).subspan(
+        iterations_[it].saved_begin, iterations_[it].saved_end - iterations_[it].saved_begin);
+  }
+
   // True when every op of the trace has a recorded duration.
   bool has_op_durations() const { return has_op_durations_; }
   // True when some op has allocator_bytes_in_use.
@@ -241,6 +267,7 @@ class Trace {
   std::vector<TensorId> uses_;
   std::vector<IterationInfo> iterations_;
   std::vector<MemoryEvent> events_;
+  std::vector<SavedTensorEvent> saved_events_;
   bool has_op_durations_ = false;
   bool has_allocator_bytes_ = false;
   int64_t total_tensor_bytes_ = 0;

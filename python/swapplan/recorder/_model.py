@@ -81,6 +81,9 @@ class Recording:
         self.op_allocator_bytes = None  # list filled by the allocator check
         # Iterations: [op_begin, op_end, wall_time_ns].
         self.iterations = []
+        # Autograd saved-tensor events: (iteration, ops completed in it,
+        # unpack, Member.index or None); None: not recorded at all.
+        self.saved_events = None
 
     @property
     def num_ops(self):

@@ -108,6 +108,20 @@ def build_trace_lines(rec, kept, metadata):
             it, local = rec.iteration_of(m.free_op)
             events[it].append((local, 1, ids[m.index]))
 
+    # Saved-tensor events per iteration, in the order they fired; a storage
+    # the trace leaves out (or none: another device) is a pack without a
+    # tensor: still a moment the saved-tensor clock acts at.
+    saved = None
+    if rec.saved_events is not None:
+        saved = [[] for _ in rec.iterations]
+        for it, position, unpack, index in rec.saved_events:
+            if it < len(saved):
+                e = {"position": position, "kind": "UNPACK" if unpack else "PACK"}
+                t = ids.get(index) if index is not None else None
+                if t is not None:
+                    e["tensor"] = t
+                saved[it].append(json.dumps(e, separators=(",", ":")))
+
     durations = rec.op_duration_ns
     allocator = rec.op_allocator_bytes
     iteration_chunks = []
@@ -133,9 +147,11 @@ def build_trace_lines(rec, kept, metadata):
         ev = sorted(events[it])
         ev_lines = [json.dumps({"op": local, "kind": "FREE" if k else "ALLOC", "tensor": t},
                                separators=(",", ":")) for local, k, t in ev]
+        saved_part = "" if saved is None else ',\n"saved_tensor_events":[\n%s\n]' % (
+            ",\n".join(saved[it]))
         iteration_chunks.append(
-            '{"wall_time_ns":%d,\n"ops":[\n%s\n],\n"memory_events":[\n%s\n]}' %
-            (wall_ns, ",\n".join(ops), ",\n".join(ev_lines)))
+            '{"wall_time_ns":%d,\n"ops":[\n%s\n],\n"memory_events":[\n%s\n]%s}' %
+            (wall_ns, ",\n".join(ops), ",\n".join(ev_lines), saved_part))
     out.append(",\n".join(iteration_chunks))
     out.append("\n]}\n")
     return out

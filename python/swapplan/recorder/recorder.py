@@ -112,14 +112,30 @@ class Recorder(DispatchMixin):
       device: device whose memory is recorded (default: that of the model's
         first parameter, else cpu). Tensors on other devices are ignored.
       attributes: extra metadata attributes (str -> str).
+      record_saved_tensors: also write autograd's saved-tensor events (every
+        pack and unpack of torch.autograd.graph.saved_tensors_hooks, with the
+        ops completed in the iteration and the saved storage's tensor), the
+        moments the runtime's saved-tensor clock can act at; `swapplan
+        simulate --clock saved-tensors` needs them. Off by default: with the
+        hooks installed autograd adds an aten::detach (a view, no bytes) when
+        it unpacks a saved output (26 per DropoutLM step), as it does under the
+        runtime's saved-tensor clock, so the op sequence is that run's, not a
+        plain one's. Needs PyTorch >= 2.0 (1.13's autograd fails under
+        saved-tensor hooks while a dispatch mode is active).
     """
 
     def __init__(self, path, model=None, optimizer=None, *, model_name=None, model_layers=None,
                  record_op_durations=False, record_call_sites=True, layer_hints=True,
                  record_addresses=True, allocator_check=False, keep_untouched=False,
                  poll_every_op=False, full_poll_interval_ops=256, device=None,
-                 attributes=None, record_module_names=True):
+                 attributes=None, record_module_names=True, record_saved_tensors=False):
         path = str(path)
+        if record_saved_tensors and C.torch_version() < (2, 0):
+            raise ValueError("record_saved_tensors needs PyTorch >= 2.0 (this is %s): 1.13's "
+                             "autograd fails under saved-tensor hooks while a dispatch mode "
+                             "is active" % torch.__version__)
+        self.record_saved_tensors = bool(record_saved_tensors)
+        self._saved_hooks = None
         if not (path.endswith(".json") or path.endswith(".json.gz")):
             raise ValueError("swapplan_recorder writes the JSON trace form; the path must end "
                              "in .json or .json.gz, got %r" % path)
@@ -168,6 +184,8 @@ class Recorder(DispatchMixin):
         self._allocator = AllocatorCheck() if allocator_check else None
 
         self.recording = M.Recording()
+        if self.record_saved_tensors:
+            self.recording.saved_events = []
         self._tracker = StorageTracker(poll_every_op, full_poll_interval_ops)
         self._pending = {}       # register() before first sight: address -> (weak, kind, name)
         self._op_cache = {}
@@ -197,6 +215,9 @@ class Recorder(DispatchMixin):
         self._phases.install(self.optimizers, self.layer_hints, self.record_module_names)
         self._mode = _Mode(self)
         self._mode.__enter__()
+        if self.record_saved_tensors:
+            self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+            self._saved_hooks.__enter__()
         if self._allocator is not None:
             self._allocator.start()
         self._iteration_start_ns = time.perf_counter_ns()
@@ -204,6 +225,9 @@ class Recorder(DispatchMixin):
 
     def __exit__(self, exc_type, exc, tb):
         try:
+            if self._saved_hooks is not None:
+                self._saved_hooks.__exit__(None, None, None)
+                self._saved_hooks = None
             self._mode.__exit__(None, None, None)
             if exc_type is None:
                 self._tracker.full_poll(self.recording.num_ops - 1)
@@ -260,6 +284,27 @@ class Recorder(DispatchMixin):
         return self.summary["peak_bytes"] if self.summary else None
 
     # ------------------------------------------------------------ internals
+    def _saved_event(self, t, unpack):
+        """One saved-tensor event: (iteration, ops completed in it, unpack,
+        the storage's member index or None: not a recorded storage)."""
+        rec = self.recording
+        m = None
+        if not self._paused:
+            try:
+                m = self._tracker.live.get(C.storage_id(t))
+            except (RuntimeError, NotImplementedError):
+                m = None
+        rec.saved_events.append((len(rec.iterations), rec.num_ops - self._iteration_begin_op,
+                                 unpack, None if m is None else m.index))
+
+    def _pack(self, t):
+        self._saved_event(t, False)
+        return t
+
+    def _unpack(self, t):
+        self._saved_event(t, True)
+        return t
+
     def _register_resident(self):
         named = []
         if self.model is not None:

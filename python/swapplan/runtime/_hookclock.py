@@ -55,10 +55,10 @@ Capture: O(events + ops + items log events). Threading: the training thread
 thread waits: the GIL orders them); no locks.
 """
 
-import bisect
 import ctypes
 
 from .. import _torch_compat as C
+from . import _lib as L
 
 _OUT, _IN, _GRAB, _WRAP = 0, 1, 2, 3
 
@@ -98,7 +98,10 @@ def snap(events, shapes, packs, actions, bound, budget):
     events: per event its position; shapes: per event the packed tensor's
     shape (None for an unpack); packs: sid -> (pack events, nbytes);
     actions: (position, _OUT or _IN, sid) in call order; bound: per op the
-    resident bytes during it. Worked example in tests/.../hookclock_test.py."""
+    resident bytes during it. Each window is snapped by the library's rule
+    (swapplan_rt_snap_saved_window: policy/saved_tensor_clock.h, the
+    simulator's --clock saved-tensors). Worked example in
+    python/runtime_tests/test_hookclock.py."""
     n = len(events)
     out_at, items = {}, []
     for pos, kind, sid in actions:
@@ -120,6 +123,10 @@ def snap(events, shapes, packs, actions, bound, budget):
             extra[min(a, len(bound))] += nbytes
             extra[min(b, len(bound))] -= nbytes
 
+    lib = L.load()
+    ev = (ctypes.c_int32 * max(n, 1))(*events)
+    out_ev, in_ev = ctypes.c_int32(), ctypes.c_int32()
+    out_ref, in_ref = ctypes.byref(out_ev), ctypes.byref(in_ev)
     at, nbytes, kept = {}, [], 0
     for sid, r, s in items:
         p = packs.get(sid)
@@ -127,9 +134,11 @@ def snap(events, shapes, packs, actions, bound, budget):
             return None, "storage %d is swapped but never saved for backward" % sid
         pack_events, size = p
         first_pack = pack_events[0]
-        e_out = max(bisect.bisect_left(events, r), first_pack)
-        e_in = bisect.bisect_right(events, s) - 1
-        if e_out >= n or e_in <= e_out:
+        # The rule is the library's (the simulator's --clock saved-tensors).
+        L.check(lib, lib.swapplan_rt_snap_saved_window(
+            ev, n, first_pack, r, s, out_ref, in_ref), "snap_saved_window")
+        e_out, e_in = out_ev.value, in_ev.value
+        if e_out < 0:
             keep(r, s, size)
             kept += 1
             continue
@@ -322,7 +331,7 @@ class HookClock:
                 if st is not None and s.off[slot] is None:
                     s.off[slot] = self.copies.out(s, slot, st)
                     self.swaps += 1
-                    self.bytes_moved += s.nbytes[slot]
+                    self._moved(s, slot)
             else:
                 self._back(s, slot)
         return packed
@@ -334,6 +343,10 @@ class HookClock:
         s.fill[slot] = self.copies.back(s, slot, s.storage[slot], token)
         s.off[slot] = None
         s.storage[slot] = None   # held no longer than autograd holds it
+        self._moved(s, slot)
+
+    def _moved(self, s, slot):
+        """One copy of a slot's bytes, either way."""
         self.bytes_moved += s.nbytes[slot]
 
     def _use(self, x):
@@ -428,9 +441,17 @@ class HookClock:
         return sched
 
     def stats(self):
+        """rt.stats' hook_* keys (NO_HOOK_STATS when the clock is off)."""
         return {"hook_iterations": self.iterations, "hook_swaps": self.swaps,
                 "hook_bytes_moved": self.bytes_moved, "hook_schedules": len(self.schedules),
                 "hook_divergences": self.divergences, "hook_late_restores": self.late_restores,
                 "hook_rejections": self.rejections, "hook_last_rejection": self.last_rejection,
                 "hook_checked_peak_bytes": max(
                     [s.checked_peak_bytes for s in self.schedules.values()], default=None)}
+
+
+# rt.stats' hook_* keys with stable_clock="dispatch".
+NO_HOOK_STATS = {"hook_iterations": 0, "hook_swaps": 0, "hook_bytes_moved": 0,
+                 "hook_schedules": 0, "hook_divergences": 0, "hook_late_restores": 0,
+                 "hook_rejections": 0, "hook_last_rejection": None,
+                 "hook_checked_peak_bytes": None}

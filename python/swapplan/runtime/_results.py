@@ -70,9 +70,9 @@ class Results:
         }
 
     def _hook_stats(self):
-        from ._hookclock import HookClock
+        from ._hookclock import NO_HOOK_STATS
         hc = self._hookclock
-        return (hc if hc is not None else HookClock(None)).stats()
+        return hc.stats() if hc is not None else dict(NO_HOOK_STATS)
 
     @property
     def iterations(self):

@@ -50,7 +50,8 @@ What it does (see docs/runtime.md):
 
 Limits: a tensor read past the dispatcher (``.numpy()``, ``data_ptr()``, a
 C++ extension) while swapped out sees an empty storage. The op clock is a
-dispatch mode in every stage; with stable_clock="hooks" a Stable iteration
+dispatch mode; with stable_clock="hooks" (the default with model= on
+PyTorch >= 2.0) it runs from the root forward on, and a Stable iteration
 that replays within the budget runs on autograd's saved-tensor events
 instead (_hookclock.py). Tested with PyTorch 1.13 and 2.13 (CPU).
 """
@@ -191,12 +192,14 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
         64 MiB-block pinned pool; the CPU tests pass fakes).
       recipes: keep RECOMPUTE recipes (None: only where RECOMPUTE items can
         come from).
-      stable_clock: "dispatch" (the per-op mode in every stage) or "hooks"
-        (needs model=): the per-op clock runs from the root module's forward
-        to the iteration's end, and an input key whose Stable iteration
-        replays within the budget on autograd's saved-tensor events runs
-        without the dispatch mode from then on (_hookclock.py;
-        docs/runtime-torch.md "The op clock and its cost").
+      stable_clock: "hooks" (needs model= and PyTorch >= 2.0): the per-op
+        clock runs from the root module's forward to the iteration's end,
+        and an input key whose Stable iteration replays within the budget on
+        autograd's saved-tensor events runs without the dispatch mode from
+        then on (_hookclock.py; docs/runtime-torch.md "The op clock and its
+        cost"); "dispatch": the per-op mode in every stage and every op;
+        "auto" (the default): "hooks" where it can run, else "dispatch"
+        (rt.stable_clock says which).
     """
 
     _mode_class = _Mode
@@ -210,10 +213,15 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
                  swapplan_binary=None, matcher_window_ops=4, max_inflight_copies=8,
                  strict_fingerprint=False, timed_copies=True, auto_step=True,
                  backend="host", planner="chain", device="cpu", predict_allocations=True,
-                 warn_unrepeated_after=16, recipes=None, cuda=None, stable_clock="dispatch"):
+                 warn_unrepeated_after=16, recipes=None, cuda=None, stable_clock="auto"):
         self._init_device(device, cuda)
-        if stable_clock not in ("dispatch", "hooks"):
-            raise ValueError("stable_clock must be 'dispatch' or 'hooks', got %r" % (stable_clock,))
+        if stable_clock not in ("auto", "dispatch", "hooks"):
+            raise ValueError("stable_clock must be 'auto', 'dispatch' or 'hooks', got %r"
+                             % (stable_clock,))
+        if stable_clock == "auto":
+            stable_clock = "hooks" if model is not None and C.torch_version() >= (2, 0) else \
+                "dispatch"
+
         if stable_clock == "hooks" and C.torch_version() < (2, 0):
             raise ValueError("stable_clock='hooks' needs PyTorch >= 2.0 (this is %s): 1.13's "
                              "autograd fails under saved-tensor hooks while a dispatch mode is "
@@ -321,6 +329,7 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
         self._hook_iteration = False
         self._mode_depth = None      # dispatch-mode depth with ours on top
         self._key = None
+        self.step_clocks = []        # per ended iteration: "ops" (rt.iterations' rows) or "hooks"
 
     # ------------------------------------------------------------- context
     def __enter__(self):
@@ -458,6 +467,7 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
 
     def _step(self):
         self._forwarded = False
+        self.step_clocks.append("hooks" if self._hook_iteration else "ops")
         if self._hook_iteration:  # the stage machine never saw it
             self._hook_iteration = False
             self._hookclock.end_hook_iteration()
