@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "support/planner_fixtures.h"
 #include "support/test_traces.h"
 #include "swapplan/policy/policy_io.h"
 #include "swapplan/sim/simulator.h"
@@ -77,15 +78,9 @@ const char* kSaved = R"(, "saved_tensor_events": [
     {"position": 1, "kind": "PACK", "tensor": 1}, {"position": 3, "kind": "PACK", "tensor": 2},
     {"position": 4, "kind": "UNPACK", "tensor": 2}, {"position": 5, "kind": "UNPACK"}])";
 
+// A 100-byte SWAP item of `tensor` (support/planner_fixtures.h).
 PolicyItem Swap(uint64_t tensor, int32_t out, int32_t release, int32_t in, int32_t use) {
-  PolicyItem it;
-  it.tensor_id = tensor;
-  it.swap_out_op = out;
-  it.release_op = release;
-  it.swap_in_op = in;
-  it.first_use_op = use;
-  it.size_bytes = 100;
-  return it;
+  return testing::SwapItem(tensor, 100, out, release, in, use);
 }
 
 Policy PolicyFor(const Trace& t, std::vector<PolicyItem> items) {
