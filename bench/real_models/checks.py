@@ -129,9 +129,28 @@ def agreement(imported, recorded, kineto):
     return out
 
 
+# Two verdicts agree when their best overheads are this close (CPU op times
+# move between runs: Llama's lru at r = 3 measured +0.19 % to +2.05 %).
+SAME_OVERHEAD_POINTS = 1.0
+
+
 def verdict_of(advice):
-    """What `advise` concluded, for comparing two runs: fits or not, and the
-    best planner (None when nothing fits)."""
+    """What `advise` concluded, for comparing two runs: fits or not, the best
+    planner (None when nothing fits) and its overhead over ideal."""
     best = advice.get("best")
     return {"fits_without_swapping": advice["fits_without_swapping"],
-            "best": best["planner"] if best else None}
+            "best": best["planner"] if best else None,
+            "overhead_percent": 100.0 * best["overhead_vs_ideal_fraction"] if best else None}
+
+
+def same_verdict(a, b):
+    """Both fit without swapping, or neither; a policy fits in both or in
+    neither; the best overheads within SAME_OVERHEAD_POINTS. The planner's
+    name is not part of it (a tie at +0.00 % is broken by row order);
+    `same_planner` says whether it also agrees."""
+    if a["fits_without_swapping"] != b["fits_without_swapping"]:
+        return False
+    if (a["best"] is None) != (b["best"] is None):
+        return False
+    return a["best"] is None or abs(a["overhead_percent"] - b["overhead_percent"]) <= \
+        SAME_OVERHEAD_POINTS

@@ -129,7 +129,7 @@ def summarize_execution(e, losses, budget, adv, record_path, s):
         and e["meter_peak_bytes"] <= budget,
         "executed_eq_planned": all(n == out["planned_swap_outs"]
                                    for n in out["per_iteration_policy_swaps"]),
-        "replanned_same_verdict": out["replanned"] == checks.verdict_of(adv),
+        "replanned_same_verdict": checks.same_verdict(out["replanned"], checks.verdict_of(adv)),
     }
     return out
 
@@ -163,6 +163,9 @@ def table(results, ratios):
                 failed = [k for k, v in ex["ok"].items() if not v]
                 cell += "; executed: " + ("all checks hold" if not failed
                                           else "fails " + ", ".join(failed))
+                rp = ex.get("replanned") or {}
+                if rp.get("best") and rb and rp["best"] != rb["planner"]:
+                    cell += " (re-planned: %s %+.1f %%)" % (rp["best"], rp["overhead_percent"])
             cells.append(cell)
             times.append("%.1f s" % row["advise_s"])
         ok = a["ok"]

@@ -130,5 +130,71 @@ class SimulatePredictsTheHookClockTest(unittest.TestCase):
                       % (hooks["peak_with_policy_bytes"], budget), s["hook_last_rejection"], why)
 
 
+@unittest.skipUnless(TORCH_2, "saved-tensor events need PyTorch >= 2.0")
+class AFixedPolicyRunsOnItsTracesClockTest(unittest.TestCase):
+    """SwapRuntime(policy=PATH, model=...): a fixed policy planned on a plain
+    recorder trace runs per-op under stable_clock="auto" (the saved-tensor
+    hooks make autograd dispatch an aten::detach per saved output it unpacks,
+    so that trace's op sequence is not the hooks' one: on a HF GPT-2 step 8
+    of 13 items bound when "auto" chose the hooks). A policy planned on a
+    trace recorded with record_saved_tensors=True runs on "hooks" (its
+    per-op iterations start at the root forward, so their fingerprints
+    differ from op 0 on: the batch's ops come before it). Both: every item
+    executes in every iteration, inside the meter, losses identical."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plain, cls.peak, cls.persistent = measure_plain(make_lm, fixed, 4)
+        cls.budget = budget_of(cls.peak, cls.persistent)
+        cls.work = tempfile.mkdtemp(prefix="swapplan-fixed-clock-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def policy(self, saved_events):
+        trace = os.path.join(self.work, "lm-%s.json" % saved_events)
+        model, opt = make_lm()
+        torch.manual_seed(12345)
+        with Recorder(trace, model=model, optimizer=opt,
+                      record_saved_tensors=saved_events) as rec:
+            for i in range(RECORDED):
+                fixed(model, opt, i)
+                rec.step()
+        policy = os.path.join(self.work, "lm-%s.pb" % saved_events)
+        r = swapplan("plan", trace, "--iteration", RECORDED - 1, "--device-memory",
+                     "%dB" % self.budget, "--h2d-bandwidth", "10GB/s", "--d2h-bandwidth",
+                     "10GB/s", "--min-tensor-bytes", "1KiB", "-o", policy, "--json")
+        items = json.loads(r.stdout)["num_items"]
+        self.assertGreater(items, 0)
+        return policy, items
+
+    def run_fixed(self, policy, items, **args):
+        losses, meter, rt = run_measured(make_lm, fixed, 4, self.budget, policy=policy,
+                                         provider=None, **args)
+        rows = rt.iterations
+        why = "%s: %d items; per iteration %s, matched %s, first divergent op %s" % (
+            rt.stable_clock, items, [r["counts"]["policy_swap_outs"] for r in rows],
+            [r["fingerprint_matched"] for r in rows], [r["first_divergent_op"] for r in rows])
+        print(why)
+        self.assertEqual(losses, self.plain[:4], why)
+        self.assertEqual(meter.violation_count, 0, why)
+        self.assertTrue(rows, why)
+        self.assertEqual([r["counts"]["policy_swap_outs"] for r in rows], [items] * len(rows), why)
+        return rt, why
+
+    def test_auto_runs_a_plain_traces_policy_per_op(self):
+        policy, items = self.policy(False)
+        rt, why = self.run_fixed(policy, items)
+        self.assertEqual(rt.stable_clock, "dispatch")
+        # Step 0 is AdamW's first (it makes its state); the policy's step after it.
+        self.assertEqual([r["fingerprint_matched"] for r in rt.iterations][1:], [True] * 3, why)
+
+    def test_hooks_run_a_policy_planned_with_saved_tensor_events(self):
+        policy, items = self.policy(True)
+        rt, why = self.run_fixed(policy, items, stable_clock="hooks")
+        self.assertEqual(rt.stable_clock, "hooks")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -198,8 +198,9 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
         autograd's saved-tensor events runs without the dispatch mode from
         then on (_hookclock.py; docs/runtime-torch.md "The op clock and its
         cost"); "dispatch": the per-op mode in every stage and every op;
-        "auto" (the default): "hooks" where it can run, else "dispatch"
-        (rt.stable_clock says which).
+        "auto" (the default): "hooks" where it can run and no fixed policy=
+        is given (its trace must have the hooks' op sequence: docs/runtime-
+        torch.md), else "dispatch" (rt.stable_clock says which).
     """
 
     _mode_class = _Mode
@@ -219,8 +220,10 @@ class SwapRuntime(Callbacks, ClockSwitch, CudaMode, Results):
             raise ValueError("stable_clock must be 'auto', 'dispatch' or 'hooks', got %r"
                              % (stable_clock,))
         if stable_clock == "auto":
-            stable_clock = "hooks" if model is not None and C.torch_version() >= (2, 0) else \
-                "dispatch"
+            # The hooks add an aten::detach per saved output unpacked: a fixed
+            # policy's trace may not have them, so it runs per-op unless asked.
+            stable_clock = "hooks" if (model is not None and policy is None and
+                                       C.torch_version() >= (2, 0)) else "dispatch"
 
         if stable_clock == "hooks" and C.torch_version() < (2, 0):
             raise ValueError("stable_clock='hooks' needs PyTorch >= 2.0 (this is %s): 1.13's "
