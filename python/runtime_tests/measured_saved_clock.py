@@ -196,5 +196,59 @@ class AFixedPolicyRunsOnItsTracesClockTest(unittest.TestCase):
         self.assertEqual(rt.stable_clock, "hooks")
 
 
+@unittest.skipUnless(TORCH_2, "saved-tensor events need PyTorch >= 2.0")
+class TheRuntimesRecordCarriesTheEventsTest(unittest.TestCase):
+    """SwapRuntime(stable_clock="hooks", record=PATH): every per-op iteration
+    of the record has its saved-tensor events (the C API's
+    swapplan_rt_saved_tensor_event), the same sequence the recorder writes
+    for that step (swapplan.recorder, independent code) shifted by the ops
+    before the root forward, which the hook mode does not see; and `swapplan
+    simulate --clock saved-tensors` runs on the record."""
+
+    def test_the_record_has_the_recorders_events(self):
+        work = tempfile.mkdtemp(prefix="swapplan-record-saved-")
+        self.addCleanup(shutil.rmtree, work, True)
+        steps = 8
+        plain, peak, persistent = measure_plain(make_lm, fixed, steps)
+        budget = budget_of(peak, persistent)
+        record = os.path.join(work, "run.json")
+        _, meter, rt = run_measured(make_lm, fixed, steps, budget, record=record,
+                                    warmup_iterations=1, genpolicy_iterations=1,
+                                    stable_clock="hooks",
+                                    planner_args=["--min-tensor-bytes", "1KiB"])
+        self.assertEqual(meter.violation_count, 0)
+        trace = os.path.join(work, "recorder.json")
+        model, opt = make_lm()
+        torch.manual_seed(12345)
+        with Recorder(trace, model=model, optimizer=opt, record_saved_tensors=True) as rec:
+            for i in range(RECORDED):
+                fixed(model, opt, i)
+                rec.step()
+        with open(record) as f:
+            got = json.load(f)["iterations"]
+        with open(trace) as f:
+            want = json.load(f)["iterations"][RECORDED - 1]
+        # Row k of rt.iterations is record iteration k; the hook iterations have none.
+        self.assertEqual(len(got), len(rt.iterations))
+        self.assertGreater(rt.stats["hook_iterations"], 0)
+        before = next(k for k, op in enumerate(want["ops"]) if op["phase"] == "FORWARD")
+        self.assertEqual(before, 2)  # aten::randint and the batch's slice
+        expected = [(e["position"] - before, e["kind"]) for e in want["saved_tensor_events"]]
+        self.assertEqual(len(expected), 80)  # 40 packs, 40 unpacks per step
+        for k, it in enumerate(got[1:], 1):  # step 0 is AdamW's first
+            self.assertEqual([(e["position"], e["kind"]) for e in it["saved_tensor_events"]],
+                             expected, "record iteration %d" % k)
+            self.assertEqual(len(it["ops"]), len(want["ops"]) - before)
+        last = len(got) - 1
+        policy = os.path.join(work, "p.pb")
+        swapplan("plan", record, "--iteration", last, "--device-memory", "%dB" % budget,
+                 "--min-tensor-bytes", "1KiB", "-o", policy)
+        r = swapplan("simulate", record, policy, "--device-memory", "%dB" % budget, "--clock",
+                     "saved-tensors", "--json")
+        clock = json.loads(r.stdout)["saved_tensor_clock"]
+        self.assertTrue(clock["hook_clock"], clock)
+        self.assertGreater(clock["num_snapped_items"], 0, clock)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,6 +1,5 @@
-// The C API over swapplan::runtime::Runtime. See swapplan_runtime.h. Every
-// entry point: lock the environment, run, turn a status into a code and a
-// thread-local message; catch anything thrown.
+// The C API over swapplan::runtime::Runtime (swapplan_runtime.h). Every entry point: lock the
+// environment, run, turn a status into a code and a thread-local message; catch anything thrown.
 #include "swapplan/runtime/swapplan_runtime.h"
 
 #include <climits>
@@ -761,6 +760,17 @@ swapplan_rt_status swapplan_rt_inject_fault(swapplan_rt_env* env, int32_t kind, 
     f.slow_factor = slow_factor;
     return env->host->InjectFault(f);
   });
+}
+
+swapplan_rt_status swapplan_rt_saved_tensor_event(swapplan_rt_env* env, int32_t unpack,
+                                                  swapplan_rt_tensor tensor) {
+  return Guarded(env, "saved_tensor_event",
+                 [&](Runtime& rt) { return rt.SavedTensorEvent(unpack != 0, tensor); });
+}
+
+swapplan_rt_status swapplan_rt_saved_tensor_events_recorded(swapplan_rt_env* env) {
+  return Guarded(env, "saved_tensor_events_recorded",
+                 [](Runtime& rt) { return rt.MarkSavedTensorEventsRecorded(); });
 }
 
 swapplan_rt_status swapplan_rt_snap_saved_window(const int32_t* event_positions,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -101,6 +102,16 @@ void ExecutionRecord::AddOp(RecordOp op) {
   open_.ops.push_back(std::move(op));
 }
 
+void ExecutionRecord::AddSavedTensorEvent(bool unpack, int64_t tensor) {
+  if (!in_iteration_) return;
+  open_.saved.push_back({static_cast<int32_t>(open_.ops.size()), unpack, tensor});
+  open_.saved_recorded = true;
+}
+
+void ExecutionRecord::MarkSavedTensorEventsRecorded() {
+  if (in_iteration_) open_.saved_recorded = true;
+}
+
 void ExecutionRecord::SetLastOpDuration(int64_t ns) {
   if (in_iteration_ && !open_.ops.empty()) open_.ops.back().duration_ns = std::max<int64_t>(ns, 0);
 }
@@ -169,6 +180,7 @@ absl::StatusOr<Trace> ExecutionRecord::BuildTrace(absl::Span<const std::string> 
     if (info.birth < end && (info.death < 0 || info.death >= begin)) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
+  auto in_window = [&](int64_t id) { return std::binary_search(ids.begin(), ids.end(), id); };
   int64_t uses = 0, events = 0;
   for (int32_t i = first; i <= last; ++i) {
     const Iteration& it = iterations_[i - first_kept_];
@@ -231,6 +243,13 @@ absl::StatusOr<Trace> ExecutionRecord::BuildTrace(absl::Span<const std::string> 
       spec.allocator_bytes_in_use = op.bytes_in_use;
       if (op.micro_batch >= 0) spec.micro_batch = op.micro_batch;
       builder.AddOp(spec);
+    }
+    if (it.saved_recorded) builder.MarkSavedTensorEventsRecorded();
+    for (const SavedEvent& e : it.saved) {
+      builder.AddSavedTensorEvent(static_cast<uint32_t>(e.position), e.unpack,
+                                  e.tensor > 0 && in_window(e.tensor)
+                                      ? std::optional<uint64_t>(static_cast<uint64_t>(e.tensor))
+                                      : std::nullopt);
     }
     builder.EndIteration(it.wall_ns);
   }

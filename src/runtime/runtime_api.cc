@@ -222,6 +222,22 @@ RuntimeStats Runtime::Stats() const {
   return r;
 }
 
+absl::Status Runtime::SavedTensorEvent(bool unpack, TensorHandle handle) {
+  State& s = *s_;
+  int64_t record_id = 0;
+  if (handle != kNoTensorHandle) {
+    SWAPPLAN_ASSIGN_OR_RETURN(int32_t slot, s.residency.SlotOf(handle));
+    record_id = s.residency.slots[slot].record_id;
+  }
+  s.record->AddSavedTensorEvent(unpack, record_id);
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::MarkSavedTensorEventsRecorded() {
+  s_->record->MarkSavedTensorEventsRecorded();
+  return absl::OkStatus();
+}
+
 const std::vector<IterationStats>& Runtime::IterationRows() const { return s_->stats.rows; }
 
 absl::StatusOr<Trace> Runtime::RecordTrace() const {

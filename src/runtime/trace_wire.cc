@@ -22,6 +22,7 @@ constexpr uint32_t kRecordOps = 5;
 constexpr uint32_t kRecordMemoryEvents = 6;
 constexpr uint32_t kRecordIterationEnd = 7;
 constexpr uint32_t kRecordEnd = 8;
+constexpr uint32_t kRecordSavedTensorEvents = 9;
 // TraceHeader.
 constexpr uint32_t kHeaderFormatVersion = 1;
 constexpr uint32_t kHeaderMetadata = 2;
@@ -67,6 +68,11 @@ constexpr uint32_t kEventOpIndex = 1;
 constexpr uint32_t kEventKind = 2;
 constexpr uint32_t kEventTensorId = 3;
 constexpr uint32_t kEventPassive = 4;
+// SavedTensorEventChunk / SavedTensorEvent.
+constexpr uint32_t kChunkSaved = 1;
+constexpr uint32_t kSavedPosition = 1;
+constexpr uint32_t kSavedUnpack = 2;
+constexpr uint32_t kSavedTensorId = 3;  // proto3 optional: written when set, 0 too
 // IterationBegin, IterationEnd, TraceEnd.
 constexpr uint32_t kIterationBeginIndex = 1;
 constexpr uint32_t kIterationEndWallTimeNs = 1;
@@ -168,6 +174,14 @@ void EncodeEvent(const Trace& t, const IterationInfo& iter, const MemoryEvent& e
   VarintIfNonZero(out, field::kEventPassive, e.passive ? 1 : 0);
 }
 
+void EncodeSaved(const Trace& t, const SavedTensorEvent& e, std::string* out) {
+  VarintIfNonZero(out, field::kSavedPosition, static_cast<uint32_t>(e.position));
+  VarintIfNonZero(out, field::kSavedUnpack, e.unpack ? 1 : 0);
+  if (e.tensor != kNoTensor) {
+    AppendVarintField(out, field::kSavedTensorId, t.tensor(e.tensor).trace_id);
+  }
+}
+
 // Appends records to the output: each a varint length, then a TraceRecord
 // whose oneof holds the message `body` under `record_field`.
 class RecordWriter {
@@ -185,9 +199,15 @@ class RecordWriter {
 
   // Emits chunks of at most `per_chunk` items [0, n): item k goes through
   // `encode(k, scratch)` and is appended as field `item_field` of the chunk.
+  // at_least_one: an empty chunk for n = 0 too (SavedTensorEventChunk: it
+  // marks the iteration's events as recorded).
   template <typename Encode>
   void EmitChunked(uint32_t record_field, uint32_t item_field, size_t n, size_t per_chunk,
-                   Encode encode) {
+                   Encode encode, bool at_least_one = false) {
+    if (n == 0 && at_least_one) {
+      Emit(record_field, "");
+      return;
+    }
     for (size_t b = 0; b < n; b += per_chunk) {
       chunk_.clear();
       const size_t e = std::min(n, b + per_chunk);
@@ -289,6 +309,14 @@ absl::StatusOr<std::string> EncodeTraceBinary(const Trace& trace,
                         [&](size_t k, std::string* item) {
                           EncodeEvent(trace, iter, events[k], item);
                         });
+    if (iter.saved_recorded) {
+      const absl::Span<const SavedTensorEvent> saved = trace.iteration_saved_events(it);
+      records.EmitChunked(
+          field::kRecordSavedTensorEvents, field::kChunkSaved, saved.size(),
+          static_cast<size_t>(options.events_per_chunk),
+          [&](size_t k, std::string* item) { EncodeSaved(trace, saved[k], item); },
+          /*at_least_one=*/true);
+    }
     body.clear();
     VarintIfNonZero(&body, field::kIterationEndWallTimeNs, Signed(iter.wall_time_ns));
     records.Emit(field::kRecordIterationEnd, body);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -272,6 +273,70 @@ TEST_CASE("trace wire: the runtime's execution record in every form") {
   CheckSameTrace(*rec, *back);
 }
 
+TEST_CASE("trace wire: a record's saved-tensor events in every form") {
+  // The toy program (A = tensor 0, made by op 0, last read by op 5), three
+  // iterations. The first reports, after op 0, a pack of A and one of a
+  // storage the runtime does not hold, and after op 4 an unpack of A; the
+  // second is watched but no event fires; the third is not watched.
+  const Program p = ToyProgram();
+  EnvOptions o;
+  o.runtime.keep_record = true;
+  Env env = MakeEnv(o);
+  REQUIRE(env.rt != nullptr);
+  Runner run(env);
+  int iteration = 0;
+  TensorHandle a = kNoTensorHandle;
+  run.before_op = [&](int op) {
+    if (iteration == 1 && op == 0) REQUIRE(env.rt->MarkSavedTensorEventsRecorded().ok());
+  };
+  run.after_op = [&](int op) {
+    if (iteration != 0) return;
+    if (op == 0) {
+      a = run.handle(0);
+      REQUIRE(env.rt->SavedTensorEvent(/*unpack=*/false, a).ok());
+      REQUIRE(env.rt->SavedTensorEvent(/*unpack=*/false, kNoTensorHandle).ok());
+    }
+    if (op == 4) REQUIRE(env.rt->SavedTensorEvent(/*unpack=*/true, a).ok());
+  };
+  for (; iteration < 3; ++iteration) REQUIRE(run.Iteration(p).ok());
+  // Between iterations: ignored.
+  REQUIRE(env.rt->SavedTensorEvent(/*unpack=*/false, kNoTensorHandle).ok());
+  // A was freed after op 5 of the last iteration: its handle is stale.
+  const absl::Status stale = env.rt->SavedTensorEvent(/*unpack=*/false, a);
+  CHECK(stale.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(stale.message()).find("does not name a live tensor") != std::string::npos);
+
+  absl::StatusOr<Trace> rec = env.rt->RecordTrace();
+  REQUIRE(rec.ok());
+  REQUIRE(rec->num_iterations() == 3);
+  CHECK(rec->iteration(0).saved_recorded);
+  CHECK(rec->iteration(1).saved_recorded);
+  CHECK(!rec->iteration(2).saved_recorded);
+  CHECK(rec->iteration_saved_events(1).empty());
+  CHECK(rec->iteration_saved_events(2).empty());
+  absl::Span<const SavedTensorEvent> saved = rec->iteration_saved_events(0);
+  REQUIRE(saved.size() == 3);
+  const TensorId a_in_trace = rec->outputs(rec->iteration(0).op_begin)[0];
+  // After op 0: 1 op completed; after op 4: 5.
+  CHECK((saved[0].position == 1 && !saved[0].unpack && saved[0].tensor == a_in_trace));
+  CHECK((saved[1].position == 1 && !saved[1].unpack && saved[1].tensor == kNoTensor));
+  CHECK((saved[2].position == 5 && saved[2].unpack && saved[2].tensor == a_in_trace));
+
+  // The encoder's bytes are protobuf's, the empty chunk of the watched
+  // iteration included, in one chunk and in one event per chunk.
+  const std::string dir = TempDir("trace_wire_saved");
+  CheckAllForms(*rec, {}, dir);
+  TraceWriteOptions small;
+  small.events_per_chunk = 1;
+  CheckAllForms(*rec, small, dir);
+  absl::StatusOr<Trace> back = ReadTrace(dir + "/run.trace");  // CheckSameTrace: JSON equal
+  REQUIRE(back.ok());
+  for (int32_t it = 0; it < 3; ++it) {
+    CHECK(back->iteration(it).saved_recorded == rec->iteration(it).saved_recorded);
+    CHECK(back->iteration_saved_events(it).size() == rec->iteration_saved_events(it).size());
+  }
+}
+
 // Text with ASCII, Latin, CJK, emoji (4-byte UTF-8) and an empty string.
 std::string RandomText(std::mt19937_64& rng, int salt) {
   static const char* const kParts[] = {"", "aten::mm", "layer.\xc3\xa9t\xc3\xa9", "\xe6\xa8\xa1\xe5\x9e\x8b",
@@ -444,6 +509,18 @@ absl::StatusOr<Trace> RandomTrace(std::mt19937_64& rng) {
       if (pick(0, 1)) spec.micro_batch = static_cast<int32_t>(pick(0, 3));
       if (pick(0, 1)) spec.layer = static_cast<int32_t>(pick(0, 200));
       b.AddOp(spec);
+    }
+    // Saved-tensor events: none recorded, recorded and none fired, or a few
+    // (positions non-decreasing, 0 .. n; a tensor of the trace or none).
+    if (const int64_t mode = pick(0, 2); mode > 0) {
+      b.MarkSavedTensorEventsRecorded();
+      uint32_t position = 0;
+      for (int k = 0, count = mode == 1 ? 0 : static_cast<int>(pick(1, 5)); k < count; ++k) {
+        position = static_cast<uint32_t>(pick(position, n));
+        const Planned& t = tensors[static_cast<size_t>(pick(0, tensors.size() - 1))];
+        b.AddSavedTensorEvent(position, pick(0, 1) == 1,
+                              pick(0, 2) == 0 ? std::nullopt : std::optional<uint64_t>(t.id));
+      }
     }
     b.EndIteration(pick(0, 3) == 0 ? 0 : pick(1, int64_t{1} << 50));
   }

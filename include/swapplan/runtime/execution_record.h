@@ -10,8 +10,12 @@
 // next one), FREE (after the op it died after), SWAP_OUT (the block was
 // released after the op), SWAP_IN (the block was allocated for a copy in
 // before the op), each swap flagged passive when Algorithm 3 or a use while
-// off device caused it. Wall-clock times of every copy are not part of the
-// trace format; the per-op wall times and these positions are.
+// off device caused it; and, where the framework reports them (the PyTorch
+// integration under stable_clock="hooks"), autograd's saved-tensor events
+// after the ops completed when each fired (trace.h SavedTensorEvent: what
+// `swapplan simulate --clock saved-tensors` replays). Wall-clock times of
+// every copy are not part of the trace format; the per-op wall times and
+// these positions are.
 //
 // A window of iterations [first, last] becomes a valid trace:
 //   * tensors alive when `first` begins are resident from the start
@@ -32,8 +36,9 @@
 //   rec.EndIteration(1000);
 //   SWAPPLAN_ASSIGN_OR_RETURN(Trace trace, rec.BuildTrace(op_names, metadata, 0, 0));
 //
-// Not thread-safe. AddOp/AddEvent O(1) amortised; BuildTrace O(tensors alive
-// in the window + ops + uses + events of the window) plus the TraceBuilder.
+// Not thread-safe. AddOp/AddEvent/AddSavedTensorEvent O(1) amortised;
+// BuildTrace O(tensors alive in the window + ops + uses + events of the
+// window) plus the TraceBuilder.
 #ifndef SWAPPLAN_RUNTIME_EXECUTION_RECORD_H_
 #define SWAPPLAN_RUNTIME_EXECUTION_RECORD_H_
 
@@ -102,6 +107,14 @@ class ExecutionRecord {
   void AddEvent(int32_t op, MemoryEventKind kind, int64_t tensor, bool passive,
                 int64_t device_bytes = 0);
   void AddOp(RecordOp op);
+  // An autograd saved-tensor event of the open iteration after the ops
+  // added so far: a pack, or an unpack; `tensor` a record id, 0 when the
+  // saved storage is not one of the record's. Marks the iteration's
+  // saved-tensor events as recorded. Ignored between iterations.
+  void AddSavedTensorEvent(bool unpack, int64_t tensor);
+  // Marks the open iteration's saved-tensor events as recorded (also when
+  // none fires). Ignored between iterations.
+  void MarkSavedTensorEventsRecorded();
   // Sets the wall time of the open iteration's last op (known when the next
   // op begins).
   void SetLastOpDuration(int64_t ns);
@@ -125,9 +138,16 @@ class ExecutionRecord {
     int64_t tensor;
     bool passive;
   };
+  struct SavedEvent {
+    int32_t position;  // ops completed
+    bool unpack;
+    int64_t tensor;  // record id, 0: not one of the record's
+  };
   struct Iteration {
     std::vector<RecordOp> ops;
     std::vector<Event> events;
+    std::vector<SavedEvent> saved;
+    bool saved_recorded = false;
     int64_t wall_ns = 0;
     // Tensors off the device when it began.
     std::vector<int64_t> off_at_start;

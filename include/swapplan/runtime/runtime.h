@@ -489,6 +489,16 @@ class Runtime {
   // the bytes are not taken. O(tensors) when Algorithm 3 runs, else O(1).
   absl::Status OpReserve(int64_t bytes);
   absl::Status OpEnd(absl::Span<const TensorHandle> outputs);
+  // An autograd saved-tensor event of the open iteration (a pack, or an
+  // unpack) after the ops completed so far, for the execution record
+  // (ExecutionRecord::AddSavedTensorEvent); `t` the saved storage's tensor,
+  // kNoTensorHandle when the runtime does not hold it. Marks the iteration's events
+  // as recorded. InvalidArgument for a stale handle; ignored between
+  // iterations. O(1).
+  absl::Status SavedTensorEvent(bool unpack, TensorHandle t);
+  // The open iteration's saved-tensor events are watched (recorded, also
+  // when none fires). Always OK.
+  absl::Status MarkSavedTensorEventsRecorded();
 
   // --- seed 004 ---
   // pageout_manual: copy the tensor out (tail of the queue); its block is

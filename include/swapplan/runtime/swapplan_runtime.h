@@ -542,6 +542,18 @@ SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_snap_saved_window(
     const int32_t* event_positions, int64_t num_events, int32_t first_pack_event,
     int32_t release_position, int32_t restore_position, int32_t* release_event,
     int32_t* restore_event);
+/* An autograd saved-tensor event of the open iteration — a pack (unpack 0)
+ * or an unpack (1) — after the ops it has completed, for the execution
+ * record (its trace's saved_tensor_events: `swapplan simulate --clock
+ * saved-tensors` on a record); `tensor` the saved storage's handle, 0 when
+ * the runtime does not hold it. Marks the iteration's events as recorded;
+ * ignored between iterations. INVALID_ARGUMENT for a stale handle. */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_saved_tensor_event(swapplan_rt_env* env,
+                                                                  int32_t unpack,
+                                                                  swapplan_rt_tensor tensor);
+/* The open iteration's saved-tensor events are watched: recorded as such
+ * also when none fires. */
+SWAPPLAN_RT_API swapplan_rt_status swapplan_rt_saved_tensor_events_recorded(swapplan_rt_env* env);
 
 /* --- host backend, for tests --- */
 /* direction: SWAPPLAN_RT_D2H, _H2D or -1 (any). See host_backend.h FaultSpec.

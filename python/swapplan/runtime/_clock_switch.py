@@ -23,6 +23,8 @@ class ClockSwitch:
         self._mode_depth = C.dispatch_mode_depth()
 
     def _pop_mode(self):
+        if self._hookclock is not None:
+            self._hookclock.sink = None
         if self._mode is None:
             return
         if self._mode_depth is not None and C.dispatch_mode_depth() != self._mode_depth:
@@ -56,6 +58,10 @@ class ClockSwitch:
             return
         self._tracker.full_poll(-1)
         self._push_mode()
+        # A per-op iteration: its saved-tensor events go into the record.
+        L.check(self._lib, self._lib.swapplan_rt_saved_tensor_events_recorded(self._env),
+                "saved_tensor_events_recorded")
+        hc.sink = self._saved_event
         s = L.Stats()
         L.check(self._lib, self._lib.swapplan_rt_get_stats(self._env, ctypes.byref(s)),
                 "get_stats")
@@ -65,6 +71,18 @@ class ClockSwitch:
 
     def _position(self):
         return self._nops
+
+    def _saved_event(self, unpack, t):
+        """The hook clock's sink in per-op iterations: one saved-tensor event
+        into the runtime's record (its storage's handle, 0 when not held)."""
+        try:
+            m = self._tracker.live.get(C.storage_id(t))
+        except (RuntimeError, NotImplementedError):
+            m = None
+        rc = self._lib.swapplan_rt_saved_tensor_event(self._env, 1 if unpack else 0,
+                                                      m.handle if m is not None else 0)
+        if rc:
+            raise L.error(self._lib, rc, "saved_tensor_event")
 
     def _in_use(self):
         s = self._in_use_stats

@@ -233,6 +233,9 @@ class HookClock:
         self.draining = None      # a diverged one: its storages come back at their use
         self.recording = False
         self.pos = None           # callable: ops completed (per-op iterations)
+        # Per-op iterations: sink(unpack, tensor) gets every event (the
+        # runtime's execution record); None in hook iterations.
+        self.sink = None
         self._hooks = None
         self.reset_recording()
         self.iterations = 0
@@ -276,7 +279,10 @@ class HookClock:
             a = s.at.get(e)
             if a is not None:
                 return self._run(s, a, t)
-        elif self.recording:
+            return t
+        if self.sink is not None:
+            self.sink(False, t)
+        if self.recording:
             self.ev_pos.append(self.pos())
             self.ev_shape.append(t.shape)
             try:
@@ -304,9 +310,12 @@ class HookClock:
                 a = s.at.get(e)
                 if a is not None:
                     self._run(s, a, None)
-        elif self.recording:
-            self.ev_pos.append(self.pos())
-            self.ev_shape.append(None)
+        else:
+            if self.sink is not None:
+                self.sink(True, x.t if x.__class__ is _Packed else x)
+            if self.recording:
+                self.ev_pos.append(self.pos())
+                self.ev_shape.append(None)
         if x.__class__ is _Packed:
             return self._use(x)
         return x

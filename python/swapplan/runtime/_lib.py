@@ -240,6 +240,8 @@ _PROTOTYPES = {
     "swapplan_rt_write_record": (_S, [_ENV, ctypes.c_char_p]),
     "swapplan_rt_inject_fault": (_S, [_ENV, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
                                       ctypes.c_int32, ctypes.c_double]),
+    "swapplan_rt_saved_tensor_event": (_S, [_ENV, ctypes.c_int32, _T]),
+    "swapplan_rt_saved_tensor_events_recorded": (_S, [_ENV]),
     "swapplan_rt_snap_saved_window": (_S, [ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
                                            ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
                                            ctypes.POINTER(ctypes.c_int32),
