@@ -281,7 +281,10 @@ TEST_CASE("service: a waiter whose client goes away stops waiting", "[service][c
   auto first = StartSearch(t, id, &first_ctx);
   v1::SearchUpdate u;
   // The second waits on the first; its deadline (300 ms) passes long
-  // before the first's answer (1.5 s): it ends DEADLINE_EXCEEDED on time.
+  // before the first's answer (1.5 s): it ends on time, DEADLINE_EXCEEDED
+  // — or CANCELLED ("gave up waiting") when the server's handler notices
+  // the deadline and its status reaches the client before the client's own
+  // deadline fires (seen once on a loaded 2-core machine).
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
   const auto start = std::chrono::steady_clock::now();
@@ -291,7 +294,10 @@ TEST_CASE("service: a waiter whose client goes away stops waiting", "[service][c
   const grpc::Status s = reader->Finish();
   const double waited_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+  INFO("status " << s.error_code() << ": " << s.error_message());
+  CHECK((s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         (s.error_code() == grpc::StatusCode::CANCELLED &&
+          s.error_message().find("gave up waiting") != std::string::npos)));
   CHECK(waited_s < 1.2);
   int progress = 1;
   CHECK(ReadSearch(first.get(), &progress).stop_reason() == "time limit");
