@@ -146,8 +146,8 @@ def verdict_of(advice):
 def same_verdict(a, b):
     """Both fit without swapping, or neither; a policy fits in both or in
     neither; the best overheads within SAME_OVERHEAD_POINTS. The planner's
-    name is not part of it (a tie at +0.00 % is broken by row order);
-    `same_planner` says whether it also agrees."""
+    name is not part of it (a tie at +0.00 % is broken by row order; the
+    table prints the re-planned planner when it differs)."""
     if a["fits_without_swapping"] != b["fits_without_swapping"]:
         return False
     if (a["best"] is None) != (b["best"] is None):

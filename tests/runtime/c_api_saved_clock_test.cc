@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "c_api_options.h"
 #include "swapplan/runtime/swapplan_runtime.h"
 
 namespace {
@@ -37,11 +38,7 @@ TEST_CASE("C API: the saved-tensor clock's rule needs no environment") {
 }
 
 TEST_CASE("C API: saved-tensor events go into the execution record") {
-  swapplan_rt_options o;
-  swapplan_rt_options_init(&o);
-  o.device_memory_bytes = 1000;
-  o.h2d_bandwidth_bytes_per_s = 1e9;
-  o.d2h_bandwidth_bytes_per_s = 1e9;
+  swapplan_rt_options o = CApiTestOptions(1000);
   o.keep_record = 1;
   swapplan_rt_env* env = nullptr;
   REQUIRE(swapplan_rt_create_swap_env(&o, &env) == SWAPPLAN_RT_OK);

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "c_api_options.h"
 #include "swapplan/runtime/swapplan_runtime.h"
 
 namespace {
@@ -22,12 +23,7 @@ namespace {
 std::string LastError() { return swapplan_rt_last_error(); }
 
 swapplan_rt_env* Create(int64_t bytes, int32_t m = 2, int32_t n = 5, const char* work = nullptr) {
-  swapplan_rt_options o;
-  swapplan_rt_options_init(&o);
-  o.device_memory_bytes = bytes;
-  o.h2d_bandwidth_bytes_per_s = 1e9;
-  o.d2h_bandwidth_bytes_per_s = 1e9;
-  o.copy_latency_ns = 0;
+  swapplan_rt_options o = CApiTestOptions(bytes);
   o.warmup_iterations = m;
   o.genpolicy_iterations = n;
   o.work_dir = work;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api_options.h"
 #include "swapplan/runtime/swapplan_runtime.h"
 
 namespace {
@@ -57,12 +58,7 @@ struct Setup {
 // each of `others` (bytes), one more (ids 2, 3; 0x22, 0x33); tensor 1
 // paged out. In use: the others.
 void Build(Setup* s, const std::vector<int64_t>& others) {
-  swapplan_rt_options o;
-  swapplan_rt_options_init(&o);
-  o.device_memory_bytes = 1000;
-  o.h2d_bandwidth_bytes_per_s = 1e9;
-  o.d2h_bandwidth_bytes_per_s = 1e9;
-  o.copy_latency_ns = 0;
+  const swapplan_rt_options o = CApiTestOptions(1000);
   REQUIRE(swapplan_rt_create_swap_env(&o, &s->env) == SWAPPLAN_RT_OK);
   swapplan_rt_framework cb{sizeof(swapplan_rt_framework), &s->fw, &Hold, &Release, &Restore};
   REQUIRE(swapplan_rt_set_framework(s->env, &cb) == SWAPPLAN_RT_OK);
